@@ -1,0 +1,104 @@
+"""Clocks: real time for production, virtual time for tests.
+
+Code that waits (backoff, Retry-After, a breaker's reset timeout) takes a :class:`Clock`,
+so in a chaos test those waits advance a virtual clock and cost no wall time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """What the stack needs from time: a monotonic reading and two ways to wait."""
+
+    def now(self) -> float:
+        """Monotonic seconds (only differences are meaningful)."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Block for ``seconds``."""
+        ...
+
+    async def asleep(self, seconds: float) -> None:
+        """Wait ``seconds`` inside an event loop."""
+        ...
+
+
+class RealClock:
+    """The wall clock: ``time.monotonic``, ``time.sleep`` and ``asyncio.sleep``."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(_check_seconds(seconds))
+
+    async def asleep(self, seconds: float) -> None:
+        await asyncio.sleep(_check_seconds(seconds))
+
+
+_real_asyncio_sleep = asyncio.sleep
+
+
+class VirtualClock:
+    """A clock whose time moves only when something sleeps or advances it.
+
+    ``now()`` is the virtual seconds elapsed since the clock was made. While installed
+    (see :mod:`pytest_agentchaos.clock.patch`), freezegun keeps ``time.time``,
+    ``time.monotonic`` and ``datetime.now`` in step with it.
+    """
+
+    def __init__(self) -> None:
+        self._elapsed = 0.0
+        self._listeners: list[_Listener] = []
+
+    def now(self) -> float:
+        return self._elapsed
+
+    @property
+    def elapsed(self) -> float:
+        """Virtual seconds since the clock was made."""
+        return self._elapsed
+
+    def advance(self, seconds: float) -> None:
+        """Move virtual time forward by ``seconds`` (>= 0) without waiting."""
+        seconds = _check_seconds(seconds)
+        if seconds == 0:
+            return
+        self._elapsed += seconds
+        for listener in self._listeners:
+            listener(seconds)
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    async def asleep(self, seconds: float) -> None:
+        self.advance(seconds)
+        await _real_asyncio_sleep(0)  # still yield to the loop, as a real sleep would
+
+    def add_listener(self, listener: _Listener) -> None:
+        """Call ``listener(seconds)`` whenever time advances (used to drive freezegun)."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: _Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def __repr__(self) -> str:
+        return f"VirtualClock(elapsed={self._elapsed:.3f}s)"
+
+
+class _Listener(Protocol):
+    def __call__(self, seconds: float) -> None: ...
+
+
+def _check_seconds(seconds: float) -> float:
+    value = float(seconds)
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"cannot sleep or advance a negative or NaN time: {seconds!r}")
+    return value

@@ -1,0 +1,93 @@
+"""Make a VirtualClock the time that the code under test sees.
+
+``install`` freezes ``time.time``/``monotonic``/``perf_counter``/``datetime.now`` with
+freezegun (keeping the asyncio event loop on the real clock so loops still run) and, opt-in,
+replaces ``time.sleep`` and ``asyncio.sleep`` with virtual ones. ``uninstall`` undoes all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .clock import VirtualClock, _real_asyncio_sleep
+
+#: Where frozen wall time starts: fixed, so runs are identical whatever day they run.
+DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+class ClockInstallation:
+    """Undo handle returned by :func:`install`; :meth:`uninstall` is idempotent."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self._undo: list[Callable[[], None]] = []
+
+    def _push(self, undo: Callable[[], None]) -> None:
+        self._undo.append(undo)
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    @property
+    def active(self) -> bool:
+        return bool(self._undo)
+
+
+def install(
+    clock: VirtualClock,
+    *,
+    freeze: bool = True,
+    patch_sleep: bool = False,
+    epoch: _dt.datetime = DEFAULT_EPOCH,
+) -> ClockInstallation:
+    """Drive global time from ``clock`` until the returned handle is uninstalled."""
+    handle = ClockInstallation(clock)
+    try:
+        if freeze:
+            _freeze(handle, clock, epoch)
+        if patch_sleep:
+            _patch_sleep(handle, clock)
+    except BaseException:
+        handle.uninstall()
+        raise
+    return handle
+
+
+def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime) -> None:
+    from freezegun import freeze_time
+
+    freezer = freeze_time(epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True)
+    factory = freezer.start()
+
+    def tick(seconds: float) -> None:
+        factory.tick(_dt.timedelta(seconds=seconds))
+
+    clock.add_listener(tick)
+    handle._push(freezer.stop)
+    handle._push(lambda: clock.remove_listener(tick))
+
+
+def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
+    real_sleep = time.sleep
+    real_async_sleep = asyncio.sleep
+
+    def virtual_sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    async def virtual_async_sleep(delay: float, result: Any = None) -> Any:
+        clock.advance(delay)
+        return await _real_asyncio_sleep(0, result)
+
+    time.sleep = virtual_sleep
+    asyncio.sleep = virtual_async_sleep  # type: ignore[assignment]
+
+    def undo() -> None:
+        time.sleep = real_sleep
+        asyncio.sleep = real_async_sleep
+
+    handle._push(undo)

@@ -1,0 +1,37 @@
+"""What an injected fault does to one call, independent of the channel it hits.
+
+A fault kind turns its resolved decision into an :class:`Effect`; each injector (Python
+callables, httpx, model calls) applies the effect in its own terms: a ``Failure`` becomes
+``TimeoutError`` for a Python tool and ``httpx.ReadTimeout`` on the HTTP path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FailureKind = Literal["timeout", "http", "connection"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The call fails instead of returning: a timeout, an HTTP status, a dropped connection."""
+
+    kind: FailureKind
+    message: str
+    status: int | None = None
+    body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """Applied in this order: ``delay``, ``failure``, ``args``, ``replay``, ``transform``."""
+
+    delay: float = 0.0
+    failure: Failure | None = None
+    args: Mapping[str, Any] | None = None
+    replay: bool = False
+    transform: Callable[[Any], Any] | None = None

@@ -1,0 +1,262 @@
+"""Fault kinds: what can go wrong with one call.
+
+A kind validates its parameters, *decides* (given a seeded RNG and the call) a concrete,
+JSON-able detail such as ``{"status": 503}``, and turns a detail into an :class:`Effect`.
+The effect depends only on the detail, so a schedule read back from a trace replays exactly.
+Adding a kind is one small class registered with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, ClassVar
+
+from . import mutations as _mut
+from .effects import Effect, Failure
+from .params import (
+    Validator,
+    anything,
+    choice,
+    fail,
+    http_status,
+    number,
+    one_or_many,
+    seconds_or_range,
+)
+
+CHANNELS = ("tool", "http", "model")
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """What a fault may look at when deciding: which call, when, with what arguments."""
+
+    channel: str
+    target: str
+    index: int
+    t: float
+    args: Mapping[str, Any]
+    schema: Mapping[str, Any] | None = None
+    has_previous: bool = False
+
+
+class FaultKind:
+    """Base class. Subclasses set ``name``, ``params``, ``defaults`` and ``channels``."""
+
+    name: ClassVar[str] = ""
+    params: ClassVar[dict[str, Validator]] = {}
+    defaults: ClassVar[dict[str, Any]] = {}
+    channels: ClassVar[tuple[str, ...]] = CHANNELS
+    summary: ClassVar[str] = ""
+
+    def __init__(self, *, where: str | None = None, **params: Any) -> None:
+        where = where or f"fault {self.name!r}"
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            allowed = ", ".join(sorted(self.params)) or "none"
+            raise fail(where, f"unknown key {unknown[0]!r} for kind {self.name!r}; allowed: {allowed}")
+        values = dict(self.defaults)
+        for key, value in params.items():
+            values[key] = self.params[key](value, f"{where}: {key}")
+        self.values: dict[str, Any] = values
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any], where: str) -> FaultKind:
+        """Build from one fault table, taking only this kind's keys (the rest are selector keys)."""
+        return cls(where=where, **{k: v for k, v in raw.items() if k in cls.params})
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
+        """The concrete decision for this call, or ``None`` when the kind cannot apply."""
+        return {}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.values == self.values  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), json.dumps(self.values, sort_keys=True, default=repr)))
+
+
+KINDS: dict[str, type[FaultKind]] = {}
+
+
+def register(kind: type[FaultKind]) -> type[FaultKind]:
+    """Class decorator: make a fault kind available to profiles and markers by its name."""
+    if not kind.name:
+        raise ValueError(f"{kind.__name__} has no name")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind_class(name: str, where: str) -> type[FaultKind]:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise fail(
+            where, f"unknown fault kind {name!r}; allowed: {', '.join(sorted(KINDS))}"
+        ) from None
+
+
+def _draw(rng: random.Random, low_high: tuple[float, float]) -> float:
+    low, high = low_high
+    return low if low == high else round(rng.uniform(low, high), 3)
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+@register
+class Timeout(FaultKind):
+    name = "timeout"
+    summary = "the call hangs for `seconds` (virtual), then raises TimeoutError / httpx.ReadTimeout"
+    params = {"seconds": seconds_or_range}
+    defaults = {"seconds": (30.0, 30.0)}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        return {"seconds": _draw(rng, self.values["seconds"])}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        s = float(detail["seconds"])
+        return Effect(delay=s, failure=Failure("timeout", f"{call.target} timed out after {s:g}s"))
+
+
+@register
+class HttpError(FaultKind):
+    name = "http_error"
+    summary = "the call fails with an HTTP status (one or a list to draw from) and optional body"
+    params = {"status": one_or_many(http_status), "body": anything}
+    defaults = {"status": (500,), "body": None}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        statuses = self.values["status"]
+        status = statuses[rng.randrange(len(statuses))] if len(statuses) > 1 else statuses[0]
+        return {"status": status, "body": self.values["body"]}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        status = int(detail["status"])
+        body = detail.get("body")
+        if body is None:
+            body = {"error": _reason(status), "status": status}
+        msg = f"{call.target}: HTTP {status} {_reason(status)}"
+        return Effect(failure=Failure("http", msg, status=status, body=body))
+
+
+@register
+class RateLimit(FaultKind):
+    name = "rate_limit"
+    summary = "the call fails with 429 Too Many Requests and a Retry-After of `retry_after` seconds"
+    params = {"retry_after": seconds_or_range}
+    defaults = {"retry_after": (30.0, 30.0)}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        return {"status": 429, "retry_after": _draw(rng, self.values["retry_after"])}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        ra = float(detail["retry_after"])
+        header = str(int(ra)) if ra.is_integer() else f"{ra:g}"
+        return Effect(
+            failure=Failure(
+                "http",
+                f"{call.target}: HTTP 429 Too Many Requests (retry after {header}s)",
+                status=429,
+                body={"error": "Too Many Requests", "retry_after": ra},
+                headers={"Retry-After": header},
+                retry_after=ra,
+            )
+        )
+
+
+@register
+class ConnectionFault(FaultKind):
+    name = "connection_error"
+    summary = "the connection is refused or dropped: ConnectionError / httpx.ConnectError"
+    params = {}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        return Effect(failure=Failure("connection", f"{call.target}: connection refused"))
+
+
+@register
+class Latency(FaultKind):
+    name = "latency"
+    summary = "the call takes `seconds` (virtual) longer, then runs for real"
+    params = {"seconds": seconds_or_range}
+    defaults = {"seconds": (2.0, 2.0)}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        return {"seconds": _draw(rng, self.values["seconds"])}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        return Effect(delay=float(detail["seconds"]))
+
+
+@register
+class MalformedParams(FaultKind):
+    name = "malformed_params"
+    summary = "the arguments are corrupted before the tool runs (schema-aware when a schema is given)"
+    params = {"mutations": one_or_many(choice(_mut.MUTATIONS))}
+    defaults = {"mutations": _mut.MUTATIONS}
+    channels = ("tool", "http")
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
+        return _mut.decide(rng, tuple(self.values["mutations"]), call.args, call.schema)
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        return Effect(args=_mut.apply_mutation(call.args, detail))
+
+
+@register
+class RepeatedOutput(FaultKind):
+    name = "repeated_output"
+    summary = "the tool is not run; its previous output is returned again (stale)"
+    params = {}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
+        return {} if call.has_previous else None
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        return Effect(replay=True)
+
+
+GARBLE_MODES = ("truncate", "non_json")
+
+
+@register
+class GarbledOutput(FaultKind):
+    name = "garbled_output"
+    summary = "the real output comes back truncated or as a non-JSON payload"
+    params = {"mode": one_or_many(choice(GARBLE_MODES))}
+    defaults = {"mode": GARBLE_MODES}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        modes = self.values["mode"]
+        return {"mode": modes[rng.randrange(len(modes))] if len(modes) > 1 else modes[0]}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        mode = str(detail["mode"])
+        return Effect(transform=lambda value: garble(mode, value))
+
+
+def garble(mode: str, value: Any) -> Any:
+    """Corrupt an output: ``truncate`` cuts its text form in half, ``non_json`` swaps it
+    for an HTML error page. Structured values come back as (broken) JSON text."""
+    if mode == "non_json":
+        page = "<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
+        return page.encode() if isinstance(value, bytes) else page
+    if isinstance(value, bytes):
+        return value[: max(1, len(value) // 2)] if len(value) > 1 else b"{"
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text[: max(1, len(text) // 2)] if len(text) > 1 else "{"

@@ -1,0 +1,209 @@
+"""Malformed parameters: realistic ways a model gets a tool's arguments wrong.
+
+Each mutation looks at the arguments (and the tool's JSON Schema when there is one),
+returns the keys it can corrupt, and produces a concrete, JSON-able decision that
+:func:`apply_mutation` replays on the arguments.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$")
+_DATE_FORMATS = ("%B %d, %Y", "%d/%m/%Y", "%m/%d/%Y", "%Y.%m.%d", "%d %b %Y", "%Y%m%d")
+
+MUTATIONS = (
+    "wrong_type",
+    "reformat_date",
+    "out_of_range",
+    "missing_required",
+    "invalid_enum",
+    "unknown_key",
+)
+
+
+def parameters_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The object schema of a tool's parameters, accepting the common wrappers.
+
+    Plain JSON Schema, OpenAI's ``{"parameters": ...}`` (also under ``"function"``) and
+    Anthropic's ``{"input_schema": ...}``.
+    """
+    if not schema:
+        return {}
+    if "function" in schema and isinstance(schema["function"], Mapping):
+        schema = schema["function"]
+    for key in ("parameters", "input_schema"):
+        if key in schema and isinstance(schema[key], Mapping):
+            return schema[key]
+    return schema
+
+
+def _props(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    props = schema.get("properties")
+    return props if isinstance(props, Mapping) else {}
+
+
+def _as_date(value: Any) -> _dt.date | None:
+    if not isinstance(value, str):
+        return None
+    m = _ISO_DATE.match(value)
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def candidates(
+    mutation: str, args: Mapping[str, Any], schema: Mapping[str, Any]
+) -> list[str]:
+    """Keys that ``mutation`` can corrupt in ``args`` (sorted, for determinism)."""
+    props = _props(schema)
+    if mutation == "wrong_type":
+        return sorted(k for k, v in args.items() if v is not None)
+    if mutation == "reformat_date":
+        return sorted(
+            k
+            for k, v in args.items()
+            if _as_date(v) is not None
+            or (isinstance(props.get(k), Mapping) and props[k].get("format") in ("date", "date-time")
+                and _as_date(v) is not None)
+        )
+    if mutation == "out_of_range":
+        return sorted(
+            k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+        )
+    if mutation == "missing_required":
+        required = schema.get("required")
+        if isinstance(required, list) and required:
+            return sorted(k for k in required if k in args)
+        return sorted(args)
+    if mutation == "invalid_enum":
+        return sorted(
+            k
+            for k in args
+            if isinstance(props.get(k), Mapping) and isinstance(props[k].get("enum"), list)
+        )
+    if mutation == "unknown_key":
+        return sorted(args) if args else ["extra"]
+    raise ValueError(f"unknown mutation {mutation!r}")
+
+
+def decide(
+    rng: random.Random,
+    allowed: tuple[str, ...],
+    args: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+) -> dict[str, Any] | None:
+    """Pick one applicable mutation and key; ``None`` when nothing applies."""
+    schema = parameters_schema(schema)
+    options = [(m, k) for m in allowed for k in candidates(m, args, schema)]
+    if not options:
+        return None
+    mutation, key = options[rng.randrange(len(options))]
+    prop = _props(schema).get(key)
+    prop = prop if isinstance(prop, Mapping) else {}
+    original = args.get(key)
+    detail: dict[str, Any] = {"mutation": mutation, "key": key}
+    if mutation == "missing_required":
+        detail["original"] = original
+        return detail
+    if mutation == "unknown_key":
+        new_key = _misspell(rng, key) if key in args else "extra_param"
+        detail.update(key=new_key, value=original if key in args else "unexpected")
+        return detail
+    detail["original"] = original
+    if mutation == "wrong_type":
+        detail["value"] = _wrong_type(rng, original)
+    elif mutation == "reformat_date":
+        date = _as_date(original)
+        assert date is not None
+        detail["value"] = date.strftime(_DATE_FORMATS[rng.randrange(len(_DATE_FORMATS))])
+    elif mutation == "out_of_range":
+        detail["value"] = _out_of_range(rng, original, prop)
+    elif mutation == "invalid_enum":
+        detail["value"] = _not_in_enum(rng, list(prop["enum"]))
+    return detail
+
+
+def apply_mutation(args: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``args`` with the decided mutation applied."""
+    out = dict(args)
+    if detail["mutation"] == "missing_required":
+        out.pop(detail["key"], None)
+    else:
+        out[detail["key"]] = detail["value"]
+    return out
+
+
+def _wrong_type(rng: random.Random, value: Any) -> Any:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value) if rng.random() < 0.5 else _spell(value)
+    if isinstance(value, float):
+        return f"{value}"
+    if isinstance(value, str):
+        if value.strip().lstrip("-").isdigit():
+            return int(value)
+        return [value] if rng.random() < 0.5 else len(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, Mapping):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _spell(value: int) -> str:
+    return _NUMBER_WORDS[value] if 0 <= value < len(_NUMBER_WORDS) else f"{value:,}".replace(",", " ")
+
+
+def _out_of_range(rng: random.Random, value: Any, prop: Mapping[str, Any]) -> Any:
+    minimum, maximum = prop.get("minimum"), prop.get("maximum")
+    is_int = isinstance(value, int)
+    if minimum is not None and (maximum is None or rng.random() < 0.5):
+        gap = rng.choice((1, 10, 100))
+        return minimum - gap if is_int else float(minimum) - gap
+    if maximum is not None:
+        gap = rng.choice((1, 10, 1000))
+        return maximum + gap if is_int else float(maximum) + gap
+    if rng.random() < 0.5:
+        return -abs(value) - 1
+    return value * 1000 + 10**6 if is_int else float(value) * 1000.0 + 1e6
+
+
+def _not_in_enum(rng: random.Random, enum: list[Any]) -> Any:
+    strings = [e for e in enum if isinstance(e, str)]
+    if strings:
+        base = strings[rng.randrange(len(strings))]
+        variants = [
+            base.upper(),
+            base.replace("_", " ").title() + " Class" if "class" not in base.lower() else base.title(),
+            base + "s",
+            base.replace("_", "-").replace(" ", "-") + "-class",
+        ]
+        variants = [v for v in variants if v not in enum]
+        if variants:
+            return variants[rng.randrange(len(variants))]
+    numbers = [e for e in enum if isinstance(e, (int, float)) and not isinstance(e, bool)]
+    if numbers:
+        return max(numbers) + 1
+    return "unknown"
+
+
+def _misspell(rng: random.Random, key: str) -> str:
+    if len(key) >= 3:
+        i = rng.randrange(1, len(key) - 1)
+        candidate = key[:i] + key[i + 1 :]  # drop one letter: "destination" -> "destnation"
+    else:
+        candidate = key + "_"
+    return candidate if candidate != key else key + "_value"

@@ -1,0 +1,156 @@
+"""Fault specs and the seeded, deterministic ``FaultPlan``.
+
+A plan resolves, call by call, into concrete decisions ("call 4 of `search`: 429,
+Retry-After 30"). The decisions are written to the trace as ``FaultInjected`` events, and
+:meth:`FaultPlan.from_schedule` replays a schedule (read back from a trace, or proposed by a
+search such as hypothesis) without drawing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .kinds import FaultKind, CallInfo, kind_class
+from .params import fail
+from .rng import stable_random, stable_uniform
+from .selectors import SELECTOR_KEYS, Selector, parse_selector
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSpec:
+    """One fault: a kind (what happens) and a selector (to which calls)."""
+
+    kind: FaultKind
+    selector: Selector = Selector()
+
+    def applies_to(self, channel: str) -> bool:
+        allowed = self.selector.channels or self.kind.channels
+        return channel in allowed and channel in self.kind.channels
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind.name}
+        out.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.kind.values.items()})
+        out.update(self.selector.to_dict())
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A fault that fires on one call, with its concrete detail."""
+
+    fault: int
+    kind: FaultKind
+    detail: dict[str, Any]
+
+
+def parse_fault(raw: Any, where: str) -> FaultSpec:
+    """Build a spec from one fault table/dict such as ``{"kind": "timeout", "seconds": 5}``."""
+    if not isinstance(raw, Mapping):
+        raise fail(where, f"a fault must be a table/dict with a 'kind', got {raw!r}")
+    if "kind" not in raw:
+        raise fail(where, "missing 'kind'")
+    cls = kind_class(raw["kind"], f"{where}: kind")
+    allowed = set(SELECTOR_KEYS) | set(cls.params) | {"kind"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise fail(
+            where,
+            f"unknown key {unknown[0]!r} for fault kind {cls.name!r}; allowed: "
+            f"{', '.join(sorted(cls.params))}{', ' if cls.params else ''}"
+            f"and selector keys {', '.join(SELECTOR_KEYS)}",
+        )
+    spec = FaultSpec(cls.from_config(raw, where), parse_selector(raw, where))
+    if spec.selector.channels and not any(c in cls.channels for c in spec.selector.channels):
+        raise fail(
+            where,
+            f"kind {cls.name!r} cannot apply to channels {list(spec.selector.channels)}; "
+            f"it applies to {', '.join(cls.channels)}",
+        )
+    return spec
+
+
+def parse_faults(raw: Any, where: str) -> tuple[FaultSpec, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, Mapping) or not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise fail(where, f"'faults' must be a list of fault tables, got {raw!r}")
+    return tuple(parse_fault(f, f"{where}[{i}]") for i, f in enumerate(raw))
+
+
+class FaultPlan:
+    """Decides, deterministically under ``seed``, which fault (if any) hits each call.
+
+    At most one fault fires per call: the first in plan order whose selector matches, whose
+    ``max_count`` is not used up, whose probability draw passes and which can apply (a
+    ``repeated_output`` needs a previous output). A plan holds the state of one run.
+    """
+
+    def __init__(self, faults: Iterable[FaultSpec] = (), seed: int = 0) -> None:
+        self.faults: tuple[FaultSpec, ...] = tuple(faults)
+        self.seed = seed
+        self._fired = [0] * len(self.faults)
+        self._schedule: dict[tuple[str, str, int], Decision] | None = None
+        self._by_channel: dict[str, tuple[int, ...]] = {}
+
+    @classmethod
+    def from_schedule(
+        cls, schedule: Iterable[Mapping[str, Any]], faults: Sequence[FaultSpec] = ()
+    ) -> FaultPlan:
+        """A plan that replays exactly the decisions in ``schedule`` (see ``Trace.schedule``).
+
+        Each entry needs ``channel``, ``target``, ``index``, ``kind`` and ``detail``.
+        """
+        plan = cls(faults)
+        table: dict[tuple[str, str, int], Decision] = {}
+        for i, entry in enumerate(schedule):
+            where = f"schedule[{i}]"
+            try:
+                key = (str(entry["channel"]), str(entry["target"]), int(entry["index"]))
+                kind = kind_class(str(entry["kind"]), f"{where}: kind")()
+                detail = dict(entry.get("detail") or {})
+            except KeyError as exc:
+                raise fail(where, f"missing {exc.args[0]!r}") from None
+            table[key] = Decision(int(entry.get("fault", -1)), kind, detail)
+        plan._schedule = table
+        return plan
+
+    @property
+    def replaying(self) -> bool:
+        return self._schedule is not None
+
+    def fired(self) -> list[int]:
+        """How many times each fault has fired so far."""
+        return list(self._fired)
+
+    def _candidates(self, channel: str) -> tuple[int, ...]:
+        found = self._by_channel.get(channel)
+        if found is None:
+            found = tuple(i for i, f in enumerate(self.faults) if f.applies_to(channel))
+            self._by_channel[channel] = found
+        return found
+
+    def decide(self, call: CallInfo) -> Decision | None:
+        """The decision for ``call``, or ``None`` when no fault fires."""
+        if self._schedule is not None:
+            decision = self._schedule.get((call.channel, call.target, call.index))
+            if decision is not None and decision.kind.name == "repeated_output" and not call.has_previous:
+                return None
+            return decision
+        for i in self._candidates(call.channel):
+            spec = self.faults[i]
+            sel = spec.selector
+            if sel.max_count is not None and self._fired[i] >= sel.max_count:
+                continue
+            if not sel.matches(call):
+                continue
+            key = (self.seed, i, call.channel, call.target, call.index)
+            if sel.probability < 1.0 and stable_uniform("p", *key) >= sel.probability:
+                continue
+            detail = spec.kind.decide(stable_random("d", *key), call)
+            if detail is None:
+                continue
+            self._fired[i] += 1
+            return Decision(i, spec.kind, detail)
+        return None

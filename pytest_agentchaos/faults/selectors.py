@@ -1,0 +1,102 @@
+"""Selectors: which calls a fault may hit.
+
+All conditions must hold: tool-name globs, channel, nth call / first N / every k-th,
+virtual-time window and a total ``max_count``. ``probability`` is drawn last, from a stable
+hash of (seed, fault, channel, tool, call index), so one tool's draws do not depend on how
+calls to other tools interleave.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kinds import CHANNELS, CallInfo
+from .params import choice, fail, integer, number, one_or_many
+
+SELECTOR_KEYS = ("tools", "channels", "probability", "first", "nth", "every", "max_count", "window")
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """Conditions on a call; ``None`` means "no condition"."""
+
+    tools: tuple[str, ...] = ("*",)
+    channels: tuple[str, ...] | None = None
+    probability: float = 1.0
+    first: int | None = None
+    nth: tuple[int, ...] | None = None
+    every: int | None = None
+    max_count: int | None = None
+    window: tuple[float, float] | None = None
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        regex = "|".join(f"(?:{fnmatch.translate(g)})" for g in self.tools)
+        object.__setattr__(self, "_pattern", re.compile(regex))
+
+    def matches_target(self, target: str) -> bool:
+        return self._pattern.match(target) is not None
+
+    def matches(self, call: CallInfo) -> bool:
+        """Every condition but ``probability`` and ``max_count`` (the plan owns those)."""
+        if self.channels is not None and call.channel not in self.channels:
+            return False
+        if self.first is not None and call.index > self.first:
+            return False
+        if self.nth is not None and call.index not in self.nth:
+            return False
+        if self.every is not None and call.index % self.every != 0:
+            return False
+        if self.window is not None and not (self.window[0] <= call.t < self.window[1]):
+            return False
+        return self.matches_target(call.target)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tools": list(self.tools)}
+        for key in SELECTOR_KEYS[1:]:
+            value = getattr(self, key)
+            if value is not None and not (key == "probability" and value == 1.0):
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    def one(v: Any, w: str) -> str:
+        if not isinstance(v, str) or not v:
+            raise fail(w, f"expected a tool-name glob (a non-empty string), got {v!r}")
+        return v
+
+    return tuple(one_or_many(one)(value, where))
+
+
+def _window(value: Any, where: str) -> tuple[float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise fail(where, f"expected [start, end] in virtual seconds, got {value!r}")
+    start = number(minimum=0)(value[0], where)
+    end = number(minimum=0)(value[1], where)
+    if end <= start:
+        raise fail(where, f"window end {end:g} must be after start {start:g}")
+    return (start, end)
+
+
+def parse_selector(raw: Mapping[str, Any], where: str) -> Selector:
+    """Build a selector from the selector keys of one fault table."""
+    kw: dict[str, Any] = {}
+    if "tools" in raw:
+        kw["tools"] = _globs(raw["tools"], f"{where}: tools")
+    if "channels" in raw:
+        kw["channels"] = one_or_many(choice(CHANNELS))(raw["channels"], f"{where}: channels")
+    if "probability" in raw:
+        kw["probability"] = number(minimum=0, maximum=1)(raw["probability"], f"{where}: probability")
+    for key in ("first", "every", "max_count"):
+        if key in raw:
+            kw[key] = integer(minimum=1)(raw[key], f"{where}: {key}")
+    if "nth" in raw:
+        kw["nth"] = one_or_many(integer(minimum=1))(raw["nth"], f"{where}: nth")
+    if "window" in raw:
+        kw["window"] = _window(raw["window"], f"{where}: window")
+    return Selector(**kw)
