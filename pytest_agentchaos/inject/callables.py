@@ -1,0 +1,122 @@
+"""Wrapping Python tools (sync and async) so the plan's faults apply before they run.
+
+An error fault raises before the real tool is called, so an injected failure has no side
+effects. The wrapper keeps the tool's name, signature and docstring: frameworks introspect them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ..clock.clock import _real_asyncio_sleep
+from .binding import Binder
+from .errors import failure_exception
+from .session import _MISSING, CallState, ChaosSession
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool_name(fn: Callable[..., Any]) -> str:
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def _pre(session: ChaosSession, state: CallState, binder: Binder) -> tuple[Any, Any]:
+    """Apply failure / replay / argument effects; returns (replayed output, mapping or None)."""
+    effect = state.effect
+    assert effect is not None
+    if effect.failure is not None:
+        exc = failure_exception(effect.failure, state.fault)
+        session.finish_error(state, exc)
+        raise exc
+    if effect.replay:
+        previous = session.previous_output(state)
+        if previous is not _MISSING:
+            return previous, None
+    return _MISSING, effect.args
+
+
+def wrap(
+    session: ChaosSession,
+    fn: F,
+    *,
+    name: str | None = None,
+    schema: Mapping[str, Any] | None = None,
+    channel: str = "tool",
+) -> F:
+    """Return ``fn`` wrapped so calls are traced, budgeted and subject to the plan."""
+    if not callable(fn):
+        raise TypeError(f"chaos.wrap() needs a callable, got {fn!r}")
+    target = name or tool_name(fn)
+    binder = Binder(fn)
+    begin, finish_ok, finish_error = session.begin, session.finish_ok, session.finish_error
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+    if is_async:
+
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
+            mapping = None
+            if state.effect is not None:
+                if session.delay(state):
+                    await _real_asyncio_sleep(0)
+                replayed, mapping = _pre(session, state, binder)
+                if replayed is not _MISSING:
+                    return finish_ok(state, replayed)
+            try:
+                if mapping is not None:
+                    out = await binder.call(fn, mapping)
+                else:
+                    out = await fn(*args, **kwargs)
+            except Exception as exc:
+                finish_error(state, exc)
+                raise
+            return finish_ok(state, out)
+
+        wrapper: Callable[..., Any] = async_wrapper
+    else:
+
+        def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+            state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
+            if state.effect is None:
+                try:
+                    out = fn(*args, **kwargs)
+                except Exception as exc:
+                    finish_error(state, exc)
+                    raise
+                return finish_ok(state, out)
+            session.delay(state)
+            replayed, mapping = _pre(session, state, binder)
+            if replayed is not _MISSING:
+                return finish_ok(state, replayed)
+            try:
+                out = binder.call(fn, mapping) if mapping is not None else fn(*args, **kwargs)
+            except Exception as exc:
+                finish_error(state, exc)
+                raise
+            return finish_ok(state, out)
+
+        wrapper = sync_wrapper
+
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__chaos_tool__ = target  # type: ignore[attr-defined]
+    wrapper.__chaos_schema__ = schema  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def wrap_tools(
+    session: ChaosSession,
+    tools: Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]],
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Any:
+    """Wrap every tool of a name -> callable mapping (or a list, named by ``__name__``)."""
+    schemas = schemas or {}
+    if isinstance(tools, Mapping):
+        return {k: wrap(session, f, name=k, schema=schemas.get(k)) for k, f in tools.items()}
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise TypeError(f"wrap_tools() needs a mapping or a list of callables, got {tools!r}")
+    return [wrap(session, f, schema=schemas.get(tool_name(f))) for f in tools]

@@ -1,0 +1,146 @@
+"""``Chaos``: the object behind the ``chaos`` fixture, usable without pytest too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ..clock.clock import Clock, VirtualClock
+from ..clock.patch import install as install_clock
+from ..faults.plan import FaultPlan, FaultSpec
+from ..profiles.budgets import Budgets
+from ..profiles.profile import Profile, inline_profile
+from ..trace.trace import Trace
+from .callables import wrap, wrap_tools
+from .http import ChaosRouter
+from .model import TokenCounter, wrap_model
+from .session import ChaosSession
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Chaos:
+    """Inject a profile's faults into an agent's tools, HTTP and model calls, on virtual time.
+
+    Build one with :meth:`create` (the pytest fixture does); call :meth:`close` when done.
+    """
+
+    def __init__(self, session: ChaosSession, profile: Profile) -> None:
+        self.session = session
+        self.profile = profile
+        self._http: ChaosRouter | None = None
+
+    @classmethod
+    def create(
+        cls,
+        profile: Profile | None = None,
+        *,
+        seed: int = 0,
+        faults: Sequence[FaultSpec] = (),
+        budgets: Budgets | None = None,
+        clock: Clock | None = None,
+        test_id: str = "",
+        schedule: Sequence[Mapping[str, Any]] | None = None,
+        freeze_time: bool = False,
+        virtual_sleep: bool = False,
+    ) -> Chaos:
+        """A chaos run: ``faults`` go before the profile's; ``budgets`` override the profile's.
+
+        With ``schedule`` (e.g. ``Trace.schedule()`` of an earlier run) the run replays those
+        decisions instead of drawing. ``freeze_time`` / ``virtual_sleep`` make global time
+        follow the virtual clock (see :func:`pytest_agentchaos.clock.install`).
+        """
+        profile = profile or inline_profile("none")
+        specs = (*faults, *profile.faults)
+        plan = (
+            FaultPlan.from_schedule(schedule, specs)
+            if schedule is not None
+            else FaultPlan(specs, seed)
+        )
+        effective = profile.budgets.override(budgets) if budgets is not None else profile.budgets
+        the_clock = clock if clock is not None else VirtualClock()
+        session = ChaosSession(
+            plan,
+            budgets=effective,
+            clock=the_clock,
+            seed=seed,
+            profile=profile.name,
+            test_id=test_id,
+        )
+        session.trace.meta["faults"] = [f.to_dict() for f in specs]
+        chaos = cls(session, profile)
+        if (freeze_time or virtual_sleep) and isinstance(the_clock, VirtualClock):
+            handle = install_clock(the_clock, freeze=freeze_time, patch_sleep=virtual_sleep)
+            session.add_cleanup(handle.uninstall)
+        return chaos
+
+    # -- injection -----------------------------------------------------------------------
+
+    def wrap(self, fn: F, name: str | None = None, schema: Mapping[str, Any] | None = None) -> F:
+        """Wrap a sync or async tool; name, signature and docstring are kept."""
+        return wrap(self.session, fn, name=name, schema=schema)
+
+    def wrap_tools(
+        self,
+        tools: Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]],
+        schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Any:
+        """Wrap a name -> tool mapping (or a list of tools); returns the same shape."""
+        return wrap_tools(self.session, tools, schemas)
+
+    def model(self, fn: F, name: str = "model", tokens: TokenCounter | None = None) -> F:
+        """Wrap a model-call function; ``tokens(output)`` reports usage (default: ``.usage``)."""
+        return wrap_model(self.session, fn, name=name, tokens=tokens)
+
+    def step(self, label: str | None = None) -> int:
+        """Count one agent step; returns the step index."""
+        return self.session.step(label)
+
+    @property
+    def http(self) -> ChaosRouter:
+        """A started respx router: declare routes on it; the plan's faults apply to them."""
+        if self._http is None:
+            router = ChaosRouter(self.session)
+            router.start()
+            self._http = router
+            self.session.add_cleanup(lambda: router.stop(quiet=True))
+        return self._http
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def trace(self) -> Trace:
+        return self.session.trace
+
+    @property
+    def seed(self) -> int:
+        return self.session.seed
+
+    @property
+    def clock(self) -> Clock:
+        return self.session.clock
+
+    @property
+    def budgets(self) -> Budgets:
+        return self.session.budgets
+
+    @property
+    def plan(self) -> FaultPlan:
+        return self.session.plan
+
+    def close(self) -> None:
+        """Stop the HTTP router and restore global time; safe to call twice."""
+        self.session.close()
+
+    def __enter__(self) -> Chaos:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.session.end()
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Chaos profile={self.profile.name!r} seed={self.seed} "
+            f"steps={self.session.steps} faults={len(self.trace.faults())}>"
+        )

@@ -1,0 +1,79 @@
+"""Exceptions that injected faults raise on the Python-tool and model channels.
+
+They subclass the built-in exceptions an agent already handles (``TimeoutError``,
+``ConnectionError``) and carry ``injected = True`` plus the trace event that caused them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..faults.effects import Failure
+from ..trace.events import FaultInjected
+
+
+class InjectedFault(Exception):
+    """Base of every exception raised by an injected fault."""
+
+    injected = True
+
+    def __init__(self, message: str, *, fault: FaultInjected | None = None) -> None:
+        super().__init__(message)
+        self.fault = fault
+
+
+class InjectedTimeout(InjectedFault, TimeoutError):
+    """The call hung until it timed out (virtual time)."""
+
+
+class InjectedConnectionError(InjectedFault, ConnectionError):
+    """The connection was refused or dropped."""
+
+
+class InjectedHTTPError(InjectedFault):
+    """The call failed with an HTTP status; ``retry_after`` is set for 429s."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
+        fault: FaultInjected | None = None,
+    ) -> None:
+        super().__init__(message, fault=fault)
+        self.status = status
+        self.status_code = status
+        self.body = body
+        self.headers = dict(headers or {})
+        self.retry_after = retry_after
+
+
+def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> InjectedFault:
+    """The exception a Python tool or model function raises for ``failure``."""
+    if failure.kind == "timeout":
+        return InjectedTimeout(failure.message, fault=fault)
+    if failure.kind == "connection":
+        return InjectedConnectionError(failure.message, fault=fault)
+    return InjectedHTTPError(
+        failure.message,
+        status=failure.status or 500,
+        body=failure.body,
+        headers=failure.headers,
+        retry_after=failure.retry_after,
+        fault=fault,
+    )
+
+
+def error_status(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries, if any (ours, httpx's, requests')."""
+    for attr in ("status", "status_code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None

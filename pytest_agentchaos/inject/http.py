@@ -1,0 +1,170 @@
+"""Faults on the httpx path: a respx router whose routes are the test's own.
+
+The test declares its routes on ``chaos.http`` as on any respx router; before a request
+reaches its route, the plan may fail it (``httpx.ReadTimeout``, ``httpx.ConnectError``, a 4xx/5xx
+response), delay it, corrupt its JSON body or query, replay the route's previous response,
+or garble the response body. Requests that match no route fail: no real network is reached.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import respx
+
+from ..clock.clock import _real_asyncio_sleep
+from ..faults.effects import Failure
+from .session import _MISSING, CallState, ChaosSession
+
+
+def _payload(request: httpx.Request) -> tuple[str, dict[str, Any]]:
+    """The request's arguments: its JSON object body, else its query parameters."""
+    if request.content:
+        try:
+            body = json.loads(request.content)
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        if isinstance(body, dict):
+            return "json", body
+    return "params", dict(request.url.params)
+
+
+def _rebuild(request: httpx.Request, where: str, payload: dict[str, Any]) -> httpx.Request:
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    if where == "json":
+        return httpx.Request(request.method, request.url, headers=headers, json=payload)
+    url = request.url.copy_with(query=None).copy_merge_params(
+        {k: v if isinstance(v, (str, int, float)) else json.dumps(v) for k, v in payload.items()}
+    )
+    return httpx.Request(request.method, url, headers=headers, content=request.content)
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, UnicodeDecodeError):
+        return response.text[:2000]
+
+
+def _failure_response(failure: Failure, request: httpx.Request) -> httpx.Response:
+    if failure.kind == "timeout":
+        raise httpx.ReadTimeout(failure.message, request=request)
+    if failure.kind == "connection":
+        raise httpx.ConnectError(failure.message, request=request)
+    body = failure.body
+    kwargs: dict[str, Any] = (
+        {"text": body} if isinstance(body, str) else {"json": body} if body is not None else {}
+    )
+    return httpx.Response(
+        failure.status or 500, headers=dict(failure.headers), request=request, **kwargs
+    )
+
+
+class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
+    """A respx ``MockRouter`` that applies the session's fault plan to each request."""
+
+    def __init__(self, session: ChaosSession, **kwargs: Any) -> None:
+        kwargs.setdefault("assert_all_called", False)
+        kwargs.setdefault("assert_all_mocked", True)
+        super().__init__(**kwargs)
+        self._chaos = session
+
+    def _target(self, request: httpx.Request) -> str:
+        for route in self.routes:
+            pattern = route.pattern
+            if pattern is None or pattern.match(request):
+                if route.name:
+                    return str(route.name)
+                break
+        return f"{request.method} {request.url.host}{request.url.path}"
+
+    def _begin(self, request: httpx.Request) -> tuple[CallState, str, dict[str, Any]]:
+        where, payload = _payload(request)
+        args = {"method": request.method, "url": str(request.url.copy_with(query=None)), where: payload}
+        state = self._chaos.begin("http", self._target(request), payload, recorded=args)
+        return state, where, payload
+
+    def _before(
+        self, state: CallState, request: httpx.Request, where: str
+    ) -> tuple[httpx.Response | None, httpx.Request]:
+        effect = state.effect
+        assert effect is not None
+        if effect.failure is not None:
+            try:
+                response = _failure_response(effect.failure, request)
+            except httpx.HTTPError as exc:
+                self._chaos.finish_error(state, exc)
+                raise
+            self.record(request, response=response)
+            return self._finish(state, response, transform=False), request
+        if effect.replay:
+            previous = self._chaos.previous_output(state)
+            if previous is not _MISSING:
+                response = httpx.Response(
+                    previous["status"], headers=previous["headers"], content=previous["content"],
+                    request=request,
+                )
+                self.record(request, response=response)
+                return self._finish(state, response, transform=False), request
+        if effect.args is not None:
+            request = _rebuild(request, where, dict(effect.args))
+        return None, request
+
+    def _finish(self, state: CallState, response: httpx.Response, transform: bool = True) -> httpx.Response:
+        effect = state.effect
+        if transform and effect is not None and effect.transform is not None:
+            garbled = effect.transform(_body(response))
+            content = garbled if isinstance(garbled, (str, bytes)) else json.dumps(garbled)
+            headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+            response = httpx.Response(
+                response.status_code, headers=headers, content=content, request=response.request
+            )
+        if response.status_code >= 400:
+            self._chaos.finish_error(
+                state,
+                error_type="HTTPStatusError",
+                message=f"HTTP {response.status_code} {response.reason_phrase}",
+                status=response.status_code,
+                output=_body(response),
+            )
+            return response
+        stored = {
+            "status": response.status_code,
+            "headers": dict(response.headers),
+            "content": response.content,
+        }
+        self._chaos.finish_ok(
+            state, stored, transform=False, recorded=_body(response), status=response.status_code
+        )
+        return response
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        state, where, _ = self._begin(request)
+        if state.effect is not None:
+            self._chaos.delay(state)
+            done, request = self._before(state, request, where)
+            if done is not None:
+                return done
+        try:
+            response = super().handler(request)
+        except Exception as exc:
+            self._chaos.finish_error(state, exc)
+            raise
+        return self._finish(state, response)
+
+    async def async_handler(self, request: httpx.Request) -> httpx.Response:
+        state, where, _ = self._begin(request)
+        if state.effect is not None:
+            if self._chaos.delay(state):
+                await _real_asyncio_sleep(0)
+            done, request = self._before(state, request, where)
+            if done is not None:
+                return done
+        try:
+            response = await super().async_handler(request)
+        except Exception as exc:
+            self._chaos.finish_error(state, exc)
+            raise
+        return self._finish(state, response)

@@ -1,0 +1,180 @@
+"""Chaos profiles: TOML files of faults and budgets, with ``extends`` and a search path.
+
+User profiles live in the directory named by the ini key ``chaos_profiles_dir`` and shadow
+built-ins of the same name. A profile is data: it is parsed, never executed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..faults.params import fail
+from ..faults.plan import FaultSpec, parse_faults
+from .budgets import Budgets, parse_budgets
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+#: Tables reserved for the stack (escape, repair, halt, rebirth policies); deep-merged on extends.
+SECTIONS = ("escape", "repair", "halt", "phoenix")
+TOP_LEVEL_KEYS = ("description", "extends", "budgets", "faults", *SECTIONS)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A resolved profile: its own faults after its ancestors', budgets and sections merged."""
+
+    name: str
+    description: str = ""
+    faults: tuple[FaultSpec, ...] = ()
+    budgets: Budgets = Budgets()
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    source: str = "<inline>"
+    chain: tuple[str, ...] = ()
+
+
+def builtin_dir() -> Path:
+    """Where the built-in profiles are: inside the wheel, or the source checkout's top level."""
+    packaged = resources.files("pytest_agentchaos").joinpath("chaos_profiles")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "chaos_profiles"
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge nested tables; ``override`` wins for non-table values."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class ProfileRegistry:
+    """Finds profiles by name in ``dirs`` (earlier directories shadow later ones)."""
+
+    def __init__(self, dirs: Sequence[Path | str]) -> None:
+        self.dirs = [Path(d) for d in dirs]
+        self._cache: dict[tuple[str, int], Profile] = {}
+
+    @classmethod
+    def default(cls, user_dir: Path | str | None = None) -> ProfileRegistry:
+        dirs: list[Path] = []
+        if user_dir is not None and Path(user_dir).is_dir():
+            dirs.append(Path(user_dir))
+        builtin = builtin_dir()
+        if not any(_same(d, builtin) for d in dirs):
+            dirs.append(builtin)
+        return cls(dirs)
+
+    def _find(self, name: str, start: int = 0) -> tuple[Path, int] | None:
+        for i in range(start, len(self.dirs)):
+            path = self.dirs[i] / f"{name}.toml"
+            if path.is_file():
+                return path, i
+        return None
+
+    def names(self) -> list[str]:
+        """Every profile name available, sorted."""
+        found = {p.stem for d in self.dirs if d.is_dir() for p in d.glob("*.toml")}
+        return sorted(found)
+
+    def path(self, name: str) -> Path | None:
+        hit = self._find(name)
+        return hit[0] if hit else None
+
+    def get(self, name: str) -> Profile:
+        """The resolved profile ``name``; ``ChaosConfigError`` lists the names available."""
+        return self._load(name, 0, ())
+
+    def _load(self, name: str, start: int, chain: tuple[str, ...]) -> Profile:
+        if not isinstance(name, str) or not name:
+            raise fail("chaos profile", f"expected a profile name, got {name!r}")
+        hit = self._find(name, start)
+        if hit is None:
+            raise fail(
+                f"chaos profile {name!r}",
+                f"not found; available: {', '.join(self.names()) or 'none'} "
+                f"(searched {', '.join(str(d) for d in self.dirs)})",
+            )
+        path, index = hit
+        if (name, index) in self._cache:
+            return self._cache[(name, index)]
+        key = f"{name}@{index}"
+        if key in chain:
+            cycle = " -> ".join([*(c.split("@")[0] for c in chain), name])
+            raise fail(str(path), f"'extends' cycle: {cycle}")
+        raw = _read_toml(path)
+        parent: Profile | None = None
+        extends = raw.get("extends")
+        if extends is not None:
+            if not isinstance(extends, str):
+                raise fail(str(path), f"extends: expected a profile name, got {extends!r}")
+            # A user profile that extends its own name builds on the one it shadows.
+            parent = self._load(extends, index + 1 if extends == name else 0, (*chain, key))
+        profile = _build(name, raw, path, parent)
+        self._cache[(name, index)] = profile
+        return profile
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise fail(str(path), f"invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise fail(str(path), f"cannot read: {exc.strerror}") from None
+
+
+def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None) -> Profile:
+    where = str(path)
+    unknown = sorted(set(raw) - set(TOP_LEVEL_KEYS))
+    if unknown:
+        raise fail(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+    description = raw.get("description", parent.description if parent else "")
+    if not isinstance(description, str):
+        raise fail(where, f"description: expected a string, got {description!r}")
+    faults = parse_faults(raw.get("faults"), f"{where}: faults")
+    budgets = parse_budgets(raw.get("budgets"), f"{where}: budgets")
+    sections: dict[str, Any] = dict(parent.sections) if parent else {}
+    for section in SECTIONS:
+        if section in raw:
+            if not isinstance(raw[section], Mapping):
+                raise fail(where, f"[{section}] must be a table")
+            sections[section] = deep_merge(sections.get(section, {}), raw[section])
+    if parent is not None:
+        faults = parent.faults + faults
+        budgets = parent.budgets.override(budgets)
+    return Profile(
+        name=name,
+        description=description,
+        faults=faults,
+        budgets=budgets,
+        sections=sections,
+        source=where,
+        chain=((*parent.chain,) if parent else ()) + (name,),
+    )
+
+
+def inline_profile(
+    name: str, faults: Sequence[FaultSpec] = (), budgets: Budgets = Budgets()
+) -> Profile:
+    """A profile built in code (no file)."""
+    return Profile(name=name, faults=tuple(faults), budgets=budgets)
