@@ -16,6 +16,11 @@ class ChaosConfigError(ValueError):
     """
 
 
+def config_error(where: str, message: str) -> ChaosConfigError:
+    """``ChaosConfigError("<where>: <message>")``: every config error names its source."""
+    return ChaosConfigError(f"{where}: {message}")
+
+
 class HardHalt(BaseException):
     """Base of every halt that an agent must not be able to swallow."""
 

@@ -6,7 +6,6 @@ so in a chaos test those waits advance a virtual clock and cost no wall time.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from typing import Protocol, runtime_checkable
@@ -39,10 +38,16 @@ class RealClock:
         time.sleep(_check_seconds(seconds))
 
     async def asleep(self, seconds: float) -> None:
+        import asyncio
+
         await asyncio.sleep(_check_seconds(seconds))
 
 
-_real_asyncio_sleep = asyncio.sleep
+async def yield_to_loop() -> None:
+    """Let other tasks run, as a real wait would (a zero sleep, virtual or not)."""
+    import asyncio
+
+    await asyncio.sleep(0)
 
 
 class VirtualClock:
@@ -79,7 +84,7 @@ class VirtualClock:
 
     async def asleep(self, seconds: float) -> None:
         self.advance(seconds)
-        await _real_asyncio_sleep(0)  # still yield to the loop, as a real sleep would
+        await yield_to_loop()
 
     def add_listener(self, listener: _Listener) -> None:
         """Call ``listener(seconds)`` whenever time advances (used to drive freezegun)."""

@@ -7,13 +7,12 @@ replaces ``time.sleep`` and ``asyncio.sleep`` with virtual ones. ``uninstall`` u
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .clock import VirtualClock, _real_asyncio_sleep
+from .clock import VirtualClock
 
 #: Where frozen wall time starts: fixed, so runs are identical whatever day they run.
 DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
@@ -73,6 +72,8 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
 
 
 def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
+    import asyncio
+
     real_sleep = time.sleep
     real_async_sleep = asyncio.sleep
 
@@ -81,7 +82,7 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
 
     async def virtual_async_sleep(delay: float, result: Any = None) -> Any:
         clock.advance(delay)
-        return await _real_asyncio_sleep(0, result)
+        return await real_async_sleep(0, result)
 
     time.sleep = virtual_sleep
     asyncio.sleep = virtual_async_sleep  # type: ignore[assignment]

@@ -6,13 +6,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import ChaosConfigError
+from ..errors import ChaosConfigError, config_error
 
 Validator = Callable[[Any, str], Any]
 
 
 def fail(where: str, message: str) -> ChaosConfigError:
-    return ChaosConfigError(f"{where}: {message}")
+    return config_error(where, message)
 
 
 def number(

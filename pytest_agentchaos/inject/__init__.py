@@ -7,9 +7,18 @@ from .errors import (
     InjectedHTTPError,
     InjectedTimeout,
 )
-from .http import ChaosRouter
 from .model import default_tokens
 from .session import CallState, ChaosSession
+
+
+
+def __getattr__(name: str) -> object:
+    if name == "ChaosRouter":  # imports httpx and respx: only on demand
+        from .http import ChaosRouter
+
+        return ChaosRouter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CallState",

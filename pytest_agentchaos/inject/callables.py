@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..clock.clock import _real_asyncio_sleep
+from ..clock.clock import yield_to_loop
 from .binding import Binder
 from .errors import failure_exception
 from .session import _MISSING, CallState, ChaosSession
@@ -63,7 +63,7 @@ def wrap(
             mapping = None
             if state.effect is not None:
                 if session.delay(state):
-                    await _real_asyncio_sleep(0)
+                    await yield_to_loop()
                 replayed, mapping = _pre(session, state, binder)
                 if replayed is not _MISSING:
                     return finish_ok(state, replayed)

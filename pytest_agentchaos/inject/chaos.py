@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
@@ -12,9 +12,11 @@ from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, inline_profile
 from ..trace.trace import Trace
 from .callables import wrap, wrap_tools
-from .http import ChaosRouter
 from .model import TokenCounter, wrap_model
 from .session import ChaosSession
+
+if TYPE_CHECKING:
+    from .http import ChaosRouter
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,6 +102,8 @@ class Chaos:
     def http(self) -> ChaosRouter:
         """A started respx router: declare routes on it; the plan's faults apply to them."""
         if self._http is None:
+            from .http import ChaosRouter  # httpx and respx load on first use
+
             router = ChaosRouter(self.session)
             router.start()
             self._http = router

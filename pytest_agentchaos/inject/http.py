@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import respx
 
-from ..clock.clock import _real_asyncio_sleep
+from ..clock.clock import yield_to_loop
 from ..faults.effects import Failure
 from .session import _MISSING, CallState, ChaosSession
 
@@ -158,7 +158,7 @@ class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
         state, where, _ = self._begin(request)
         if state.effect is not None:
             if self._chaos.delay(state):
-                await _real_asyncio_sleep(0)
+                await yield_to_loop()
             done, request = self._before(state, request, where)
             if done is not None:
                 return done

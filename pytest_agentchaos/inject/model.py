@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ..clock.clock import _real_asyncio_sleep
+from ..clock.clock import yield_to_loop
 from .binding import Binder
 from .callables import _pre, tool_name
 from .session import _MISSING, ChaosSession
@@ -54,7 +54,7 @@ def wrap_model(
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
                 if session.delay(state):
-                    await _real_asyncio_sleep(0)
+                    await yield_to_loop()
                 replayed, _ = _pre(session, state, binder)
                 if replayed is not _MISSING:
                     return session.finish_ok(state, replayed, tokens=count(replayed))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..faults.params import fail, integer, number
+from ..errors import config_error as fail
 
 BUDGET_KEYS = ("max_steps", "max_tool_calls", "max_model_calls", "max_seconds", "max_tokens")
 
@@ -54,8 +54,11 @@ def parse_budgets(raw: Any, where: str) -> Budgets:
     for key, value in raw.items():
         if value is None:
             continue
-        if key == "max_seconds":
-            values[key] = number(minimum=0, exclusive_min=True)(value, f"{where}: {key}")
-        else:
-            values[key] = integer(minimum=1)(value, f"{where}: {key}")
+        ok_type = (int, float) if key == "max_seconds" else (int,)
+        if isinstance(value, bool) or not isinstance(value, ok_type) or value != value:
+            kind = "a number of seconds" if key == "max_seconds" else "an integer"
+            raise fail(f"{where}: {key}", f"expected {kind}, got {value!r}")
+        if value <= 0:
+            raise fail(f"{where}: {key}", f"must be > 0, got {value!r}")
+        values[key] = float(value) if key == "max_seconds" else value
     return Budgets(**values)

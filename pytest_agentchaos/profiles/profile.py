@@ -11,11 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..faults.params import fail
-from ..faults.plan import FaultSpec, parse_faults
+from ..errors import config_error as fail
 from .budgets import Budgets, parse_budgets
+
+if TYPE_CHECKING:
+    from ..faults.plan import FaultSpec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -151,7 +153,11 @@ def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None
     description = raw.get("description", parent.description if parent else "")
     if not isinstance(description, str):
         raise fail(where, f"description: expected a string, got {description!r}")
-    faults = parse_faults(raw.get("faults"), f"{where}: faults")
+    faults: tuple[FaultSpec, ...] = ()
+    if raw.get("faults") is not None:
+        from ..faults.plan import parse_faults  # only profiles with faults need the fault kinds
+
+        faults = parse_faults(raw.get("faults"), f"{where}: faults")
     budgets = parse_budgets(raw.get("budgets"), f"{where}: budgets")
     sections: dict[str, Any] = dict(parent.sections) if parent else {}
     for section in SECTIONS:

@@ -1,0 +1,69 @@
+"""pytest-agentchaos: chaos testing for tool-using agents.
+
+Public names are imported lazily, so loading the pytest plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "BudgetExhausted": "errors",
+    "ChaosConfigError": "errors",
+    "HardHalt": "errors",
+    "Trace": "trace",
+    "Clock": "clock",
+    "RealClock": "clock",
+    "VirtualClock": "clock",
+    "FaultPlan": "faults",
+    "FaultSpec": "faults",
+    "Selector": "faults",
+    "parse_fault": "faults",
+    "parse_faults": "faults",
+    "Budgets": "profiles",
+    "Profile": "profiles",
+    "ProfileRegistry": "profiles",
+    "Chaos": "inject",
+    "ChaosSession": "inject",
+    "InjectedFault": "inject",
+    "InjectedTimeout": "inject",
+    "InjectedHTTPError": "inject",
+    "InjectedConnectionError": "inject",
+    "Verdict": "verdicts",
+    "must_halt": "verdicts",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from .clock import Clock, RealClock, VirtualClock
+    from .errors import BudgetExhausted, ChaosConfigError, HardHalt
+    from .faults import FaultPlan, FaultSpec, Selector, parse_fault, parse_faults
+    from .inject import (
+        Chaos,
+        ChaosSession,
+        InjectedConnectionError,
+        InjectedFault,
+        InjectedHTTPError,
+        InjectedTimeout,
+    )
+    from .profiles import Budgets, Profile, ProfileRegistry
+    from .trace import Trace
+    from .verdicts import Verdict, must_halt
