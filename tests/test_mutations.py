@@ -1,0 +1,359 @@
+"""Malformed parameters: every mutation really breaks the schema and replays from its detail."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import random
+import re
+
+import dateutil.parser
+import jsonschema
+import pytest
+from faker import Faker
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_agentchaos.faults import MUTATIONS, apply_mutation, parameters_schema
+from pytest_agentchaos.faults import mutations as mut
+
+CABINS = ["economy", "premium_economy", "business", "first"]
+FLIGHT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "origin": {"type": "string"},
+        "destination": {"type": "string"},
+        "date": {"type": "string", "format": "date"},
+        "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+        "cabin": {"type": "string", "enum": CABINS},
+    },
+    "required": ["origin", "destination", "date", "passengers"],
+    "additionalProperties": False,
+}
+VALIDATOR = jsonschema.Draft202012Validator(FLIGHT_SCHEMA)
+DATE_VALIDATOR = jsonschema.Draft202012Validator(
+    FLIGHT_SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+)
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+_fake = Faker()
+_fake.seed_instance(20250314)
+CITIES = sorted({_fake.city() for _ in range(80)})
+
+cities = st.sampled_from(CITIES)
+iso_dates = st.dates(dt.date(2024, 1, 1), dt.date(2030, 12, 31)).map(dt.date.isoformat)
+bookings = st.fixed_dictionaries(
+    {
+        "origin": cities,
+        "destination": cities,
+        "date": iso_dates,
+        "passengers": st.integers(1, 9),
+        "cabin": st.sampled_from(CABINS),
+    }
+)
+seeds = st.integers(0, 2**32)
+
+
+def _changed_keys(before: dict, after: dict) -> set[str]:
+    return {
+        k for k in set(before) | set(after) if before.get(k, object()) != after.get(k, object())
+    }
+
+
+# -- each mutation breaks the flight-booking schema ------------------------------------
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS)
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_each_mutation_violates_the_schema(mutation, args, seed):
+    assert DATE_VALIDATOR.is_valid(args)
+    before = copy.deepcopy(args)
+
+    detail = mut.decide(random.Random(seed), (mutation,), args, FLIGHT_SCHEMA)
+    assert detail is not None
+    assert detail["mutation"] == mutation
+    assert json.loads(json.dumps(detail)) == detail  # it goes into the trace as-is
+
+    mutated = apply_mutation(args, detail)
+    assert args == before  # the input is never modified
+    if mutation == "reformat_date":
+        assert not DATE_VALIDATOR.is_valid(mutated)
+    else:
+        assert not VALIDATOR.is_valid(mutated)
+
+    changed = _changed_keys(args, mutated)
+    assert changed == {detail["key"]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_wrong_type_changes_the_json_type(args, seed):
+    detail = mut.decide(random.Random(seed), ("wrong_type",), args, FLIGHT_SCHEMA)
+    key = detail["key"]
+    assert detail["original"] == args[key]
+    value = detail["value"]
+    if FLIGHT_SCHEMA["properties"][key]["type"] == "integer":
+        assert not isinstance(value, int)
+    else:
+        assert not isinstance(value, str)
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_reformat_date_keeps_the_date_but_not_the_iso_format(args, seed):
+    detail = mut.decide(random.Random(seed), ("reformat_date",), args, FLIGHT_SCHEMA)
+    assert detail["key"] == "date"
+    value = detail["value"]
+    assert isinstance(value, str) and not ISO_DATE.match(value)
+    original = dt.date.fromisoformat(args["date"])
+    readings = {
+        dateutil.parser.parse(value).date(),
+        dateutil.parser.parse(value, dayfirst=True).date(),
+    }
+    assert original in readings
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_out_of_range_respects_minimum_and_maximum(args, seed):
+    detail = mut.decide(random.Random(seed), ("out_of_range",), args, FLIGHT_SCHEMA)
+    assert detail["key"] == "passengers"
+    value = detail["value"]
+    assert isinstance(value, int) and not isinstance(value, bool)
+    assert value < 1 or value > 9
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_invalid_enum_is_a_plausible_near_miss(args, seed):
+    detail = mut.decide(random.Random(seed), ("invalid_enum",), args, FLIGHT_SCHEMA)
+    assert detail["key"] == "cabin"
+    assert isinstance(detail["value"], str) and detail["value"] not in CABINS
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_missing_required_drops_only_required_keys(args, seed):
+    detail = mut.decide(random.Random(seed), ("missing_required",), args, FLIGHT_SCHEMA)
+    assert detail["key"] in FLIGHT_SCHEMA["required"]
+    assert detail["original"] == args[detail["key"]]
+    assert detail["key"] not in apply_mutation(args, detail)
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_unknown_key_is_a_misspelling_carrying_the_original_value(args, seed):
+    detail = mut.decide(random.Random(seed), ("unknown_key",), args, FLIGHT_SCHEMA)
+    new_key = detail["key"]
+    assert new_key not in FLIGHT_SCHEMA["properties"]
+    # "destination" -> "destnation": one inner letter dropped, the real value kept.
+    sources = [k for k in args if new_key in {k[:i] + k[i + 1 :] for i in range(1, len(k) - 1)}]
+    assert sources, new_key
+    assert detail["value"] in [args[k] for k in sources]
+
+
+@settings(max_examples=30, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_any_mix_of_mutations_violates_the_schema(args, seed):
+    detail = mut.decide(random.Random(seed), MUTATIONS, args, FLIGHT_SCHEMA)
+    assert not DATE_VALIDATOR.is_valid(apply_mutation(args, detail))
+
+
+def test_decide_is_deterministic_for_a_seed():
+    args = {"origin": "Oslo", "destination": "Lima", "date": "2026-05-01", "passengers": 3}
+    a = [mut.decide(random.Random(s), MUTATIONS, args, FLIGHT_SCHEMA) for s in range(30)]
+    b = [mut.decide(random.Random(s), MUTATIONS, args, FLIGHT_SCHEMA) for s in range(30)]
+    assert a == b
+    assert len({d["mutation"] for d in a}) >= 4
+
+
+# -- when nothing applies ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("allowed", "args", "schema"),
+    [
+        (("invalid_enum",), {"origin": "Oslo"}, FLIGHT_SCHEMA),  # no enum value present
+        (("invalid_enum",), {"cabin": "economy"}, None),  # no schema, no enums
+        (("reformat_date",), {"origin": "Oslo", "date": "next friday"}, FLIGHT_SCHEMA),
+        (("out_of_range",), {"origin": "Oslo", "ok": True}, None),  # bools are not numbers
+        (("missing_required",), {"cabin": "first"}, FLIGHT_SCHEMA),  # no required key present
+        (("wrong_type",), {"a": None}, None),
+        (("wrong_type", "missing_required", "out_of_range"), {}, None),
+    ],
+)
+def test_decide_returns_none_when_nothing_applies(allowed, args, schema):
+    assert mut.decide(random.Random(0), allowed, args, schema) is None
+
+
+def test_unknown_key_applies_even_to_empty_args():
+    detail = mut.decide(random.Random(0), MUTATIONS, {}, None)
+    assert detail == {"mutation": "unknown_key", "key": "extra_param", "value": "unexpected"}
+    assert apply_mutation({}, detail) == {"extra_param": "unexpected"}
+
+
+def test_date_time_values_can_be_reformatted():
+    detail = mut.decide(
+        random.Random(1), ("reformat_date",), {"when": "2025-03-14T10:30:00Z"}, None
+    )
+    assert detail["key"] == "when" and not detail["value"].startswith("2025-03-14")
+
+
+# -- generic behaviour without a schema -------------------------------------------------
+
+_safe_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789 _", max_size=12)
+_scalars = (
+    st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(-1e6, 1e6, allow_nan=False)
+    | _safe_text
+    | st.lists(st.integers(), max_size=3)
+    | st.dictionaries(_safe_text, st.integers(), max_size=2)
+)
+_generic_args = st.dictionaries(
+    st.text(alphabet="abcdefghij_", min_size=1, max_size=8), _scalars, min_size=1, max_size=5
+)
+
+
+def _json_type(value):
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+@settings(max_examples=60, deadline=None)
+@given(args=_generic_args, seed=seeds)
+def test_wrong_type_without_schema_changes_the_type(args, seed):
+    before = copy.deepcopy(args)
+    detail = mut.decide(random.Random(seed), ("wrong_type",), args, None)
+    key = detail["key"]
+    assert _json_type(detail["value"]) != _json_type(args[key])
+    assert apply_mutation(args, detail)[key] == detail["value"]
+    assert args == before
+
+
+@settings(max_examples=60, deadline=None)
+@given(args=_generic_args, seed=seeds)
+def test_missing_required_without_schema_drops_one_key(args, seed):
+    detail = mut.decide(random.Random(seed), ("missing_required",), args, None)
+    out = apply_mutation(args, detail)
+    assert set(args) - set(out) == {detail["key"]}
+    assert len(out) == len(args) - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=st.integers(-(10**6), 10**6) | st.floats(-1e6, 1e6, allow_nan=False), seed=seeds)
+def test_out_of_range_without_schema_moves_the_number(value, seed):
+    detail = mut.decide(random.Random(seed), ("out_of_range",), {"n": value}, None)
+    new = detail["value"]
+    assert isinstance(new, (int, float)) and new != value
+    assert type(new) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("prop", "value", "check"),
+    [
+        ({"type": "integer", "minimum": 0}, 5, lambda v: v < 0),
+        ({"type": "integer", "maximum": 100}, 5, lambda v: v > 100),
+        ({"type": "number", "minimum": 0.5, "maximum": 1.5}, 1.0, lambda v: v < 0.5 or v > 1.5),
+    ],
+)
+def test_out_of_range_uses_the_bounds_it_has(prop, value, check):
+    schema = {"type": "object", "properties": {"x": prop}}
+    for seed in range(20):
+        detail = mut.decide(random.Random(seed), ("out_of_range",), {"x": value}, schema)
+        assert check(detail["value"]), detail
+        assert not jsonschema.Draft202012Validator(schema).is_valid({"x": detail["value"]})
+
+
+def test_invalid_enum_with_numeric_enum():
+    schema = {"type": "object", "properties": {"stops": {"enum": [0, 1, 2]}}}
+    detail = mut.decide(random.Random(0), ("invalid_enum",), {"stops": 1}, schema)
+    assert detail["value"] not in (0, 1, 2)
+
+
+def test_apply_mutation_returns_a_new_dict():
+    args = {"a": 1, "b": 2}
+    out = apply_mutation(args, {"mutation": "wrong_type", "key": "a", "value": "1"})
+    assert out == {"a": "1", "b": 2} and args == {"a": 1, "b": 2} and out is not args
+    out = apply_mutation(args, {"mutation": "missing_required", "key": "b"})
+    assert out == {"a": 1} and args == {"a": 1, "b": 2}
+
+
+def test_candidates_rejects_unknown_mutation():
+    with pytest.raises(ValueError, match="unknown mutation 'scramble'"):
+        mut.candidates("scramble", {"a": 1}, {})
+
+
+# -- bugs -------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: wrong_type crashes with ValueError on strings that str.isdigit() accepts "
+    "but int() does not ('--5', '²')",
+)
+@pytest.mark.parametrize("value", ["--5", "²"])
+def test_wrong_type_never_crashes_on_digit_like_strings(value):
+    detail = mut.decide(random.Random(0), ("wrong_type",), {"code": value}, None)
+    assert not isinstance(detail["value"], str)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: with a schema that has no (or an empty) 'required', missing_required drops "
+    "optional keys, so the 'malformed' arguments are still valid",
+)
+@pytest.mark.parametrize("required", [None, []])
+def test_missing_required_only_drops_keys_the_schema_requires(required):
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
+    }
+    if required is not None:
+        schema["required"] = required
+    args = {"q": "flights", "limit": 5}
+    detail = mut.decide(random.Random(0), ("missing_required",), args, schema)
+    assert detail is None or not jsonschema.Draft202012Validator(schema).is_valid(
+        apply_mutation(args, detail)
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: unknown_key's misspelling can equal another real argument "
+    "('models' -> 'modes'), overwriting it instead of adding an unknown key",
+)
+def test_unknown_key_never_collides_with_an_existing_argument():
+    args = {"models": ["gpt"], "modes": ["fast"]}
+    for seed in range(40):
+        detail = mut.decide(random.Random(seed), ("unknown_key",), args, None)
+        assert detail["key"] not in args, (seed, detail)
+
+
+# -- schema wrappers --------------------------------------------------------------------
+
+
+def test_parameters_schema_unwraps_common_tool_formats():
+    openai_chat = {"type": "function", "function": {"name": "book", "parameters": FLIGHT_SCHEMA}}
+    openai_responses = {"type": "function", "name": "book", "parameters": FLIGHT_SCHEMA}
+    anthropic = {"name": "book", "description": "Book a flight", "input_schema": FLIGHT_SCHEMA}
+    for wrapped in (openai_chat, openai_responses, anthropic, FLIGHT_SCHEMA):
+        assert parameters_schema(wrapped) == FLIGHT_SCHEMA
+    assert parameters_schema(None) == {}
+    assert parameters_schema({}) == {}
+
+
+@settings(max_examples=20, deadline=None)
+@given(args=bookings, seed=seeds)
+def test_decide_sees_through_wrappers(args, seed):
+    plain = mut.decide(random.Random(seed), MUTATIONS, args, FLIGHT_SCHEMA)
+    for wrapped in (
+        {"type": "function", "function": {"name": "book", "parameters": FLIGHT_SCHEMA}},
+        {"name": "book", "input_schema": FLIGHT_SCHEMA},
+    ):
+        assert mut.decide(random.Random(seed), MUTATIONS, args, wrapped) == plain
