@@ -29,6 +29,7 @@ from ..trace.events import (
     Step,
     ToolCall,
     ToolResult,
+    snapshot,
 )
 from ..trace.trace import Trace
 from .errors import error_status
@@ -182,7 +183,7 @@ class ChaosSession:
         index = self._counts.get(key, 0) + 1
         self._counts[key] = index
         t = self.now()
-        shown = dict(args if recorded is None else recorded)
+        shown = snapshot(dict(args if recorded is None else recorded))
         if channel == "model":
             self.trace.append(ModelCall(self.steps, t, model=target, index=index, input=shown))
         else:
@@ -241,8 +242,7 @@ class ChaosSession:
             output = effect.transform(output)
         call = state.call
         self._previous[(call.channel, call.target)] = output
-        if recorded is _MISSING:
-            recorded = output
+        recorded = snapshot(output if recorded is _MISSING else recorded)
         if call.channel == "model":
             if tokens:
                 self.tokens += tokens
@@ -292,7 +292,7 @@ class ChaosSession:
                 tool=call.target,
                 index=call.index,
                 ok=False,
-                output=output,
+                output=snapshot(output),
                 error_type=error_type,
                 message=message,
                 status=status,

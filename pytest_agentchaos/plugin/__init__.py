@@ -364,7 +364,10 @@ def pytest_runtest_makereport(
 
     trace = run.chaos.trace
     if report.when == "call":
-        report.agentchaos = summary_row(trace, run.verdicts, report.outcome)  # type: ignore[attr-defined]
+        outcome = report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "xpassed" if report.passed else "xfailed"
+        report.agentchaos = summary_row(trace, run.verdicts, outcome)  # type: ignore[attr-defined]
     if report.failed:
         report.sections.append(("agentchaos", failure_section(trace, run.replay)))
     return report

@@ -45,6 +45,22 @@ class Event:
         return f"#{self.step:<4} t={self.t:>9.3f}s {self.type_name}({body})"
 
 
+def snapshot(value: Any, depth: int = 8) -> Any:
+    """Copy the containers of ``value`` (dicts, lists, tuples, sets) so later mutation by the
+    agent cannot rewrite history; leaves are kept as they are. Cheap for flat tool arguments."""
+    if depth <= 0:
+        return value
+    if isinstance(value, dict):
+        return {k: snapshot(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snapshot(v, depth - 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(snapshot(v, depth - 1) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return type(value)(value)
+    return value
+
+
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
