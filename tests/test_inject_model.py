@@ -301,12 +301,6 @@ class TestModelFaults:
         with pytest.raises(BudgetExhausted):
             await model("b")
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: chaos.model() only checks inspect.iscoroutinefunction(fn), so an object "
-        "with an async __call__ gets the sync wrapper: the trace records the coroutine object "
-        "as output and its tokens are never counted (chaos.wrap handles this case)",
-    )
     async def test_async_callable_object_model(self, make_chaos):
         class Client:
             async def __call__(self, prompt):

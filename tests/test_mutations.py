@@ -292,22 +292,12 @@ def test_candidates_rejects_unknown_mutation():
 # -- bugs -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: wrong_type crashes with ValueError on strings that str.isdigit() accepts "
-    "but int() does not ('--5', '²')",
-)
 @pytest.mark.parametrize("value", ["--5", "²"])
 def test_wrong_type_never_crashes_on_digit_like_strings(value):
     detail = mut.decide(random.Random(0), ("wrong_type",), {"code": value}, None)
     assert not isinstance(detail["value"], str)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with a schema that has no (or an empty) 'required', missing_required drops "
-    "optional keys, so the 'malformed' arguments are still valid",
-)
 @pytest.mark.parametrize("required", [None, []])
 def test_missing_required_only_drops_keys_the_schema_requires(required):
     schema = {
@@ -323,11 +313,6 @@ def test_missing_required_only_drops_keys_the_schema_requires(required):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: unknown_key's misspelling can equal another real argument "
-    "('models' -> 'modes'), overwriting it instead of adding an unknown key",
-)
 def test_unknown_key_never_collides_with_an_existing_argument():
     args = {"models": ["gpt"], "modes": ["fast"]}
     for seed in range(40):

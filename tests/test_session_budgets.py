@@ -446,13 +446,6 @@ class TestDeterminism:
 
 
 class TestFrozenTimeAndBudget:
-    @pytest.mark.xfail(
-        strict=True,
-        reason="BUG: the session's max_seconds listener is registered on the VirtualClock "
-        "before freeze_time's freezegun tick, and raises BudgetExhausted from inside "
-        "VirtualClock.advance, so the tick is skipped: frozen time.monotonic() lags the "
-        "virtual clock by the advance that tripped the budget",
-    )
     def test_frozen_time_matches_virtual_clock_after_max_seconds(self):
         chaos = Chaos.create(
             faults=parse_faults([{"kind": "timeout", "seconds": 30}], "t"),

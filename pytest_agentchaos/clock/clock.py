@@ -76,8 +76,15 @@ class VirtualClock:
         if seconds == 0:
             return
         self._elapsed += seconds
-        for listener in self._listeners:
-            listener(seconds)
+        # Every listener hears of the advance (freezegun must tick) before any error surfaces.
+        error: BaseException | None = None
+        for listener in list(self._listeners):
+            try:
+                listener(seconds)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others ran
+                error = error or exc
+        if error is not None:
+            raise error
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)

@@ -9,6 +9,7 @@ Adding a kind is one small class registered with :func:`register`.
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -166,7 +167,7 @@ class RateLimit(FaultKind):
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         ra = float(detail["retry_after"])
-        header = str(int(ra)) if ra.is_integer() else f"{ra:g}"
+        header = str(math.ceil(ra))  # RFC 9110: delay-seconds is a whole number
         return Effect(
             failure=Failure(
                 "http",

@@ -80,9 +80,9 @@ def candidates(
             k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
         )
     if mutation == "missing_required":
-        required = schema.get("required")
-        if isinstance(required, list) and required:
-            return sorted(k for k in required if k in args)
+        if schema:  # with a schema, only keys it requires are "required"
+            required = schema.get("required")
+            return sorted(k for k in required if k in args) if isinstance(required, list) else []
         return sorted(args)
     if mutation == "invalid_enum":
         return sorted(
@@ -115,7 +115,7 @@ def decide(
         detail["original"] = original
         return detail
     if mutation == "unknown_key":
-        new_key = _misspell(rng, key) if key in args else "extra_param"
+        new_key = _misspell(rng, key, set(args)) if key in args else "extra_param"
         detail.update(key=new_key, value=original if key in args else "unexpected")
         return detail
     detail["original"] = original
@@ -150,9 +150,10 @@ def _wrong_type(rng: random.Random, value: Any) -> Any:
     if isinstance(value, float):
         return f"{value}"
     if isinstance(value, str):
-        if value.strip().lstrip("-").isdigit():
-            return int(value)
-        return [value] if rng.random() < 0.5 else len(value)
+        try:
+            return int(value)  # "2" -> 2: the model sent a number where a string was due
+        except ValueError:
+            return [value] if rng.random() < 0.5 else len(value)
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     if isinstance(value, Mapping):
@@ -200,10 +201,14 @@ def _not_in_enum(rng: random.Random, enum: list[Any]) -> Any:
     return "unknown"
 
 
-def _misspell(rng: random.Random, key: str) -> str:
-    if len(key) >= 3:
-        i = rng.randrange(1, len(key) - 1)
-        candidate = key[:i] + key[i + 1 :]  # drop one letter: "destination" -> "destnation"
-    else:
-        candidate = key + "_"
-    return candidate if candidate != key else key + "_value"
+def _misspell(rng: random.Random, key: str, taken: set[str]) -> str:
+    """A plausible typo of ``key`` that is not already an argument name."""
+    candidates = [key[:i] + key[i + 1 :] for i in range(1, len(key) - 1)]  # drop one letter
+    rng.shuffle(candidates)
+    for candidate in [*candidates, key + "_", key + "_value"]:
+        if candidate and candidate not in taken and candidate != key:
+            return candidate
+    n = 2
+    while f"{key}_{n}" in taken:
+        n += 1
+    return f"{key}_{n}"

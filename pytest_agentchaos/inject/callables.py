@@ -23,6 +23,20 @@ def tool_name(fn: Callable[..., Any]) -> str:
     return str(getattr(fn, "__name__", None) or type(fn).__name__)
 
 
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """A coroutine function, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+
+def finish_wrapper(wrapper: Callable[..., Any], fn: Callable[..., Any], name: str) -> None:
+    """Copy name, docstring and signature (via ``__wrapped__``) from ``fn`` to ``wrapper``."""
+    functools.update_wrapper(wrapper, fn)
+    if not hasattr(fn, "__name__"):  # a callable object: name the wrapper after the tool
+        wrapper.__name__ = wrapper.__qualname__ = name
+
+
 def _pre(session: ChaosSession, state: CallState, binder: Binder) -> tuple[Any, Any]:
     """Apply failure / replay / argument effects; returns (replayed output, mapping or None)."""
     effect = state.effect
@@ -52,11 +66,7 @@ def wrap(
     target = name or tool_name(fn)
     binder = Binder(fn)
     begin, finish_ok, finish_error = session.begin, session.finish_ok, session.finish_error
-    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
-    )
-
-    if is_async:
+    if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
@@ -102,7 +112,7 @@ def wrap(
 
         wrapper = sync_wrapper
 
-    functools.update_wrapper(wrapper, fn)
+    finish_wrapper(wrapper, fn, target)
     wrapper.__chaos_tool__ = target  # type: ignore[attr-defined]
     wrapper.__chaos_schema__ = schema  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

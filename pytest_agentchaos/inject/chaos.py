@@ -61,6 +61,8 @@ class Chaos:
         )
         effective = profile.budgets.override(budgets) if budgets is not None else profile.budgets
         the_clock = clock if clock is not None else VirtualClock()
+        if (freeze_time or virtual_sleep) and not isinstance(the_clock, VirtualClock):
+            raise ValueError("freeze_time and virtual_sleep need a VirtualClock (the default)")
         session = ChaosSession(
             plan,
             budgets=effective,

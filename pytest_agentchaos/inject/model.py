@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..clock.clock import yield_to_loop
 from .binding import Binder
-from .callables import _pre, tool_name
+from .callables import _pre, finish_wrapper, is_async_callable, tool_name
 from .session import _MISSING, ChaosSession
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,7 +46,7 @@ def wrap_model(
     binder = Binder(fn)
     target = name or tool_name(fn)
 
-    if inspect.iscoroutinefunction(fn):
+    if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
@@ -84,5 +82,5 @@ def wrap_model(
 
         wrapper = sync_wrapper
 
-    functools.update_wrapper(wrapper, fn)
+    finish_wrapper(wrapper, fn, target)
     return wrapper  # type: ignore[return-value]

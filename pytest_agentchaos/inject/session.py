@@ -83,7 +83,7 @@ class ChaosSession:
         self._ended = False
         self.trace.meta.update(seed=seed, profile=profile, test=test_id, budgets=budgets.as_dict())
         self._emit(RunStarted, test=test_id, seed=seed, profile=profile)
-        if isinstance(self.clock, VirtualClock) and budgets.max_seconds is not None:
+        if isinstance(self.clock, VirtualClock):
             self.clock.add_listener(self._on_time)
             self._cleanups.append(lambda: self._remove_listener())
 
@@ -103,6 +103,7 @@ class ChaosSession:
             self.clock.remove_listener(self._on_time)
 
     def _on_time(self, seconds: float) -> None:
+        self._raise_if_halted()  # a halted run stays halted, even for a virtual sleep
         self._check_seconds()
 
     def _check_seconds(self) -> None:

@@ -149,7 +149,9 @@ class Trace:
 
     def to_json(self, indent: int | None = None) -> str:
         """Serialise to JSON; values that are not JSON-able are written as their ``repr``."""
-        return json.dumps(self.to_dict(), indent=indent, default=_jsonable, ensure_ascii=False)
+        return json.dumps(
+            _json_keys(self.to_dict()), indent=indent, default=_jsonable, ensure_ascii=False
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
@@ -182,7 +184,22 @@ def _event_from_dict(raw: Any, position: int) -> Event:
     unknown = set(raw) - names - {"type"}
     if unknown:
         raise ValueError(f"trace event #{position} ({raw['type']}) has unknown keys {sorted(unknown)}")
-    return kind(**{k: v for k, v in raw.items() if k != "type"})
+    try:
+        return kind(**{k: v for k, v in raw.items() if k != "type"})
+    except TypeError as exc:
+        raise ValueError(f"trace event #{position} ({raw['type']}): {exc}") from None
+
+
+def _json_keys(value: Any) -> Any:
+    """Dict keys JSON cannot hold (tuples, objects) become their ``repr``."""
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, (str, int, float, bool)) or k is None else repr(k)): _json_keys(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_json_keys(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> Any:
