@@ -371,9 +371,10 @@ class TestChaosCreateClock:
         assert _time_is_real()
 
     def test_with_block_restores_even_when_body_raises(self):
-        with pytest.raises(RuntimeError, match="boom"), Chaos.create(
-            freeze_time=True, virtual_sleep=True
-        ) as chaos:
+        with (
+            pytest.raises(RuntimeError, match="boom"),
+            Chaos.create(freeze_time=True, virtual_sleep=True) as chaos,
+        ):
             time.sleep(10)
             assert chaos.clock.now() == 10
             raise RuntimeError("boom")

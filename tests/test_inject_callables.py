@@ -136,7 +136,11 @@ class TestCleanCalls:
         wrapped = chaos.wrap(tool)
         assert wrapped(1, 3, 4, 5, flag=True, z=9) == (1, 3, (4, 5), True, {"z": 9})
         assert chaos.trace.tool_calls()[0].args == {
-            "a": 1, "b": 3, "rest": (4, 5), "flag": True, "z": 9,
+            "a": 1,
+            "b": 3,
+            "rest": (4, 5),
+            "flag": True,
+            "z": 9,
         }
 
     def test_positional_only(self, make_chaos):
@@ -165,7 +169,11 @@ class TestCleanCalls:
         a, b = chaos.wrap(lambda: 1, name="a"), chaos.wrap(lambda: 2, name="b")
         a(), b(), a(), a(), b()
         assert [(c.tool, c.index) for c in chaos.trace.tool_calls()] == [
-            ("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2),
+            ("a", 1),
+            ("b", 1),
+            ("a", 2),
+            ("a", 3),
+            ("b", 2),
         ]
         assert [c.step for c in chaos.trace.tool_calls()] == [1, 2, 3, 4, 5]
 
@@ -307,11 +315,19 @@ class TestErrorFaults:
         assert (call.tool, call.index, call.step, call.t) == ("search", 1, 1, 0.0)
         assert call.args == {"query": "shoes", "limit": 2}
         assert (fault.kind, fault.target, fault.channel, fault.index, fault.step, fault.t) == (
-            "timeout", "search", "tool", 1, 1, 0.0,
+            "timeout",
+            "search",
+            "tool",
+            1,
+            1,
+            0.0,
         )
         assert fault.detail == {"seconds": 5.0}
         assert (result.ok, result.error_type, result.step, result.t) == (
-            False, "InjectedTimeout", 1, 5.0,
+            False,
+            "InjectedTimeout",
+            1,
+            5.0,
         )
         assert "timed out" in result.message
 
@@ -410,8 +426,14 @@ def _capture():
 
     def book(origin=None, destination=None, date=None, seats=1, cabin="economy", **extra):
         got.append(
-            {"origin": origin, "destination": destination, "date": date, "seats": seats,
-             "cabin": cabin, **extra}
+            {
+                "origin": origin,
+                "destination": destination,
+                "date": date,
+                "seats": seats,
+                "cabin": cabin,
+                **extra,
+            }
         )
         return "booked"
 
@@ -424,8 +446,14 @@ GOOD = {"origin": "AMS", "destination": "LIS", "date": "2025-03-01", "seats": 2,
 class TestMalformedParams:
     @pytest.mark.parametrize(
         "mutation",
-        ["wrong_type", "reformat_date", "out_of_range", "missing_required", "invalid_enum",
-         "unknown_key"],
+        [
+            "wrong_type",
+            "reformat_date",
+            "out_of_range",
+            "missing_required",
+            "invalid_enum",
+            "unknown_key",
+        ],
     )
     def test_tool_receives_corrupted_args(self, make_chaos, mutation):
         book, got = _capture()
@@ -648,9 +676,12 @@ class TestProfileFaults:
 
     def test_create_faults_go_before_profile_faults(self):
         profile = inline_profile("p", parse_faults([{"kind": "connection_error"}], "p"))
-        with Chaos.create(
-            profile=profile, faults=parse_faults([{"kind": "timeout", "seconds": 1}], "t")
-        ) as chaos, pytest.raises(TimeoutError):
+        with (
+            Chaos.create(
+                profile=profile, faults=parse_faults([{"kind": "timeout", "seconds": 1}], "t")
+            ) as chaos,
+            pytest.raises(TimeoutError),
+        ):
             chaos.wrap(lambda: 1, name="t")()
         assert [f.kind for f in chaos.trace.faults()] == ["timeout"]
         assert [f["kind"] for f in chaos.trace.meta["faults"]] == ["timeout", "connection_error"]

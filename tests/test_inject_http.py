@@ -71,7 +71,10 @@ class TestRoutes:
         assert (call.tool, call.channel, call.index, call.step) == ("search", "http", 1, 1)
         assert call.args == {"method": "GET", "url": f"{API}/search", "params": {"q": "shoes"}}
         assert (result.tool, result.ok, result.status, result.output) == (
-            "search", True, 200, {"hits": [1, 2]},
+            "search",
+            True,
+            200,
+            {"hits": [1, 2]},
         )
 
     async def test_async_request(self, make_chaos, aclient):

@@ -59,7 +59,10 @@ class TestRecording:
         call, result = list(chaos.trace)[1:]
         assert isinstance(call, ModelCall) and isinstance(result, ModelResult)
         assert (call.model, call.index, call.step, call.input) == (
-            "gpt", 1, 1, {"prompt": "hello", "temperature": 0.5},
+            "gpt",
+            1,
+            1,
+            {"prompt": "hello", "temperature": 0.5},
         )
         assert (result.model, result.ok, result.output, result.tokens) == ("gpt", True, out, 42)
         assert chaos.trace.model_calls() == [call]
@@ -85,7 +88,9 @@ class TestRecording:
         b = chaos.model(FakeLLM().complete, name="writer")
         a("1"), b("2"), a("3")
         assert [(c.model, c.index) for c in chaos.trace.model_calls()] == [
-            ("planner", 1), ("writer", 1), ("planner", 2),
+            ("planner", 1),
+            ("writer", 1),
+            ("planner", 2),
         ]
 
     def test_model_exception_recorded_and_reraised(self, make_chaos):
@@ -100,7 +105,9 @@ class TestRecording:
         assert info.value is err
         (result,) = chaos.trace.model_results()
         assert (result.ok, result.error_type, result.message) == (
-            False, "RuntimeError", "context length exceeded",
+            False,
+            "RuntimeError",
+            "context length exceeded",
         )
         assert chaos.trace.errors() == [result]
 
@@ -121,8 +128,12 @@ class TestTokens:
             ({"usage": {"input_tokens": 3, "output_tokens": 4}}, 7),
             (SimpleNamespace(usage=SimpleNamespace(total_tokens=30)), 30),
             (SimpleNamespace(usage=SimpleNamespace(input_tokens=8, output_tokens=2)), 10),
-            (SimpleNamespace(usage=SimpleNamespace(total_tokens=None, prompt_tokens=6,
-                                                   completion_tokens=1)), 7),
+            (
+                SimpleNamespace(
+                    usage=SimpleNamespace(total_tokens=None, prompt_tokens=6, completion_tokens=1)
+                ),
+                7,
+            ),
             ({"text": "no usage"}, None),
             ("plain string", None),
             ({"usage": {}}, None),
@@ -225,10 +236,15 @@ class TestModelFaults:
         assert model("q3")["text"] == "answer 2"
         (fault,) = chaos.trace.faults()
         assert (fault.kind, fault.channel, fault.target, fault.index) == (
-            "repeated_output", "model", "model", 2,
+            "repeated_output",
+            "model",
+            "model",
+            2,
         )
         assert [r.output["text"] for r in chaos.trace.model_results()] == [
-            "answer 1", "answer 1", "answer 2",
+            "answer 1",
+            "answer 1",
+            "answer 2",
         ]
 
     def test_timeout_raises_before_model_runs(self, make_chaos):

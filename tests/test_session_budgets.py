@@ -129,9 +129,7 @@ class TestBudgets:
 
     def test_max_seconds_with_timeout_fault_stops_on_third_call(self, make_chaos):
         ran = []
-        chaos = make_chaos(
-            {"kind": "timeout", "seconds": 30}, budgets=Budgets(max_seconds=60)
-        )
+        chaos = make_chaos({"kind": "timeout", "seconds": 30}, budgets=Budgets(max_seconds=60))
         tool = chaos.wrap(lambda: ran.append(1), name="search")
         outcomes = []
         with pytest.raises(BudgetExhausted) as info:
@@ -331,7 +329,11 @@ class TestStepsAndCounters:
         tool = chaos.wrap(lambda: 1, name="t")
         model = chaos.model(lambda p: {"usage": {"total_tokens": 11}})
         assert chaos.session.counters() == {
-            "steps": 0, "tool_calls": 0, "model_calls": 0, "tokens": 0, "seconds": 0.0,
+            "steps": 0,
+            "tool_calls": 0,
+            "model_calls": 0,
+            "tokens": 0,
+            "seconds": 0.0,
         }
         with pytest.raises(TimeoutError):
             tool()
@@ -339,7 +341,11 @@ class TestStepsAndCounters:
         model("a"), model("b")
         chaos.step()
         assert chaos.session.counters() == {
-            "steps": 5, "tool_calls": 2, "model_calls": 2, "tokens": 22, "seconds": 7.0,
+            "steps": 5,
+            "tool_calls": 2,
+            "model_calls": 2,
+            "tokens": 22,
+            "seconds": 7.0,
         }
 
     def test_session_usable_without_chaos(self):
@@ -351,7 +357,10 @@ class TestStepsAndCounters:
             tool(5)
         assert session.trace.meta["seed"] == 3 and session.trace.meta["test"] == "prod"
         assert [e.type_name for e in session.trace] == [
-            "RunStarted", "ToolCall", "ToolResult", "BudgetExhausted",
+            "RunStarted",
+            "ToolCall",
+            "ToolResult",
+            "BudgetExhausted",
         ]
         session.close()
 
@@ -373,9 +382,7 @@ def _scripted_run(seed=0, schedule=None, faults=CHAOTIC, calls=40):
     specs = parse_faults(faults, "t") if faults else ()
     with Chaos.create(seed=seed, faults=specs, schedule=schedule, test_id="t::run") as chaos:
         search = chaos.wrap(lambda query, limit=3: {"hits": [query] * limit}, name="search")
-        book = chaos.wrap(
-            lambda flight, seats=1: {"booked": flight, "seats": seats}, name="book"
-        )
+        book = chaos.wrap(lambda flight, seats=1: {"booked": flight, "seats": seats}, name="book")
         model = chaos.model(lambda p: {"text": p.upper(), "usage": {"total_tokens": len(p)}})
         for i in range(calls):
             try:
@@ -415,10 +422,7 @@ class TestDeterminism:
         assert replay.trace.schedule() == schedule
 
         def outcome(trace):
-            return [
-                {k: v for k, v in e.to_dict().items() if k != "fault"}
-                for e in list(trace)[1:]
-            ]
+            return [{k: v for k, v in e.to_dict().items() if k != "fault"} for e in list(trace)[1:]]
 
         assert outcome(replay.trace) == outcome(original.trace)
 

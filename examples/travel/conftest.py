@@ -27,4 +27,6 @@ def agent(chaos: Chaos) -> TravelAgent:
         schemas={"search_flights": FLIGHT_SCHEMA},
     )
     # get_weather is traced twice: as a tool (Python) and as its HTTP request.
-    return TravelAgent(tools=tools, planner=chaos.model(scripted_planner, name="planner"), clock=chaos.clock)
+    return TravelAgent(
+        tools=tools, planner=chaos.model(scripted_planner, name="planner"), clock=chaos.clock
+    )

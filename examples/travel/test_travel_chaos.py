@@ -23,7 +23,9 @@ def test_plans_a_trip_under_the_session_profile(agent: TravelAgent, chaos: Chaos
     assert agent.retries == len(seen)
 
 
-@pytest.mark.chaos(faults=[{"kind": "timeout", "seconds": 30, "tools": ["search_flights"], "first": 2}])
+@pytest.mark.chaos(
+    faults=[{"kind": "timeout", "seconds": 30, "tools": ["search_flights"], "first": 2}]
+)
 @pytest.mark.must_halt(max_steps=40)
 def test_waits_out_two_timeouts_on_virtual_time(agent: TravelAgent, chaos: Chaos) -> None:
     agent.run("YUL", "LIS", "2025-06-01")
@@ -50,7 +52,9 @@ def test_rides_out_a_two_minute_outage(agent: TravelAgent, chaos: Chaos) -> None
     assert chaos.clock.now() >= 120  # the outage window
 
 
-@pytest.mark.chaos(faults=[{"kind": "http_error", "status": 404, "tools": ["get_weather"], "channels": "http"}])
+@pytest.mark.chaos(
+    faults=[{"kind": "http_error", "status": 404, "tools": ["get_weather"], "channels": "http"}]
+)
 def test_gives_up_on_a_persistent_404(agent: TravelAgent, chaos: Chaos) -> None:
     with pytest.raises(GaveUp, match="404"):
         agent.run("YUL", "LIS", "2025-06-01")
@@ -58,7 +62,9 @@ def test_gives_up_on_a_persistent_404(agent: TravelAgent, chaos: Chaos) -> None:
     assert len(weather_404s) == 1  # not retried: a 404 is not transient
 
 
-@pytest.mark.xfail(strict=True, reason="a naive agent retries forever: the max_steps budget must stop it")
+@pytest.mark.xfail(
+    strict=True, reason="a naive agent retries forever: the max_steps budget must stop it"
+)
 @pytest.mark.chaos(faults=[{"kind": "http_error", "status": 503, "tools": ["search_flights"]}])
 @pytest.mark.must_halt(max_steps=25)
 def test_a_naive_agent_that_never_gives_up_is_stopped(agent: TravelAgent) -> None:

@@ -33,14 +33,22 @@ FLIGHT_SCHEMA = {
 WEATHER_URL = "https://weather.example/v1/current"
 
 
-def search_flights(origin: str, destination: str, date: str, passengers: int = 1) -> list[dict[str, Any]]:
+def search_flights(
+    origin: str, destination: str, date: str, passengers: int = 1
+) -> list[dict[str, Any]]:
     """Find flights between two cities on a date (YYYY-MM-DD)."""
     if len(date) != 10 or date[4] != "-" or date[7] != "-":
         raise ValueError(f"date must be YYYY-MM-DD, got {date!r}")
     if not isinstance(passengers, int) or not 1 <= passengers <= 9:
         raise ValueError(f"passengers must be an integer from 1 to 9, got {passengers!r}")
     return [
-        {"flight": f"AC{100 + i}", "from": origin, "to": destination, "date": date, "price": 180 + 45 * i}
+        {
+            "flight": f"AC{100 + i}",
+            "from": origin,
+            "to": destination,
+            "date": date,
+            "price": 180 + 45 * i,
+        }
         for i in range(3)
     ]
 
@@ -58,8 +66,14 @@ def get_weather(client: httpx.Client, city: str) -> dict[str, Any]:
 def scripted_planner(state: dict[str, Any]) -> dict[str, Any]:
     """Stands in for the LLM: the next action, given what the agent knows so far."""
     if "flights" not in state:
-        return {"action": "search_flights", "args": {
-            "origin": state["origin"], "destination": state["destination"], "date": state["date"]}}
+        return {
+            "action": "search_flights",
+            "args": {
+                "origin": state["origin"],
+                "destination": state["destination"],
+                "date": state["date"],
+            },
+        }
     if "weather" not in state:
         return {"action": "get_weather", "args": {"city": state["destination"]}}
     return {"action": "finish"}
@@ -115,8 +129,8 @@ class TravelAgent:
             if plan["action"] == "finish":
                 cheapest = min(state["flights"], key=lambda f: f["price"])
                 return {"flight": cheapest, "weather": state["weather"], "retries": self.retries}
-            tool = self.tools[plan["action"]]
-            result = self._with_retries(plan["action"], lambda: tool(**plan["args"]))
+            tool, args = self.tools[plan["action"]], plan["args"]
+            result = self._with_retries(plan["action"], lambda: tool(**args))  # noqa: B023
             if plan["action"] == "search_flights":
                 if not isinstance(result, list) or not result:
                     raise GaveUp(f"search_flights returned no flights: {result!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsIndex
 
 from .clock import VirtualClock
 
@@ -77,15 +77,15 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
     real_sleep = time.sleep
     real_async_sleep = asyncio.sleep
 
-    def virtual_sleep(seconds: float) -> None:
-        clock.advance(seconds)
+    def virtual_sleep(seconds: float | SupportsIndex) -> None:
+        clock.advance(float(seconds))  # type: ignore[arg-type,unused-ignore]
 
     async def virtual_async_sleep(delay: float, result: Any = None) -> Any:
         clock.advance(delay)
         return await real_async_sleep(0, result)
 
     time.sleep = virtual_sleep
-    asyncio.sleep = virtual_async_sleep  # type: ignore[assignment]
+    asyncio.sleep = virtual_async_sleep
 
     def undo() -> None:
         time.sleep = real_sleep

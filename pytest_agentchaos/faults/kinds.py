@@ -24,7 +24,6 @@ from .params import (
     choice,
     fail,
     http_status,
-    number,
     one_or_many,
     seconds_or_range,
 )
@@ -59,7 +58,9 @@ class FaultKind:
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             allowed = ", ".join(sorted(self.params)) or "none"
-            raise fail(where, f"unknown key {unknown[0]!r} for kind {self.name!r}; allowed: {allowed}")
+            raise fail(
+                where, f"unknown key {unknown[0]!r} for kind {self.name!r}; allowed: {allowed}"
+            )
         values = dict(self.defaults)
         for key, value in params.items():
             values[key] = self.params[key](value, f"{where}: {key}")
@@ -81,7 +82,7 @@ class FaultKind:
         return f"{type(self).__name__}({self.values!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.values == self.values  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.values == self.values
 
     def __hash__(self) -> int:
         return hash((type(self), json.dumps(self.values, sort_keys=True, default=repr)))
@@ -207,7 +208,9 @@ class Latency(FaultKind):
 @register
 class MalformedParams(FaultKind):
     name = "malformed_params"
-    summary = "the arguments are corrupted before the tool runs (schema-aware when a schema is given)"
+    summary = (
+        "the arguments are corrupted before the tool runs (schema-aware when a schema is given)"
+    )
     params = {"mutations": one_or_many(choice(_mut.MUTATIONS))}
     defaults = {"mutations": _mut.MUTATIONS}
     channels = ("tool", "http")

@@ -38,8 +38,9 @@ def parameters_schema(schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if "function" in schema and isinstance(schema["function"], Mapping):
         schema = schema["function"]
     for key in ("parameters", "input_schema"):
-        if key in schema and isinstance(schema[key], Mapping):
-            return schema[key]
+        inner = schema.get(key)
+        if isinstance(inner, Mapping):
+            return inner
     return schema
 
 
@@ -60,9 +61,7 @@ def _as_date(value: Any) -> _dt.date | None:
         return None
 
 
-def candidates(
-    mutation: str, args: Mapping[str, Any], schema: Mapping[str, Any]
-) -> list[str]:
+def candidates(mutation: str, args: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Keys that ``mutation`` can corrupt in ``args`` (sorted, for determinism)."""
     props = _props(schema)
     if mutation == "wrong_type":
@@ -72,8 +71,11 @@ def candidates(
             k
             for k, v in args.items()
             if _as_date(v) is not None
-            or (isinstance(props.get(k), Mapping) and props[k].get("format") in ("date", "date-time")
-                and _as_date(v) is not None)
+            or (
+                isinstance(props.get(k), Mapping)
+                and props[k].get("format") in ("date", "date-time")
+                and _as_date(v) is not None
+            )
         )
     if mutation == "out_of_range":
         return sorted(
@@ -161,11 +163,25 @@ def _wrong_type(rng: random.Random, value: Any) -> Any:
     return str(value)
 
 
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+)
 
 
 def _spell(value: int) -> str:
-    return _NUMBER_WORDS[value] if 0 <= value < len(_NUMBER_WORDS) else f"{value:,}".replace(",", " ")
+    return (
+        _NUMBER_WORDS[value] if 0 <= value < len(_NUMBER_WORDS) else f"{value:,}".replace(",", " ")
+    )
 
 
 def _out_of_range(rng: random.Random, value: Any, prop: Mapping[str, Any]) -> Any:
@@ -188,7 +204,9 @@ def _not_in_enum(rng: random.Random, enum: list[Any]) -> Any:
         base = strings[rng.randrange(len(strings))]
         variants = [
             base.upper(),
-            base.replace("_", " ").title() + " Class" if "class" not in base.lower() else base.title(),
+            base.replace("_", " ").title() + " Class"
+            if "class" not in base.lower()
+            else base.title(),
             base + "s",
             base.replace("_", "-").replace(" ", "-") + "-class",
         ]

@@ -66,7 +66,9 @@ def choice(allowed: Sequence[str]) -> Validator:
 
 def http_status(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(where, f"expected an HTTP status code (an integer from 400 to 599), got {value!r}")
+        raise fail(
+            where, f"expected an HTTP status code (an integer from 400 to 599), got {value!r}"
+        )
     status = value
     if not 400 <= status <= 599:
         raise fail(where, f"HTTP status must be a 4xx or 5xx code (400-599), got {status}")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .kinds import FaultKind, CallInfo, kind_class
+from .kinds import CallInfo, FaultKind, kind_class
 from .params import fail
 from .rng import stable_random, stable_uniform
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
@@ -135,7 +135,11 @@ class FaultPlan:
         """The decision for ``call``, or ``None`` when no fault fires."""
         if self._schedule is not None:
             decision = self._schedule.get((call.channel, call.target, call.index))
-            if decision is not None and decision.kind.name == "repeated_output" and not call.has_previous:
+            if (
+                decision is not None
+                and decision.kind.name == "repeated_output"
+                and not call.has_previous
+            ):
                 return None
             return decision
         for i in self._candidates(call.channel):

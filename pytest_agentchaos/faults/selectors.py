@@ -91,7 +91,9 @@ def parse_selector(raw: Mapping[str, Any], where: str) -> Selector:
     if "channels" in raw:
         kw["channels"] = one_or_many(choice(CHANNELS))(raw["channels"], f"{where}: channels")
     if "probability" in raw:
-        kw["probability"] = number(minimum=0, maximum=1)(raw["probability"], f"{where}: probability")
+        kw["probability"] = number(minimum=0, maximum=1)(
+            raw["probability"], f"{where}: probability"
+        )
     for key in ("first", "every", "max_count"):
         if key in raw:
             kw[key] = integer(minimum=1)(raw[key], f"{where}: {key}")

@@ -11,7 +11,6 @@ from .model import default_tokens
 from .session import CallState, ChaosSession
 
 
-
 def __getattr__(name: str) -> object:
     if name == "ChaosRouter":  # imports httpx and respx: only on demand
         from .http import ChaosRouter

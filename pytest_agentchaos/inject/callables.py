@@ -25,9 +25,8 @@ def tool_name(fn: Callable[..., Any]) -> str:
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
     """A coroutine function, or an object whose ``__call__`` is one."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
-    )
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - we need the method itself
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
 def finish_wrapper(wrapper: Callable[..., Any], fn: Callable[..., Any], name: str) -> None:

@@ -62,7 +62,7 @@ def _failure_response(failure: Failure, request: httpx.Request) -> httpx.Respons
     )
 
 
-class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
+class ChaosRouter(respx.MockRouter):
     """A respx ``MockRouter`` that applies the session's fault plan to each request."""
 
     def __init__(self, session: ChaosSession, **kwargs: Any) -> None:
@@ -82,7 +82,11 @@ class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
 
     def _begin(self, request: httpx.Request) -> tuple[CallState, str, dict[str, Any]]:
         where, payload = _payload(request)
-        args = {"method": request.method, "url": str(request.url.copy_with(query=None)), where: payload}
+        args = {
+            "method": request.method,
+            "url": str(request.url.copy_with(query=None)),
+            where: payload,
+        }
         state = self._chaos.begin("http", self._target(request), payload, recorded=args)
         return state, where, payload
 
@@ -103,7 +107,9 @@ class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
             previous = self._chaos.previous_output(state)
             if previous is not _MISSING:
                 response = httpx.Response(
-                    previous["status"], headers=previous["headers"], content=previous["content"],
+                    previous["status"],
+                    headers=previous["headers"],
+                    content=previous["content"],
                     request=request,
                 )
                 self.record(request, response=response)
@@ -112,7 +118,9 @@ class ChaosRouter(respx.MockRouter):  # type: ignore[misc]
             request = _rebuild(request, where, dict(effect.args))
         return None, request
 
-    def _finish(self, state: CallState, response: httpx.Response, transform: bool = True) -> httpx.Response:
+    def _finish(
+        self, state: CallState, response: httpx.Response, transform: bool = True
+    ) -> httpx.Response:
         effect = state.effect
         if transform and effect is not None and effect.transform is not None:
             garbled = effect.transform(_body(response))

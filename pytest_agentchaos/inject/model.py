@@ -27,7 +27,9 @@ def default_tokens(output: Any) -> int | None:
     total = get("total_tokens")
     if isinstance(total, int):
         return total
-    parts = [get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")]
+    parts = [
+        get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
+    ]
     numbers = [p for p in parts if isinstance(p, int)]
     return sum(numbers) if numbers else None
 

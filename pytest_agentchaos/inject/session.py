@@ -57,7 +57,7 @@ class ChaosSession:
         self,
         plan: FaultPlan | None = None,
         *,
-        budgets: Budgets = Budgets(),
+        budgets: Budgets | None = None,
         clock: Clock | None = None,
         trace: Trace | None = None,
         seed: int = 0,
@@ -65,6 +65,7 @@ class ChaosSession:
         test_id: str = "",
     ) -> None:
         self.plan = plan if plan is not None else FaultPlan((), seed)
+        budgets = budgets if budgets is not None else Budgets()
         self.budgets = budgets
         self.clock: Clock = clock if clock is not None else VirtualClock()
         self.trace = trace if trace is not None else Trace()
@@ -247,7 +248,9 @@ class ChaosSession:
         if call.channel == "model":
             if tokens:
                 self.tokens += tokens
-            self._emit(ModelResult, model=call.target, index=call.index, output=recorded, tokens=tokens)
+            self._emit(
+                ModelResult, model=call.target, index=call.index, output=recorded, tokens=tokens
+            )
             limit = self.budgets.max_tokens
             if limit is not None and self.tokens > limit:
                 self._exhaust("max_tokens", limit, self.tokens)

@@ -11,11 +11,9 @@ import random
 import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from typing import TYPE_CHECKING
 
 from ..errors import BudgetExhausted, ChaosConfigError
 from ..profiles.profile import ProfileRegistry, builtin_dir
@@ -38,7 +36,9 @@ def _seed(value: str) -> int:
     try:
         seed = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer, got {value!r}"
+        ) from None
     if seed < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
     return seed
@@ -109,7 +109,11 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     lines = [f"chaos profiles (searched: {', '.join(str(d) for d in registry.dirs)}):"]
     for name in registry.names():
         path = registry.path(name)
-        origin = "built-in" if path is not None and path.parent.resolve() == builtin.resolve() else "user"
+        origin = (
+            "built-in"
+            if path is not None and path.parent.resolve() == builtin.resolve()
+            else "user"
+        )
         try:
             profile = registry.get(name)
         except ChaosConfigError as exc:
@@ -119,7 +123,11 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         budgets = ", ".join(f"{k}={v:g}" for k, v in profile.budgets.as_dict().items()) or "none"
         lines.append(f"  {name:<14} [{origin}] {profile.description}")
         lines.append(f"  {'':<14} faults: {kinds}; budgets: {budgets}")
-    tw = config.get_terminal_writer() if config.pluginmanager.has_plugin("terminalreporter") else None
+    tw = (
+        config.get_terminal_writer()
+        if config.pluginmanager.has_plugin("terminalreporter")
+        else None
+    )
     text = "\n".join(lines)
     if tw is not None:
         tw.line(text)
@@ -364,7 +372,7 @@ def pytest_runtest_makereport(
 
     trace = run.chaos.trace
     if report.when == "call":
-        outcome = report.outcome
+        outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xpassed" if report.passed else "xfailed"
         report.agentchaos = summary_row(trace, run.verdicts, outcome)  # type: ignore[attr-defined]

@@ -28,7 +28,9 @@ MARKERS = {
         "must_escape(within_steps=None, require_loop=True): every loop the harness detects "
         "must be broken (not implemented yet: fails)"
     ),
-    "must_repair": "must_repair(...): malformed parameters must be repaired (not implemented yet: fails)",
+    "must_repair": (
+        "must_repair(...): malformed parameters must be repaired (not implemented yet: fails)"
+    ),
 }
 CHAOS_MARKERS = tuple(MARKERS)
 
@@ -79,12 +81,16 @@ def parse_marks(item: pytest.Item) -> TestChaos | None:
     for mark in reversed(marks["chaos"]):
         where = "@pytest.mark.chaos"
         if len(mark.args) > 1 or (mark.args and "profile" in mark.kwargs):
-            raise ChaosConfigError(f"{where}: takes at most one positional argument, the profile name")
+            raise ChaosConfigError(
+                f"{where}: takes at most one positional argument, the profile name"
+            )
         kw = _kwargs(mark, _CHAOS_KEYS, where)
         if mark.args:
             kw["profile"] = mark.args[0]
         if "profile" in kw and (not isinstance(kw["profile"], str) or not kw["profile"]):
-            raise ChaosConfigError(f"{where}: profile: expected a profile name, got {kw['profile']!r}")
+            raise ChaosConfigError(
+                f"{where}: profile: expected a profile name, got {kw['profile']!r}"
+            )
         if "seed" in kw and (isinstance(kw["seed"], bool) or not isinstance(kw["seed"], int)):
             raise ChaosConfigError(f"{where}: seed: expected an integer, got {kw['seed']!r}")
         for key in ("virtual_sleep", "freeze_time"):
@@ -102,7 +108,9 @@ def parse_marks(item: pytest.Item) -> TestChaos | None:
     for mark in reversed(marks["must_halt"]):
         where = "@pytest.mark.must_halt"
         if mark.args:
-            raise ChaosConfigError(f"{where}: takes keyword arguments only ({', '.join(BUDGET_KEYS)})")
+            raise ChaosConfigError(
+                f"{where}: takes keyword arguments only ({', '.join(BUDGET_KEYS)})"
+            )
         limits = parse_budgets(_kwargs(mark, BUDGET_KEYS, where), where)
         halt = limits if halt is None else halt.override(limits)
     escape: dict[str, Any] | None = None

@@ -35,7 +35,9 @@ class Budgets:
 
     def as_dict(self) -> dict[str, Any]:
         """Only the limits that are set."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
 
     def __bool__(self) -> bool:
         return bool(self.as_dict())

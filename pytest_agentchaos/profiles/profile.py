@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 #: Tables reserved for the stack (escape, repair, halt, rebirth policies); deep-merged on extends.
 SECTIONS = ("escape", "repair", "halt", "phoenix")
@@ -138,7 +138,8 @@ def _same(a: Path, b: Path) -> bool:
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data: dict[str, Any] = tomllib.load(fh)
+            return data
     except tomllib.TOMLDecodeError as exc:
         raise fail(str(path), f"invalid TOML: {exc}") from None
     except OSError as exc:
@@ -180,7 +181,7 @@ def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None
 
 
 def inline_profile(
-    name: str, faults: Sequence[FaultSpec] = (), budgets: Budgets = Budgets()
+    name: str, faults: Sequence[FaultSpec] = (), budgets: Budgets | None = None
 ) -> Profile:
     """A profile built in code (no file)."""
-    return Profile(name=name, faults=tuple(faults), budgets=budgets)
+    return Profile(name=name, faults=tuple(faults), budgets=budgets or Budgets())

@@ -1,5 +1,5 @@
 """Readers of the trace for humans: the terminal summary row and the failure section."""
 
-from .terminal import failure_section, summary_row, format_row, replay_command
+from .terminal import failure_section, format_row, replay_command, summary_row
 
 __all__ = ["failure_section", "format_row", "replay_command", "summary_row"]

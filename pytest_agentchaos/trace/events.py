@@ -208,4 +208,3 @@ class BudgetExhaustedEvent(Event):
     count: float = 0
 
     type_name: ClassVar[str] = "BudgetExhausted"
-

@@ -93,9 +93,7 @@ class Trace:
 
     def errors(self) -> list[ToolResult | ModelResult]:
         """Tool, HTTP and model results that failed."""
-        return [
-            e for e in self._events if isinstance(e, (ToolResult, ModelResult)) and not e.ok
-        ]
+        return [e for e in self._events if isinstance(e, (ToolResult, ModelResult)) and not e.ok]
 
     def budget_exhausted(self) -> list[BudgetExhaustedEvent]:
         return self.of_type(BudgetExhaustedEvent)
@@ -183,7 +181,9 @@ def _event_from_dict(raw: Any, position: int) -> Event:
     names = {f.name for f in fields(kind)}
     unknown = set(raw) - names - {"type"}
     if unknown:
-        raise ValueError(f"trace event #{position} ({raw['type']}) has unknown keys {sorted(unknown)}")
+        raise ValueError(
+            f"trace event #{position} ({raw['type']}) has unknown keys {sorted(unknown)}"
+        )
     try:
         return kind(**{k: v for k, v in raw.items() if k != "type"})
     except TypeError as exc:

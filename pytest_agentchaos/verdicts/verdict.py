@@ -78,14 +78,14 @@ def must_halt(
 
     A run that a hard budget had to stop did not halt: it was halted.
     """
-    limits = {
+    given: dict[str, float | None] = {
         "max_steps": max_steps,
         "max_tool_calls": max_tool_calls,
         "max_model_calls": max_model_calls,
         "max_seconds": max_seconds,
         "max_tokens": max_tokens,
     }
-    limits = {k: v for k, v in limits.items() if v is not None}
+    limits: dict[str, float] = {k: v for k, v in given.items() if v is not None}
     u = usage(trace)
     problems: list[str] = []
     for exhausted in trace.budget_exhausted():
@@ -103,8 +103,9 @@ def must_halt(
         problems.append("the run ended with an error before it halted")
     shown = " ".join(f"{k}={_fmt(v)}" for k, v in limits.items()) or "no explicit limits"
     if problems:
-        text = "must_halt failed: the agent did not halt on its own within its budget\n" + "\n".join(
-            f"  - {p}" for p in problems
+        text = (
+            "must_halt failed: the agent did not halt on its own within its budget\n"
+            + "\n".join(f"  - {p}" for p in problems)
         )
         text += f"\n  limits: {shown}\n  used:   {_used(u)}"
         return Verdict("must_halt", False, text, {"limits": limits, "usage": u})
