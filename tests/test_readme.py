@@ -22,8 +22,10 @@ def test_thirty_second_example_passes_under_any_session_profile(
     result = pytester.runpytest(f"--chaos-profile={profile}", "--chaos-seed=1")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["PASSED  test_x.py::test_agent_retries_timeouts  profile=none *faults=timeout:2 *"
-         "vtime=63.0s verdict=must_halt=ok"]
+        [
+            "PASSED  test_x.py::test_agent_retries_timeouts  profile=none *faults=timeout:2 *"
+            "vtime=63.0s verdict=must_halt=ok"
+        ]
     )
 
 
