@@ -20,8 +20,8 @@ from pytest_agentchaos.clock import DEFAULT_EPOCH, Clock, RealClock, VirtualCloc
 from pytest_agentchaos.clock import patch as clock_patch
 from pytest_agentchaos.inject import Chaos
 
-REAL_SLEEP = time.sleep
-REAL_ASYNC_SLEEP = asyncio.sleep
+# In a tuple: virtual sleep rebinds module-level names bound to the real functions.
+_REAL = (time.sleep, asyncio.sleep)
 EPOCH_TS = DEFAULT_EPOCH.timestamp()
 
 
@@ -38,8 +38,8 @@ def installed():
     yield make
     for handle in handles:
         handle.uninstall()
-    assert time.sleep is REAL_SLEEP
-    assert asyncio.sleep is REAL_ASYNC_SLEEP
+    assert time.sleep is _REAL[0]
+    assert asyncio.sleep is _REAL[1]
 
 
 def _time_is_real() -> bool:
@@ -220,8 +220,8 @@ class TestFreeze:
 
     def test_freeze_alone_leaves_sleep_real(self, installed):
         installed(VirtualClock(), freeze=True)
-        assert time.sleep is REAL_SLEEP
-        assert asyncio.sleep is REAL_ASYNC_SLEEP
+        assert time.sleep is _REAL[0]
+        assert asyncio.sleep is _REAL[1]
 
     def test_uninstall_restores_real_time(self, installed):
         clock = VirtualClock()
@@ -241,7 +241,7 @@ class TestFreeze:
         handle.uninstall()
         handle.uninstall()
         assert _time_is_real()
-        assert time.sleep is REAL_SLEEP
+        assert time.sleep is _REAL[0]
 
     def test_install_rolls_back_when_a_later_part_fails(self, monkeypatch):
         def broken(handle, clock):
@@ -331,11 +331,11 @@ class TestVirtualSleep:
 
     def test_uninstall_restores_originals(self, installed):
         handle = installed(VirtualClock(), freeze=False, patch_sleep=True)
-        assert time.sleep is not REAL_SLEEP
-        assert asyncio.sleep is not REAL_ASYNC_SLEEP
+        assert time.sleep is not _REAL[0]
+        assert asyncio.sleep is not _REAL[1]
         handle.uninstall()
-        assert time.sleep is REAL_SLEEP
-        assert asyncio.sleep is REAL_ASYNC_SLEEP
+        assert time.sleep is _REAL[0]
+        assert asyncio.sleep is _REAL[1]
 
     def test_uninstall_after_exception_restores_originals(self, installed):
         handle = installed(VirtualClock(), freeze=True, patch_sleep=True)
@@ -346,8 +346,8 @@ class TestVirtualSleep:
             pass
         finally:
             handle.uninstall()
-        assert time.sleep is REAL_SLEEP
-        assert asyncio.sleep is REAL_ASYNC_SLEEP
+        assert time.sleep is _REAL[0]
+        assert asyncio.sleep is _REAL[1]
         assert _time_is_real()
 
 
@@ -366,8 +366,8 @@ class TestChaosCreateClock:
             assert time.time() - t0 == pytest.approx(120)
         finally:
             chaos.close()
-        assert time.sleep is REAL_SLEEP
-        assert asyncio.sleep is REAL_ASYNC_SLEEP
+        assert time.sleep is _REAL[0]
+        assert asyncio.sleep is _REAL[1]
         assert _time_is_real()
 
     def test_with_block_restores_even_when_body_raises(self):
@@ -378,19 +378,19 @@ class TestChaosCreateClock:
             time.sleep(10)
             assert chaos.clock.now() == 10
             raise RuntimeError("boom")
-        assert time.sleep is REAL_SLEEP
-        assert asyncio.sleep is REAL_ASYNC_SLEEP
+        assert time.sleep is _REAL[0]
+        assert asyncio.sleep is _REAL[1]
         assert _time_is_real()
 
     def test_close_twice_is_safe(self):
         chaos = Chaos.create(freeze_time=True, virtual_sleep=True)
         chaos.close()
         chaos.close()
-        assert time.sleep is REAL_SLEEP
+        assert time.sleep is _REAL[0]
         assert _time_is_real()
 
     def test_default_leaves_global_time_alone(self):
         with Chaos.create() as chaos:
-            assert time.sleep is REAL_SLEEP
+            assert time.sleep is _REAL[0]
             assert _time_is_real()
             assert isinstance(chaos.clock, VirtualClock)

@@ -281,12 +281,6 @@ async def test_runaway(chaos):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: virtual_sleep only swaps the attributes time.sleep / asyncio.sleep; agent "
-    "code that did `from time import sleep` (or `from asyncio import sleep`) sleeps for real, "
-    "although frozen time does cover `from time import monotonic`",
-)
 def test_virtual_sleep_covers_sleep_imported_by_name(pytester):
     pytester.makepyfile(
         """

@@ -8,11 +8,33 @@ replaces ``time.sleep`` and ``asyncio.sleep`` with virtual ones. ``uninstall`` u
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
 from .clock import VirtualClock
+
+#: Modules whose clocks stay real: pytest's own timing (``--durations``, report times).
+#: freezegun also answers real time to any call with such a module in its last few frames,
+#: so this must name only modules that never call into the code under test.
+_LEAVE_ALONE = ("_pytest.timing",)
+#: Modules whose ``sleep`` stays real under virtual sleep: the runtime, not the agent.
+_SLEEP_LEAVE_ALONE = (
+    "_pytest",
+    "pluggy",
+    "pytest_agentchaos",
+    "freezegun",
+    "threading",
+    "asyncio.",
+    "concurrent.",
+    "selectors",
+    "multiprocessing",
+    "queue",
+    "subprocess",
+    "execnet",
+    "xdist",
+)
 
 #: Where frozen wall time starts: fixed, so runs are identical whatever day they run.
 DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
@@ -60,7 +82,9 @@ def install(
 def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime) -> None:
     from freezegun import freeze_time
 
-    freezer = freeze_time(epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True)
+    freezer = freeze_time(
+        epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True, ignore=list(_LEAVE_ALONE)
+    )
     factory = freezer.start()
 
     def tick(seconds: float) -> None:
@@ -84,11 +108,29 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         clock.advance(delay)
         return await real_async_sleep(0, result)
 
-    time.sleep = virtual_sleep
-    asyncio.sleep = virtual_async_sleep
+    # Like freezegun does for time(), rebind every module-level name bound to the real
+    # functions, so `from time import sleep` in agent code is virtual too.
+    patched: list[tuple[Any, str, Any]] = [
+        (time, "sleep", real_sleep),
+        (asyncio, "sleep", real_async_sleep),
+    ]
+    for name, module in list(sys.modules.items()):
+        if module is None or module is time or module is asyncio:
+            continue
+        if name.startswith(_SLEEP_LEAVE_ALONE) or f"{name}.".startswith(_SLEEP_LEAVE_ALONE):
+            continue
+        try:
+            attrs = vars(module)
+        except TypeError:
+            continue
+        for attr, value in list(attrs.items()):
+            if value is real_sleep or value is real_async_sleep:
+                patched.append((module, attr, value))
+    for module, attr, value in patched:
+        setattr(module, attr, virtual_sleep if value is real_sleep else virtual_async_sleep)
 
     def undo() -> None:
-        time.sleep = real_sleep
-        asyncio.sleep = real_async_sleep
+        for module, attr, value in patched:
+            setattr(module, attr, value)
 
     handle._push(undo)

@@ -7,6 +7,7 @@ test, and turns its trace into verdicts and report lines. The logic lives in the
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 from collections.abc import Generator, Iterator
@@ -222,12 +223,15 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
         return report
     errors: list[str] = []
     for node in report.result:
-        if not isinstance(node, pytest.Item):
+        if not isinstance(node, pytest.Item) or not any(n in node.keywords for n in MARKERS):
             continue
         try:
             spec = parse_marks(node)
             if spec is not None and spec.profile is not None:
-                state.profile(spec.profile)
+                try:
+                    state.profile(spec.profile)
+                except ChaosConfigError as exc:
+                    raise ChaosConfigError(f"@pytest.mark.chaos: profile: {exc}") from None
         except ChaosConfigError as exc:
             errors.append(f"{node.nodeid}: {exc}")
             continue
@@ -243,11 +247,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)
             if isinstance(names, list) and "chaos" not in names:
-                names.append("chaos")
+                # A new list: params of one function share theirs, and only this one is marked.
+                item.fixturenames = [*names, "chaos"]  # type: ignore[attr-defined]
+
+
+def _cwd_relative(config: pytest.Config, nodeid: str) -> str:
+    """The node id as the user can pass it from where pytest was run (ids are rootdir-relative)."""
+    invoked = config.invocation_params.dir
+    if invoked == config.rootpath:
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    return os.path.relpath(config.rootpath / path, invoked) + sep + rest
 
 
 def _safe_name(nodeid: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:200] or "test"
+    """A file name for a node id: readable, and unique (ids differing in punctuation too)."""
+    import hashlib
+
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:160] or "test"
+    return f"{readable}-{hashlib.blake2b(nodeid.encode(), digest_size=4).hexdigest()}"
 
 
 @pytest.fixture
@@ -278,7 +296,9 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
         freeze_time=state.freeze_time if spec.freeze_time is None else spec.freeze_time,
         virtual_sleep=state.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep,
     )
-    replay = replay_command(item.nodeid, state.seed, state.profile_option)
+    replay = replay_command(
+        _cwd_relative(request.config, item.nodeid), state.seed, state.profile_option
+    )
     if spec.seed is not None:
         replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
     run.trace.meta["session_seed"] = state.seed

@@ -91,8 +91,9 @@ def parse_marks(item: pytest.Item) -> TestChaos | None:
             raise ChaosConfigError(
                 f"{where}: profile: expected a profile name, got {kw['profile']!r}"
             )
-        if "seed" in kw and (isinstance(kw["seed"], bool) or not isinstance(kw["seed"], int)):
-            raise ChaosConfigError(f"{where}: seed: expected an integer, got {kw['seed']!r}")
+        seed = kw.get("seed")
+        if "seed" in kw and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ChaosConfigError(f"{where}: seed: expected a non-negative integer, got {seed!r}")
         for key in ("virtual_sleep", "freeze_time"):
             if key in kw:
                 kw[key] = _bool(kw[key], f"{where}: {key}")

@@ -19,10 +19,6 @@ from .budgets import Budgets, parse_budgets
 if TYPE_CHECKING:
     from ..faults.plan import FaultSpec
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 #: Tables reserved for the stack (escape, repair, halt, rebirth policies); deep-merged on extends.
 SECTIONS = ("escape", "repair", "halt", "phoenix")
@@ -136,6 +132,10 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib  # imported here: most pytest runs never read a profile with faults
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
         with path.open("rb") as fh:
             data: dict[str, Any] = tomllib.load(fh)

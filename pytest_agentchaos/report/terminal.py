@@ -42,7 +42,8 @@ def format_row(row: dict[str, Any]) -> str:
     if row["halted"]:
         verdicts = ",".join(filter(None, [verdicts, "halted:" + "+".join(row["halted"])]))
     return (
-        f"{row['outcome'].upper():<7} {row['test']}  profile={row['profile']} seed={row['seed']} "
+        f"{row['outcome'].upper():<7} {row['test']}  profile={row['profile']} "
+        f"test_seed={row['seed']} "
         f"faults={faults} tool_calls={row['tool_calls']} model_calls={row['model_calls']} "
         f"steps={row['steps']} vtime={row['seconds']:.1f}s verdict={verdicts or '-'}"
     )
@@ -65,4 +66,4 @@ def failure_section(trace: Trace, replay: str, last: int = 20) -> str:
 def _budgets(budgets: Any) -> str:
     if not budgets:
         return "budgets=none"
-    return "budgets=" + ",".join(f"{k}={v}" for k, v in budgets.items())
+    return "budgets=" + ",".join(f"{k}={v:g}" for k, v in budgets.items())

@@ -45,11 +45,19 @@ class Event:
         return f"#{self.step:<4} t={self.t:>9.3f}s {self.type_name}({body})"
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def snapshot(value: Any, depth: int = 8) -> Any:
     """Copy the containers of ``value`` (dicts, lists, tuples, sets) so later mutation by the
     agent cannot rewrite history; leaves are kept as they are. Cheap for flat tool arguments."""
-    if depth <= 0:
+    kind = type(value)
+    if kind in _LEAVES or depth <= 0:
         return value
+    if kind is dict:
+        return {k: v if type(v) in _LEAVES else snapshot(v, depth - 1) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _LEAVES else snapshot(v, depth - 1) for v in value]
     if isinstance(value, dict):
         return {k: snapshot(v, depth - 1) for k, v in value.items()}
     if isinstance(value, list):
