@@ -7,6 +7,7 @@ import datetime
 import time
 from collections.abc import Iterator
 
+import hypothesis.internal.observability  # noqa: F401 - see _fast_quiet_pytester
 import pytest
 
 # In a tuple: virtual sleep and freezegun rebind module-level names bound to these.
@@ -21,3 +22,16 @@ def _no_leaked_clock_patches() -> Iterator[None]:
         real.__name__ for real, current in zip(_REAL, now, strict=True) if current is not real
     ]
     assert not leaked, f"global time left patched after the test: {leaked}"
+
+
+@pytest.fixture(autouse=True)
+def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
+    """pytester runs: keep them quiet about pytest-asyncio's loop scope.
+
+    (Importing hypothesis.internal.observability above keeps it loaded: pytester unloads
+    modules an inner run imports, and the hypothesis plugin re-imported it, ~1 s, every run.)
+    """
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")

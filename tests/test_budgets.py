@@ -79,9 +79,9 @@ def test_integer_budgets_reject_bad_values(key, value, fragment):
         (0, "must be > 0"),
         (0.0, "must be > 0"),
         (-1.5, "must be > 0"),
-        (True, "expected a number of seconds"),
-        ("60", "expected a number of seconds"),
-        (float("nan"), "expected a number of seconds"),
+        (True, "expected a finite number of seconds"),
+        ("60", "expected a finite number of seconds"),
+        (float("nan"), "expected a finite number of seconds"),
     ],
 )
 def test_max_seconds_rejects_bad_values(value, fragment):

@@ -307,7 +307,10 @@ def test_unknown_key_on_kind_constructor():
         ({"kind": "latency", "seconds": [-1, 2]}, ["seconds", ">= 0"]),
         ({"kind": "latency", "seconds": [5, 1]}, ["seconds", "low 5", "above high 1"]),
         ({"kind": "latency", "seconds": [1, 2, 3]}, ["seconds", "[low, high]"]),
-        ({"kind": "rate_limit", "retry_after": "soon"}, ["retry_after", "expected a number"]),
+        (
+            {"kind": "rate_limit", "retry_after": "soon"},
+            ["retry_after", "expected a finite number"],
+        ),
         (
             {"kind": "garbled_output", "mode": "reverse"},
             ["mode", "'reverse'", "truncate, non_json"],

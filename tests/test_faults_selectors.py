@@ -193,8 +193,8 @@ def test_parsed_values_are_normalised():
     [
         ({"probability": 1.5}, ["faults[0]: probability", "<= 1", "1.5"]),
         ({"probability": -0.1}, ["faults[0]: probability", ">= 0"]),
-        ({"probability": "often"}, ["faults[0]: probability", "expected a number"]),
-        ({"probability": True}, ["faults[0]: probability", "expected a number"]),
+        ({"probability": "often"}, ["faults[0]: probability", "expected a finite number"]),
+        ({"probability": True}, ["faults[0]: probability", "expected a finite number"]),
         ({"first": 0}, ["faults[0]: first", ">= 1", "got 0"]),
         ({"every": -2}, ["faults[0]: every", ">= 1"]),
         ({"max_count": 0}, ["faults[0]: max_count", ">= 1"]),

@@ -87,7 +87,9 @@ class TestIdentity:
         wrapped = chaos.wrap(book_flight, name="flights.book")
         wrapped("AMS", "LIS", "2025-03-01")
         assert [c.tool for c in chaos.trace.tool_calls()] == ["flights.book"]
-        assert wrapped.__name__ == "book_flight"
+        # frameworks read __name__ as the tool's name: it matches the trace's
+        assert wrapped.__name__ == "flights.book"
+        assert wrapped.__doc__ == book_flight.__doc__
 
     @pytest.mark.parametrize("bad", [None, 42, "search", {"a": 1}])
     def test_non_callable_raises_type_error(self, make_chaos, bad):

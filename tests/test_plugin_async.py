@@ -172,6 +172,8 @@ def test_frozen_time_follows_the_chaos_clock(pytester):
         + """
 import datetime
 
+pytestmark = pytest.mark.chaos(freeze_time=True)
+
 async def test_async(chaos):
     assert time.monotonic is not REAL[2]
     m0, t0 = time.monotonic(), time.time()

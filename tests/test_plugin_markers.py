@@ -169,10 +169,10 @@ def test_marker_without_the_fixture_still_runs_under_chaos(pytester):
         import time
         import pytest
 
-        @pytest.mark.chaos("outage")
+        @pytest.mark.chaos("outage", virtual_sleep=True)
         def test_marked_only(request):
             assert "chaos" in request.fixturenames
-            assert time.time() == {EPOCH!r}   # frozen on the chaos clock
+            assert time.time() == {EPOCH!r}   # agent time is virtual: on the chaos clock
 
         @pytest.mark.must_halt(max_steps=3)
         def test_halt_only():
@@ -195,9 +195,12 @@ def test_tests_without_fixture_or_marker_are_untouched(pytester):
         """
         import time
 
+        import pytest
+
         # in a tuple: freezegun rewrites module attributes that hold the real functions
         REAL = (time.time, time.monotonic, time.sleep)
 
+        @pytest.mark.chaos(virtual_sleep=True)
         def test_chaos_first(chaos):
             assert time.time is not REAL[0]
             assert time.monotonic is not REAL[1]

@@ -304,10 +304,28 @@ def test_other_bad_profiles_name_file_and_key(tmp_path, text, fragment):
     assert fragment in str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["", None, 3])
-def test_profile_name_must_be_a_non_empty_string(name):
-    with pytest.raises(ChaosConfigError, match="expected a profile name"):
-        ProfileRegistry.default().get(name)
+@pytest.mark.parametrize("name", ["", None, 3, "../outside", "sub/flaky", "/etc/passwd", ".hidden"])
+def test_profile_name_must_be_a_plain_name_not_a_path(name, tmp_path):
+    (tmp_path / "outside.toml").write_text('description = "outside the profiles dir"\n')
+    registry = ProfileRegistry.default(tmp_path / "user")
+    with pytest.raises(ChaosConfigError, match="is not a profile name"):
+        registry.get(name)
+
+
+def test_extends_a_missing_profile_names_the_file_and_key(tmp_path):
+    (tmp_path / "mine.toml").write_text('extends = "nosuch"\n')
+    with pytest.raises(ChaosConfigError) as exc:
+        ProfileRegistry.default(tmp_path).get("mine")
+    assert str(exc.value).startswith(f"{tmp_path / 'mine.toml'}: extends: chaos profile 'nosuch'")
+    assert "available: " in str(exc.value)
+
+
+def test_a_directory_named_like_a_profile_is_not_a_profile(tmp_path):
+    (tmp_path / "mine.toml").mkdir()
+    registry = ProfileRegistry.default(tmp_path)
+    assert "mine" not in registry.names()
+    with pytest.raises(ChaosConfigError, match="'mine': not found"):
+        registry.get("mine")
 
 
 # -- helpers ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Traces recorded by earlier runs (fixtures/traces) stay readable, judgeable and replayable.
 
-The travel-agent traces were written by `pytest examples --chaos-profile=flaky --chaos-seed=3
+The travel-agent traces were written by `pytest examples --chaos-profile=flaky --chaos-seed=8
 --chaos-trace-dir=...`. Replaying a trace's schedule through the same agent must reproduce
 the run event for event: a failure can be replayed from its trace alone.
 """
@@ -39,17 +39,17 @@ def travel() -> Any:
 
 
 def test_recorded_traces_still_parse_with_their_queries() -> None:
-    flaky = load("travel_flaky_seed3.json")
-    assert flaky.meta["profile"] == "flaky" and flaky.meta["session_seed"] == 3
-    assert flaky.fault_counts() == {"http_error": 3, "timeout": 2, "latency": 2}
+    flaky = load("travel_flaky_seed8.json")
+    assert flaky.meta["profile"] == "flaky" and flaky.meta["session_seed"] == 8
+    assert flaky.fault_counts() == {"timeout": 2, "connection_error": 1, "http_error": 1}
     assert {c.tool for c in flaky.tool_calls()} == {"search_flights", "get_weather"}
-    runaway = load("travel_runaway_seed3.json")
+    runaway = load("travel_runaway_seed8.json")
     assert [(b.budget, b.limit) for b in runaway.budget_exhausted()] == [("max_steps", 25)]
 
 
 def test_verdicts_judge_recorded_traces() -> None:
-    assert must_halt(load("travel_flaky_seed3.json"), max_steps=80, max_seconds=1800).ok
-    verdict = must_halt(load("travel_runaway_seed3.json"), max_steps=25)
+    assert must_halt(load("travel_flaky_seed8.json"), max_steps=80, max_seconds=1800).ok
+    verdict = must_halt(load("travel_runaway_seed8.json"), max_steps=25)
     assert not verdict.ok
     assert "hard budget max_steps=25 stopped it at step 25" in verdict.explanation
 
@@ -62,7 +62,7 @@ def _events(trace: Trace) -> list[dict[str, Any]]:
 
 
 def test_replaying_a_recorded_schedule_reproduces_the_run(travel: Any) -> None:
-    recorded = load("travel_flaky_seed3.json")
+    recorded = load("travel_flaky_seed8.json")
     with Chaos.create(schedule=recorded.schedule()) as chaos:
 
         def weather(request: httpx.Request) -> httpx.Response:

@@ -99,7 +99,9 @@ def register(kind: type[FaultKind]) -> type[FaultKind]:
     return kind
 
 
-def kind_class(name: str, where: str) -> type[FaultKind]:
+def kind_class(name: object, where: str) -> type[FaultKind]:
+    if not isinstance(name, str):
+        raise fail(where, f"expected a fault kind name (a string), got {name!r}")
     try:
         return KINDS[name]
     except KeyError:

@@ -10,6 +10,10 @@ from ..errors import ChaosConfigError, config_error
 
 Validator = Callable[[Any, str], Any]
 
+#: The longest virtual duration a fault may spend: about 116 days. Longer ones are typos
+#: (and overflow the datetime arithmetic of frozen time).
+MAX_SECONDS = 1e7
+
 
 def fail(where: str, message: str) -> ChaosConfigError:
     return config_error(where, message)
@@ -19,8 +23,12 @@ def number(
     *, minimum: float | None = None, maximum: float | None = None, exclusive_min: bool = False
 ) -> Validator:
     def check(value: Any, where: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise fail(where, f"expected a number, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise fail(where, f"expected a finite number, got {value!r}")
         if minimum is not None and (value <= minimum if exclusive_min else value < minimum):
             op = ">" if exclusive_min else ">="
             raise fail(where, f"must be {op} {minimum}, got {value!r}")
@@ -77,7 +85,7 @@ def http_status(value: Any, where: str) -> int:
 
 def seconds_or_range(value: Any, where: str) -> tuple[float, float]:
     """``5`` or ``[1, 5]``: a fixed number of seconds or a range to draw from."""
-    positive = number(minimum=0)
+    positive = number(minimum=0, maximum=MAX_SECONDS)
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
             raise fail(where, f"expected seconds or [low, high], got {value!r}")

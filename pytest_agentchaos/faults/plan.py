@@ -8,13 +8,14 @@ search such as hypothesis) without drawing anything.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .kinds import CallInfo, FaultKind, kind_class
 from .params import fail
-from .rng import stable_random, stable_uniform
+from .rng import stable_int, stable_random, stable_uniform
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
 
 
@@ -79,6 +80,19 @@ def parse_faults(raw: Any, where: str) -> tuple[FaultSpec, ...]:
     return tuple(parse_fault(f, f"{where}[{i}]") for i, f in enumerate(raw))
 
 
+def _fault_keys(faults: Sequence[FaultSpec]) -> list[str]:
+    """A stable key per fault from its content (and how many identical faults precede it),
+    so adding or reordering other faults does not change this fault's draws."""
+    seen: dict[str, int] = {}
+    keys = []
+    for spec in faults:
+        digest = stable_int(json.dumps(spec.to_dict(), sort_keys=True, default=repr))
+        occurrence = seen.get(str(digest), 0)
+        seen[str(digest)] = occurrence + 1
+        keys.append(f"{digest:x}.{occurrence}")
+    return keys
+
+
 class FaultPlan:
     """Decides, deterministically under ``seed``, which fault (if any) hits each call.
 
@@ -91,6 +105,7 @@ class FaultPlan:
         self.faults: tuple[FaultSpec, ...] = tuple(faults)
         self.seed = seed
         self._fired = [0] * len(self.faults)
+        self._keys = _fault_keys(self.faults)
         self._schedule: dict[tuple[str, str, int], Decision] | None = None
         self._by_channel: dict[str, tuple[int, ...]] = {}
 
@@ -149,7 +164,7 @@ class FaultPlan:
                 continue
             if not sel.matches(call):
                 continue
-            key = (self.seed, i, call.channel, call.target, call.index)
+            key = (self.seed, self._keys[i], call.channel, call.target, call.index)
             if sel.probability < 1.0 and stable_uniform("p", *key) >= sel.probability:
                 continue
             detail = spec.kind.decide(stable_random("d", *key), call)

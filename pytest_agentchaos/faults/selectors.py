@@ -9,6 +9,7 @@ calls to other tools interleave.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ def _window(value: Any, where: str) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise fail(where, f"expected [start, end] in virtual seconds, got {value!r}")
     start = number(minimum=0)(value[0], where)
-    end = number(minimum=0)(value[1], where)
+    end = value[1] if value[1] == math.inf else number(minimum=0)(value[1], where)
     if end <= start:
         raise fail(where, f"window end {end:g} must be after start {start:g}")
     return (start, end)

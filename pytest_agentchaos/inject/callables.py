@@ -112,6 +112,8 @@ def wrap(
         wrapper = sync_wrapper
 
     finish_wrapper(wrapper, fn, target)
+    if name is not None:  # frameworks take a tool's name from __name__: keep it the trace's
+        wrapper.__name__ = name
     wrapper.__chaos_tool__ = target  # type: ignore[attr-defined]
     wrapper.__chaos_schema__ = schema  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

@@ -8,6 +8,7 @@ every channel. The session has no pytest in it: production code and other harnes
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ class CallState:
     decision: Decision | None
     effect: Effect | None
     fault: FaultInjected | None
+    step: int = 0
 
 
 class ChaosSession:
@@ -82,6 +84,7 @@ class ChaosSession:
         self._halted: BudgetExhausted | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
+        self._lock = threading.RLock()
         self.trace.meta.update(seed=seed, profile=profile, test=test_id, budgets=budgets.as_dict())
         self._emit(RunStarted, test=test_id, seed=seed, profile=profile)
         if isinstance(self.clock, VirtualClock):
@@ -114,8 +117,10 @@ class ChaosSession:
 
     # -- trace -------------------------------------------------------------------------
 
-    def _emit(self, cls: type[Event], **fields: Any) -> Any:
-        return self.trace.append(cls(step=self.steps, t=self.now(), **fields))
+    def _emit(self, cls: type[Event], step: int | None = None, **fields: Any) -> Any:
+        return self.trace.append(
+            cls(step=self.steps if step is None else step, t=self.now(), **fields)
+        )
 
     def record(self, cls: type[Event], **fields: Any) -> Event:
         """Append an event of type ``cls`` at the current step and virtual time."""
@@ -168,7 +173,20 @@ class ChaosSession:
         """Record a call, enforce budgets and decide its fault. Raises ``BudgetExhausted``.
 
         ``args`` are what faults look at; ``recorded`` (default: ``args``) what the trace shows.
+        Thread-safe: tools run from a thread pool get distinct, consecutive call indexes (in
+        arrival order, so decisions replay exactly only for calls that arrive in order).
         """
+        with self._lock:
+            return self._begin(channel, target, args, schema, recorded)
+
+    def _begin(
+        self,
+        channel: str,
+        target: str,
+        args: Mapping[str, Any],
+        schema: Mapping[str, Any] | None,
+        recorded: Mapping[str, Any] | None,
+    ) -> CallState:
         self._raise_if_halted()
         if channel == "model":
             limit, count, name = self.budgets.max_model_calls, self.model_calls, "max_model_calls"
@@ -195,7 +213,7 @@ class ChaosSession:
         call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
         decision = self.plan.decide(call)
         if decision is None:
-            return CallState(call, None, None, None)
+            return CallState(call, None, None, None, self.steps)
         fault = self.trace.append(
             FaultInjected(
                 self.steps,
@@ -209,7 +227,7 @@ class ChaosSession:
             )
         )
         effect = decision.kind.effect(decision.detail, call)
-        return CallState(call, decision, effect, fault)  # type: ignore[arg-type]
+        return CallState(call, decision, effect, fault, self.steps)  # type: ignore[arg-type]
 
     def previous_output(self, state: CallState) -> Any:
         """The last successful output of the same target on the same channel."""
@@ -249,7 +267,12 @@ class ChaosSession:
             if tokens:
                 self.tokens += tokens
             self._emit(
-                ModelResult, model=call.target, index=call.index, output=recorded, tokens=tokens
+                ModelResult,
+                state.step,
+                model=call.target,
+                index=call.index,
+                output=recorded,
+                tokens=tokens,
             )
             limit = self.budgets.max_tokens
             if limit is not None and self.tokens > limit:
@@ -257,6 +280,7 @@ class ChaosSession:
         else:
             self._emit(
                 ToolResult,
+                state.step,
                 tool=call.target,
                 index=call.index,
                 output=recorded,
@@ -284,6 +308,7 @@ class ChaosSession:
         if call.channel == "model":
             self._emit(
                 ModelResult,
+                state.step,
                 model=call.target,
                 index=call.index,
                 ok=False,
@@ -293,6 +318,7 @@ class ChaosSession:
         else:
             self._emit(
                 ToolResult,
+                state.step,
                 tool=call.target,
                 index=call.index,
                 ok=False,

@@ -10,6 +10,7 @@ import argparse
 import os
 import random
 import re
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,25 +81,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="chaos_profiles",
     )
     parser.addini(
-        "chaos_freeze_time",
-        "freeze time.time/monotonic/datetime.now to the virtual clock in chaos tests "
-        "(default: true)",
+        "chaos_virtual_sleep",
+        "make the agent's time virtual in chaos tests: time.sleep and asyncio.sleep advance "
+        "the virtual clock, and time.time/monotonic/datetime.now follow it (default: false)",
         type="bool",
-        default=True,
+        default=False,
     )
     parser.addini(
-        "chaos_virtual_sleep",
-        "make time.sleep and asyncio.sleep advance the virtual clock in chaos tests "
-        "(default: false)",
+        "chaos_freeze_time",
+        "only make time.time/monotonic/datetime.now follow the virtual clock, leaving sleeps "
+        "real (default: false; a loop that sleeps until the clock moves would never end)",
         type="bool",
         default=False,
     )
 
 
 def _registry(config: pytest.Config) -> ProfileRegistry:
-    user_dir = Path(str(config.getini("chaos_profiles_dir")))
+    configured = str(config.getini("chaos_profiles_dir"))
+    user_dir = Path(configured)
     if not user_dir.is_absolute():
         user_dir = config.rootpath / user_dir
+    if configured != "chaos_profiles" and not user_dir.is_dir():
+        raise pytest.UsageError(
+            f"pytest-agentchaos: ini chaos_profiles_dir: {user_dir} is not a directory"
+        )
     return ProfileRegistry.default(user_dir)
 
 
@@ -216,6 +222,17 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
 
 
+def _parse_checked(item: pytest.Item, state: PluginState) -> TestChaos | None:
+    """The item's chaos markers, validated, with the profile they name loaded."""
+    spec = parse_marks(item)
+    if spec is not None and spec.profile is not None:
+        try:
+            state.profile(spec.profile)
+        except ChaosConfigError as exc:
+            raise ChaosConfigError(f"@pytest.mark.chaos: profile: {exc}") from None
+    return spec
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     report = yield
@@ -229,12 +246,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
         if not isinstance(node, pytest.Item) or not any(n in node.keywords for n in MARKERS):
             continue
         try:
-            spec = parse_marks(node)
-            if spec is not None and spec.profile is not None:
-                try:
-                    state.profile(spec.profile)
-                except ChaosConfigError as exc:
-                    raise ChaosConfigError(f"@pytest.mark.chaos: profile: {exc}") from None
+            spec = _parse_checked(node, state)
         except ChaosConfigError as exc:
             errors.append(f"{node.nodeid}: {exc}")
             continue
@@ -245,8 +257,16 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     return report
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(STATE, None)
     for item in items:
+        # Parse again: a conftest or plugin may have added markers since collection.
+        if state is not None and any(n in item.keywords for n in MARKERS):
+            try:
+                item.stash[SPEC] = _parse_checked(item, state)
+            except ChaosConfigError as exc:
+                item.stash[SPEC] = TestChaos(error=f"pytest-agentchaos: bad chaos marker: {exc}")
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)
             if isinstance(names, list) and "chaos" not in names:
@@ -286,7 +306,11 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     state = request.config.stash[STATE]
     spec: TestChaos = item.stash.get(SPEC, None) or TestChaos()
     profile = state.profile(spec.profile or state.default_profile)  # validated at collection
+    if spec.error is not None:
+        pytest.fail(spec.error, pytrace=False)
     seed = spec.seed if spec.seed is not None else derive_seed(state.seed, item.nodeid)
+    virtual_sleep = state.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep
+    freeze = state.freeze_time if spec.freeze_time is None else spec.freeze_time
     budgets = profile.budgets.override(spec.budgets)
     if spec.halt is not None:
         budgets = budgets.tighten(spec.halt)
@@ -296,8 +320,8 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
         faults=spec.faults,
         budgets=budgets,
         test_id=item.nodeid,
-        freeze_time=state.freeze_time if spec.freeze_time is None else spec.freeze_time,
-        virtual_sleep=state.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep,
+        freeze_time=freeze or virtual_sleep,  # virtual sleeps must show in time readings
+        virtual_sleep=virtual_sleep,
     )
     replay = replay_command(
         _cwd_relative(request.config, item.nodeid), state.seed, state.profile_option
@@ -305,6 +329,8 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     if spec.seed is not None:
         replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
     run.trace.meta["session_seed"] = state.seed
+    if "httpx" in sys.modules:
+        run.http  # noqa: B018 - start the router now: unrouted requests must not go out
     item.stash[RUN] = RunState(run, spec, replay)
     try:
         yield run

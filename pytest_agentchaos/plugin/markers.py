@@ -18,7 +18,7 @@ MARKERS = {
     "chaos": (
         "chaos(profile=None, seed=None, faults=[...], max_steps=..., max_tool_calls=..., "
         "max_model_calls=..., max_seconds=..., max_tokens=..., virtual_sleep=False, "
-        "freeze_time=True): run this test under a chaos profile, extra faults and budgets"
+        "freeze_time=False): run this test under a chaos profile, extra faults and budgets"
     ),
     "must_halt": (
         "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
@@ -52,6 +52,7 @@ class TestChaos:
     escape: Mapping[str, Any] | None = None
     repair: Mapping[str, Any] | None = None
     marked: tuple[str, ...] = field(default=())
+    error: str | None = None
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
@@ -84,7 +85,7 @@ def parse_marks(item: pytest.Item) -> TestChaos | None:
             raise ChaosConfigError(
                 f"{where}: takes at most one positional argument, the profile name"
             )
-        kw = _kwargs(mark, _CHAOS_KEYS, where)
+        kw = {k: v for k, v in _kwargs(mark, _CHAOS_KEYS, where).items() if v is not None}
         if mark.args:
             kw["profile"] = mark.args[0]
         if "profile" in kw and (not isinstance(kw["profile"], str) or not kw["profile"]):

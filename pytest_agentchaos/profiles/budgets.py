@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -57,8 +58,8 @@ def parse_budgets(raw: Any, where: str) -> Budgets:
         if value is None:
             continue
         ok_type = (int, float) if key == "max_seconds" else (int,)
-        if isinstance(value, bool) or not isinstance(value, ok_type) or value != value:
-            kind = "a number of seconds" if key == "max_seconds" else "an integer"
+        if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
+            kind = "a finite number of seconds" if key == "max_seconds" else "an integer"
             raise fail(f"{where}: {key}", f"expected {kind}, got {value!r}")
         if value <= 0:
             raise fail(f"{where}: {key}", f"must be > 0, got {value!r}")

@@ -6,6 +6,7 @@ built-ins of the same name. A profile is data: it is parsed, never executed.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,12 +14,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ChaosConfigError
 from ..errors import config_error as fail
 from .budgets import Budgets, parse_budgets
 
 if TYPE_CHECKING:
     from ..faults.plan import FaultSpec
 
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 #: Tables reserved for the stack (escape, repair, halt, rebirth policies); deep-merged on extends.
 SECTIONS = ("escape", "repair", "halt", "phoenix")
@@ -74,6 +78,16 @@ class ProfileRegistry:
             dirs.append(builtin)
         return cls(dirs)
 
+    @staticmethod
+    def check_name(name: object, where: str = "chaos profile") -> str:
+        """A profile name is a file stem: letters, digits, ``_``, ``-`` and ``.``; no paths."""
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise fail(
+                where,
+                f"{name!r} is not a profile name (letters, digits, '_', '-', '.'; no paths)",
+            )
+        return name
+
     def _find(self, name: str, start: int = 0) -> tuple[Path, int] | None:
         for i in range(start, len(self.dirs)):
             path = self.dirs[i] / f"{name}.toml"
@@ -83,7 +97,7 @@ class ProfileRegistry:
 
     def names(self) -> list[str]:
         """Every profile name available, sorted."""
-        found = {p.stem for d in self.dirs if d.is_dir() for p in d.glob("*.toml")}
+        found = {p.stem for d in self.dirs if d.is_dir() for p in d.glob("*.toml") if p.is_file()}
         return sorted(found)
 
     def path(self, name: str) -> Path | None:
@@ -95,8 +109,7 @@ class ProfileRegistry:
         return self._load(name, 0, ())
 
     def _load(self, name: str, start: int, chain: tuple[str, ...]) -> Profile:
-        if not isinstance(name, str) or not name:
-            raise fail("chaos profile", f"expected a profile name, got {name!r}")
+        self.check_name(name)
         hit = self._find(name, start)
         if hit is None:
             raise fail(
@@ -117,8 +130,14 @@ class ProfileRegistry:
         if extends is not None:
             if not isinstance(extends, str):
                 raise fail(str(path), f"extends: expected a profile name, got {extends!r}")
+            self.check_name(extends, f"{path}: extends")
             # A user profile that extends its own name builds on the one it shadows.
-            parent = self._load(extends, index + 1 if extends == name else 0, (*chain, key))
+            try:
+                parent = self._load(extends, index + 1 if extends == name else 0, (*chain, key))
+            except ChaosConfigError as exc:
+                if str(exc).startswith(f"chaos profile {extends!r}:"):
+                    raise fail(f"{path}: extends", str(exc)) from None
+                raise
         profile = _build(name, raw, path, parent)
         self._cache[(name, index)] = profile
         return profile
