@@ -6,9 +6,13 @@ so in a chaos test those waits advance a virtual clock and cost no wall time.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .aio import VirtualLoops
 
 
 @runtime_checkable
@@ -38,16 +42,17 @@ class RealClock:
         time.sleep(_check_seconds(seconds))
 
     async def asleep(self, seconds: float) -> None:
-        import asyncio
-
         await asyncio.sleep(_check_seconds(seconds))
 
 
-async def yield_to_loop() -> None:
-    """Let other tasks run, as a real wait would (a zero sleep, virtual or not)."""
-    import asyncio
+#: The real ``asyncio.sleep``, captured before virtual sleep can patch it. (This module is
+#: loaded with the first chaos test, never by the plugin's start-up.)
+_real_async_sleep = asyncio.sleep
 
-    await asyncio.sleep(0)
+
+async def yield_to_loop() -> None:
+    """Let other tasks run, as a real wait would."""
+    await _real_async_sleep(0)
 
 
 class VirtualClock:
@@ -61,6 +66,17 @@ class VirtualClock:
     def __init__(self) -> None:
         self._elapsed = 0.0
         self._listeners: list[_Listener] = []
+        #: Set while asyncio event loops run on this clock (see ``install(patch_sleep=True)``).
+        self.loops: VirtualLoops | None = None
+
+    def advance_to(self, t: float) -> None:
+        """Move virtual time forward to ``t`` if it is later than now (never backwards).
+
+        Concurrent waits use this: two calls that started at t=0 and each wait 10 s both end
+        at t=10.
+        """
+        if t > self._elapsed:
+            self.advance(t - self._elapsed)
 
     def now(self) -> float:
         return self._elapsed
@@ -90,8 +106,22 @@ class VirtualClock:
         self.advance(seconds)
 
     async def asleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of virtual time.
+
+        While event loops run on this clock (see :func:`pytest_agentchaos.clock.install`),
+        this is a real ``await`` on the loop's virtual time, so concurrent waits overlap;
+        otherwise time advances by ``seconds`` here and now.
+        """
+        seconds = _check_seconds(seconds)
+        if self.on_virtual_loop():
+            await _real_async_sleep(seconds)
+            return
         self.advance(seconds)
         await yield_to_loop()
+
+    def on_virtual_loop(self) -> bool:
+        """Whether the running event loop keeps time on this clock."""
+        return self.loops is not None and self.loops.is_virtual(asyncio.get_running_loop())
 
     def add_listener(self, listener: _Listener) -> None:
         """Call ``listener(seconds)`` whenever time advances (used to drive freezegun)."""

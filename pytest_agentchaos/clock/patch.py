@@ -105,8 +105,8 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         clock.advance(float(seconds))  # type: ignore[arg-type,unused-ignore]
 
     async def virtual_async_sleep(delay: float, result: Any = None) -> Any:
-        clock.advance(delay)
-        return await real_async_sleep(0, result)
+        await clock.asleep(delay)
+        return result
 
     # Like freezegun does for time(), rebind every module-level name bound to the real
     # functions, so `from time import sleep` in agent code is virtual too.
@@ -134,3 +134,15 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
             setattr(module, attr, value)
 
     handle._push(undo)
+    # asyncio waits go through event loops, which now keep time on the virtual clock.
+    from .aio import VirtualLoops
+
+    loops = VirtualLoops(clock)
+    loops.install()
+    clock.loops = loops
+
+    def release() -> None:
+        clock.loops = None
+        loops.uninstall()
+
+    handle._push(release)

@@ -11,7 +11,6 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..clock.clock import yield_to_loop
 from .binding import Binder
 from .errors import failure_exception
 from .session import _MISSING, CallState, ChaosSession
@@ -71,8 +70,7 @@ def wrap(
             state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
             mapping = None
             if state.effect is not None:
-                if session.delay(state):
-                    await yield_to_loop()
+                await session.adelay(state)
                 replayed, mapping = _pre(session, state, binder)
                 if replayed is not _MISSING:
                     return finish_ok(state, replayed)

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import respx
 
-from ..clock.clock import yield_to_loop
 from ..faults.effects import Failure
 from .session import _MISSING, CallState, ChaosSession
 
@@ -165,8 +164,7 @@ class ChaosRouter(respx.MockRouter):
     async def async_handler(self, request: httpx.Request) -> httpx.Response:
         state, where, _ = self._begin(request)
         if state.effect is not None:
-            if self._chaos.delay(state):
-                await yield_to_loop()
+            await self._chaos.adelay(state)
             done, request = self._before(state, request, where)
             if done is not None:
                 return done

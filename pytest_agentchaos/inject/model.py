@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ..clock.clock import yield_to_loop
 from .binding import Binder
 from .callables import _pre, finish_wrapper, is_async_callable, tool_name
 from .session import _MISSING, ChaosSession
@@ -53,8 +52,7 @@ def wrap_model(
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
-                if session.delay(state):
-                    await yield_to_loop()
+                await session.adelay(state)
                 replayed, _ = _pre(session, state, binder)
                 if replayed is not _MISSING:
                     return session.finish_ok(state, replayed, tokens=count(replayed))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock.clock import Clock, VirtualClock
+from ..clock.clock import Clock, VirtualClock, yield_to_loop
 from ..errors import BudgetExhausted
 from ..faults.effects import Effect
 from ..faults.kinds import CallInfo
@@ -234,11 +234,36 @@ class ChaosSession:
         return self._previous.get((state.call.channel, state.call.target), _MISSING)
 
     def delay(self, state: CallState) -> float:
-        """Apply the effect's virtual delay; returns the seconds spent."""
+        """Apply the effect's delay (virtual in tests); returns the seconds it lasts.
+
+        On a virtual clock the call ends ``delay`` after it *started*, so calls that overlap
+        (threads, tasks) overlap in virtual time too instead of adding up.
+        """
         effect = state.effect
         if effect is None or not effect.delay:
             return 0.0
-        self.clock.sleep(effect.delay)
+        if isinstance(self.clock, VirtualClock):
+            self.clock.advance_to(self._t0 + state.call.t + effect.delay)
+        else:
+            self.clock.sleep(effect.delay)
+        self._check_seconds()
+        return effect.delay
+
+    async def adelay(self, state: CallState) -> float:
+        """:meth:`delay` for async calls: on a virtual event loop the wait is a real
+        ``await`` on virtual time, so other tasks run meanwhile."""
+        effect = state.effect
+        if effect is None or not effect.delay:
+            return 0.0
+        clock = self.clock
+        if isinstance(clock, VirtualClock) and clock.on_virtual_loop():
+            remaining = self._t0 + state.call.t + effect.delay - clock.now()
+            await clock.asleep(max(0.0, remaining))
+        else:
+            # Let calls started together (asyncio.gather) all begin first, so that their
+            # waits overlap: each ends `delay` after its own start.
+            await yield_to_loop()
+            self.delay(state)
         self._check_seconds()
         return effect.delay
 

@@ -1,0 +1,116 @@
+"""Virtual time for asyncio event loops.
+
+While installed, every event loop reads its time from a :class:`VirtualClock`, and when it
+has nothing ready to run it jumps the clock to its next timer instead of waiting. So
+concurrent waits overlap as they would in real time (ten tasks each sleeping 10 s finish at
+t+10, not t+100), ``asyncio.wait_for`` times out on virtual time, and none of it costs wall
+time. Like freezegun's ``real_asyncio``, this patches the event loop class's ``time``; a loop
+switches to virtual time on its first reading, so its timers are on one timeline.
+
+Only selector-based loops (the default on every platform but Windows) can jump ahead; other
+loops keep real time, and waits on them fall back to advancing the clock per wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .clock import VirtualClock
+
+log = logging.getLogger(__name__)
+
+#: A short real wait before jumping to the next timer, so results that threads (e.g.
+#: ``run_in_executor``) are about to deliver arrive before a virtual timeout fires.
+IDLE_GRACE = 0.0005
+
+
+def _snap(now: float, timeout: float) -> float:
+    """``now + timeout`` on the microsecond grid, rounded up (never short of the timer).
+
+    Loop times carry a large real-time offset, so ``when - time()`` picks up float noise:
+    a 7200 s sleep would otherwise end at 7199.999999999999.
+    """
+    target = now + timeout
+    snapped = math.ceil(target * 1e6 - 1e-3) / 1e6
+    return snapped if snapped > now else target
+
+
+class VirtualLoops:
+    """Puts the event loops of this process on ``clock`` until :meth:`uninstall`."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        # id(loop) -> (loop, offset or None when the loop cannot be virtual, undo)
+        self._loops: dict[
+            int, tuple[asyncio.AbstractEventLoop, float | None, Callable[[], None]]
+        ] = {}
+        probe = asyncio.new_event_loop()  # the loop class in use, found as freezegun does
+        probe.close()
+        self._cls: Any = type(probe)
+        self._real_time: Callable[[Any], float] = self._cls.time
+        self._installed = False
+
+    def install(self) -> None:
+        loops = self
+
+        def time(loop: asyncio.AbstractEventLoop) -> float:
+            offset = loops._offset(loop)
+            return loops._real_time(loop) if offset is None else offset + loops.clock.now()
+
+        self._cls.time = time
+        self._installed = True
+
+    def uninstall(self) -> None:
+        if self._installed:
+            self._cls.time = self._real_time
+            self._installed = False
+        for _loop, _offset, undo in self._loops.values():
+            undo()
+        self._loops.clear()
+
+    def is_virtual(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether ``loop`` runs on the virtual clock (virtualising it if it can be)."""
+        return self._installed and self._offset(loop) is not None
+
+    def _offset(self, loop: asyncio.AbstractEventLoop) -> float | None:
+        entry = self._loops.get(id(loop))
+        if entry is None or entry[0] is not loop:
+            entry = self._virtualize(loop)
+            self._loops[id(loop)] = entry
+        return entry[1]
+
+    def _virtualize(
+        self, loop: asyncio.AbstractEventLoop
+    ) -> tuple[asyncio.AbstractEventLoop, float | None, Callable[[], None]]:
+        selector: Any = getattr(loop, "_selector", None)
+        if selector is None or not callable(getattr(selector, "select", None)):
+            log.debug("%r keeps real time: not a selector event loop", loop)
+            return loop, None, lambda: None
+        clock = self.clock
+        real_select = selector.select
+
+        def select(timeout: float | None = None) -> Any:
+            ready = real_select(0)
+            if ready or timeout == 0:
+                return ready
+            if timeout is None:  # no timer pending: only I/O can wake the loop, so wait for it
+                return real_select(None)
+            ready = real_select(min(timeout, IDLE_GRACE))
+            if not ready:
+                # Jump to the next timer. A hard halt (max_seconds) raised here stops the loop.
+                clock.advance_to(_snap(clock.now(), timeout))
+            return ready
+
+        selector.select = select
+
+        def undo() -> None:
+            if getattr(selector, "select", None) is select:
+                selector.select = real_select
+
+        # Continuous: the loop's time does not jump when it switches to virtual time.
+        return loop, self._real_time(loop) - clock.now(), undo
