@@ -193,3 +193,85 @@ def test_threaded_tools_get_distinct_call_indexes() -> None:
     indexes = sorted(c.index for c in chaos.trace.tool_calls())
     assert indexes == list(range(1, 1601))
     assert chaos.session.steps == chaos.session.tool_calls == 1600
+
+
+FLAKY_SUITE = """
+import pytest
+
+def _agent(chaos, name, calls):
+    tool = chaos.wrap(lambda q: q, name=name)
+    for i in range(calls):
+        try:
+            tool(i)
+        except Exception:
+            pass
+
+@pytest.mark.parametrize("n", range(4))
+def test_agent(chaos, n):
+    _agent(chaos, f"tool{n}", 30)
+
+def test_other(chaos):
+    _agent(chaos, "other", 50)
+"""
+
+
+def test_traces_do_not_depend_on_test_order(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_order=FLAKY_SUITE)
+    ids = [f"test_order.py::test_agent[{n}]" for n in range(4)] + ["test_order.py::test_other"]
+    forward = pytester.runpytest(
+        *ids, "--chaos-seed=5", "--chaos-profile=flaky", "--chaos-trace-dir=a"
+    )
+    backward = pytester.runpytest(
+        *reversed(ids), "--chaos-seed=5", "--chaos-profile=flaky", "--chaos-trace-dir=b"
+    )
+    forward.assert_outcomes(passed=5)
+    backward.assert_outcomes(passed=5)
+    a, b = sorted((pytester.path / "a").iterdir()), sorted((pytester.path / "b").iterdir())
+    assert [p.name for p in a] == [p.name for p in b] and len(a) == 5
+    assert all(x.read_bytes() == y.read_bytes() for x, y in zip(a, b, strict=True))
+    assert sum(x.read_text().count('"FaultInjected"') for x in a) > 10  # faults did fire
+
+
+def test_nothing_leaks_when_a_chaos_test_errors_in_setup_or_teardown(
+    pytester: pytest.Pytester,
+) -> None:
+    import respx.mocks
+
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.fixture
+        def broken_setup(chaos):
+            chaos.http.get("https://api.test/x").respond(json={})
+            raise RuntimeError("setup broke")
+
+        @pytest.fixture
+        def broken_teardown(chaos):
+            yield
+            raise RuntimeError("teardown broke")
+
+        @pytest.mark.chaos(virtual_sleep=True)
+        def test_setup(broken_setup):
+            pass
+
+        @pytest.mark.chaos(virtual_sleep=True)
+        def test_teardown(broken_teardown, chaos):
+            chaos.http.get("https://api.test/x").respond(json={})
+
+        @pytest.mark.chaos(virtual_sleep=True)
+        async def test_interrupted(chaos):
+            raise SystemExit(3)
+        """
+    )
+    pytester.makeini("[pytest]\nasyncio_mode = auto\n")
+    result = pytester.runpytest()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*setup broke*"])
+    # The conftest guard checks time and sleep after this test; here: respx and the loop class.
+    assert respx.mocks.HTTPCoreMocker.routers == []
+    loop = asyncio.new_event_loop()
+    try:
+        assert type(loop).time.__qualname__.endswith("BaseEventLoop.time")
+    finally:
+        loop.close()
