@@ -403,3 +403,23 @@ def test_arbitrary_event_sequences_round_trip(events, meta):
     back = Trace.from_json(trace.to_json())
     assert back == trace
     assert [type(e) for e in back] == [type(e) for e in events]
+
+
+def test_subscribers_see_each_event_as_it_is_appended_and_can_leave():
+    from pytest_agentchaos.trace import Detection, Step
+
+    trace = Trace()
+    seen: list[str] = []
+
+    def detector(event):
+        seen.append(event.type_name)
+        if isinstance(event, Step) and event.label == "loop":
+            trace.append(Detection(event.step, event.t, detector="test", kind="loop"))
+
+    unsubscribe = trace.subscribe(detector)
+    trace.append(Step(1, 0.0, label="loop"))
+    assert seen == ["Step", "Detection"]
+    assert [e.type_name for e in trace] == ["Step", "Detection"]
+    unsubscribe()
+    trace.append(Step(2, 0.0))
+    assert seen == ["Step", "Detection"] and len(trace) == 3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -30,16 +30,34 @@ class Trace:
     plain data: :meth:`to_json` and :meth:`from_json` round-trip it.
     """
 
-    __slots__ = ("_events", "meta")
+    __slots__ = ("_events", "_subscribers", "meta")
 
     def __init__(self, events: list[Event] | None = None, meta: dict[str, Any] | None = None):
         self._events: list[Event] = list(events or [])
+        self._subscribers: list[Callable[[Event], None]] = []
         self.meta: dict[str, Any] = dict(meta or {})
 
     def append(self, event: Event) -> Event:
-        """Add an event at the end and return it."""
+        """Add an event at the end, tell the subscribers, and return it."""
         self._events.append(event)
+        for subscriber in self._subscribers:
+            subscriber(event)
         return event
+
+    def subscribe(self, subscriber: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``subscriber(event)`` for every event appended from now on (online detectors
+        and monitors read the run this way); returns a function that unsubscribes it.
+
+        A subscriber may append events of its own (a detection, an intervention): they reach
+        the subscribers too, after the event that caused them.
+        """
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
 
     @property
     def events(self) -> tuple[Event, ...]:
