@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import datetime
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import hypothesis.internal.observability  # noqa: F401 - see _fast_quiet_pytester
 import pytest
+
+from pytest_agentchaos.faults import parse_faults
+from pytest_agentchaos.inject import Chaos
 
 # In a tuple: virtual sleep and freezegun rebind module-level names bound to these.
 _REAL = (time.time, time.monotonic, time.sleep, asyncio.sleep, datetime.datetime, datetime.date)
@@ -35,3 +39,19 @@ def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts
         monkeypatch = request.getfixturevalue("monkeypatch")
         monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")
+
+
+@pytest.fixture
+def make_chaos() -> Iterator[Callable[..., Chaos]]:
+    """``make_chaos(*fault_dicts, **create_kwargs)``: a library-level run (no plugin);
+    every run is closed at teardown."""
+    runs: list[Chaos] = []
+
+    def make(*faults: dict[str, Any], **kw: Any) -> Chaos:
+        chaos = Chaos.create(faults=parse_faults(list(faults), "test"), **kw)
+        runs.append(chaos)
+        return chaos
+
+    yield make
+    for chaos in runs:
+        chaos.close()

@@ -23,21 +23,6 @@ from pytest_agentchaos.profiles import inline_profile
 from pytest_agentchaos.trace import FaultInjected, RunEnded, RunStarted, ToolCall, ToolResult
 
 
-@pytest.fixture
-def make_chaos():
-    """``make_chaos(*fault_dicts, **create_kwargs)``; every run is closed at teardown."""
-    runs: list[Chaos] = []
-
-    def make(*faults, **kw):
-        chaos = Chaos.create(faults=parse_faults(list(faults), "test"), **kw)
-        runs.append(chaos)
-        return chaos
-
-    yield make
-    for chaos in runs:
-        chaos.close()
-
-
 class Counter:
     """A tool with a side effect we can watch."""
 

@@ -12,26 +12,11 @@ import httpx
 import pytest
 import respx
 
-from pytest_agentchaos.faults import parse_faults
 from pytest_agentchaos.faults.mutations import apply_mutation
 from pytest_agentchaos.inject import Chaos, ChaosRouter
 from pytest_agentchaos.trace import FaultInjected, ToolCall, ToolResult
 
 API = "https://api.example.test"
-
-
-@pytest.fixture
-def make_chaos():
-    runs: list[Chaos] = []
-
-    def make(*faults, **kw):
-        chaos = Chaos.create(faults=parse_faults(list(faults), "test"), **kw)
-        runs.append(chaos)
-        return chaos
-
-    yield make
-    for chaos in runs:
-        chaos.close()
 
 
 @pytest.fixture

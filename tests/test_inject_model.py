@@ -10,24 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_agentchaos.errors import BudgetExhausted
-from pytest_agentchaos.faults import parse_faults
-from pytest_agentchaos.inject import Chaos, InjectedConnectionError, InjectedTimeout, default_tokens
+from pytest_agentchaos.inject import InjectedConnectionError, InjectedTimeout, default_tokens
 from pytest_agentchaos.profiles import Budgets
 from pytest_agentchaos.trace import FaultInjected, ModelCall, ModelResult
-
-
-@pytest.fixture
-def make_chaos():
-    runs: list[Chaos] = []
-
-    def make(*faults, **kw):
-        chaos = Chaos.create(faults=parse_faults(list(faults), "test"), **kw)
-        runs.append(chaos)
-        return chaos
-
-    yield make
-    for chaos in runs:
-        chaos.close()
 
 
 class FakeLLM:

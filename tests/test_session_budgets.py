@@ -18,20 +18,6 @@ from pytest_agentchaos.profiles import Budgets, inline_profile
 from pytest_agentchaos.trace import BudgetExhaustedEvent, RunEnded, Step, Trace
 
 
-@pytest.fixture
-def make_chaos():
-    runs: list[Chaos] = []
-
-    def make(*faults, **kw):
-        chaos = Chaos.create(faults=parse_faults(list(faults), "test"), **kw)
-        runs.append(chaos)
-        return chaos
-
-    yield make
-    for chaos in runs:
-        chaos.close()
-
-
 def runaway(fn, limit=1000):
     """An agent loop that swallows every Exception and keeps going."""
     for _ in range(limit):

@@ -288,30 +288,12 @@ class ChaosSession:
         call = state.call
         self._previous[(call.channel, call.target)] = output
         recorded = snapshot(output if recorded is _MISSING else recorded)
-        if call.channel == "model":
-            if tokens:
-                self.tokens += tokens
-            self._emit(
-                ModelResult,
-                state.step,
-                model=call.target,
-                index=call.index,
-                output=recorded,
-                tokens=tokens,
-            )
+        self._result(state, output=recorded, tokens=tokens, status=status)
+        if call.channel == "model" and tokens:
+            self.tokens += tokens
             limit = self.budgets.max_tokens
             if limit is not None and self.tokens > limit:
                 self._exhaust("max_tokens", limit, self.tokens)
-        else:
-            self._emit(
-                ToolResult,
-                state.step,
-                tool=call.target,
-                index=call.index,
-                output=recorded,
-                status=status,
-                channel=call.channel,
-            )
         return output
 
     def finish_error(
@@ -329,29 +311,30 @@ class ChaosSession:
             error_type = error_type or type(exc).__name__
             message = message if message is not None else str(exc)[:_MESSAGE_LIMIT]
             status = status if status is not None else error_status(exc)
+        self._result(
+            state,
+            ok=False,
+            output=snapshot(output),
+            error_type=error_type,
+            message=message,
+            status=status,
+        )
+
+    def _result(self, state: CallState, **fields: Any) -> None:
+        """Append the result event of ``state``'s call: a ModelResult or a ToolResult."""
         call = state.call
         if call.channel == "model":
-            self._emit(
-                ModelResult,
-                state.step,
-                model=call.target,
-                index=call.index,
-                ok=False,
-                error_type=error_type,
-                message=message,
-            )
+            fields.pop("status", None)
+            self._emit(ModelResult, state.step, model=call.target, index=call.index, **fields)
         else:
+            fields.pop("tokens", None)
             self._emit(
                 ToolResult,
                 state.step,
                 tool=call.target,
                 index=call.index,
-                ok=False,
-                output=snapshot(output),
-                error_type=error_type,
-                message=message,
-                status=status,
                 channel=call.channel,
+                **fields,
             )
 
     # -- lifecycle ---------------------------------------------------------------------
