@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
 from ..errors import BudgetExhausted
@@ -34,6 +34,8 @@ from ..trace.events import (
 )
 from ..trace.trace import Trace
 from .errors import error_status
+
+E = TypeVar("E", bound=Event)
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +124,12 @@ class ChaosSession:
             cls(step=self.steps if step is None else step, t=self.now(), **fields)
         )
 
-    def record(self, cls: type[Event], **fields: Any) -> Event:
-        """Append an event of type ``cls`` at the current step and virtual time."""
+    def record(self, cls: type[E], **fields: Any) -> E:
+        """Append an event of type ``cls`` at the current step and virtual time.
+
+        This makes the session a :class:`~pytest_agentchaos.escape.Recorder`: the escape
+        stack writes its detections and interventions into the run's trace through it.
+        """
         return self._emit(cls, **fields)  # type: ignore[no-any-return]
 
     def step(self, label: str | None = None) -> int:
