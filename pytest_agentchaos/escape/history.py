@@ -1,0 +1,96 @@
+"""What the escape stack remembers of a run: events reduced to small hashable keys.
+
+A key is (node, tool, arguments digest, outcome). The outcome is part of it, so polling that
+makes progress (same call, new result) is not mistaken for a loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+def digest(value: Any) -> str:
+    """A short, stable digest of a JSON-able value (canonical JSON + blake2b)."""
+    text = json.dumps(
+        value, sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ActionKey:
+    """One agent action as the loop detector sees it.
+
+    ``outcome`` is a short label (``ok``, ``error:TimeoutError``, ``error:HTTPStatusError:503``);
+    ``digest`` covers the arguments and the result together, one digest per action.
+    """
+
+    node: str | None = None
+    tool: str | None = None
+    outcome: str | None = None
+    digest: str | None = None
+
+    def describe(self) -> str:
+        parts = [p for p in (self.node and f"@{self.node}", self.tool, self.outcome) if p]
+        return "/".join(parts) or "step"
+
+
+def outcome_of(ok: bool, error_type: str | None = None, status: int | None = None) -> str:
+    """``ok`` or ``error:<type>[:<status>]``."""
+    if ok:
+        return "ok"
+    return f"error:{error_type or 'Error'}" + (f":{status}" if status is not None else "")
+
+
+def action_key(
+    *,
+    node: str | None = None,
+    tool: str | None = None,
+    args: Any = None,
+    outcome: str | None = None,
+    result: Any = None,
+) -> ActionKey:
+    """The key of an action: the same call with the same result gives the same key, so a
+    poll that returns something new each time is progress, not a loop."""
+    both = None if args is None and result is None else digest([args, result])
+    return ActionKey(node, tool, outcome, both)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: ActionKey
+    step: int
+    t: float
+
+
+class History:
+    """A bounded window over the most recent actions (a ring buffer)."""
+
+    def __init__(self, maxlen: int = 256) -> None:
+        if maxlen < 1:
+            raise ValueError(f"history maxlen must be >= 1, got {maxlen}")
+        self._entries: deque[Entry] = deque(maxlen=maxlen)
+        self.total = 0
+
+    def append(self, key: ActionKey, step: int, t: float) -> Entry:
+        entry = Entry(key, step, t)
+        self._entries.append(entry)
+        self.total += 1
+        return entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries)
+
+    def last(self, n: int) -> list[Entry]:
+        """The last ``n`` entries, oldest first."""
+        if n <= 0:
+            return []
+        return list(self._entries)[-n:]
