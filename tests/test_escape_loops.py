@@ -20,7 +20,8 @@ def ref_repeat(keys: list[str], i: int, policy: LoopPolicy) -> tuple[int, int, i
         if i + 1 < k * p:
             continue
         block = keys[i - p + 1 : i + 1]
-        if keys[i - k * p + 1 : i + 1] == block * k:
+        primitive = all(block != block[:d] * (p // d) for d in range(1, p) if p % d == 0)
+        if primitive and keys[i - k * p + 1 : i + 1] == block * k:
             run = 0
             while i - run - p >= 0 and keys[i - run] == keys[i - run - p]:
                 run += 1
@@ -106,7 +107,7 @@ def test_polling_that_makes_progress_is_not_a_loop_but_stale_polling_is() -> Non
     assert all(a == [] for a in progress)
     stale = [detector.observe(poll("running"), i, i) for i in range(5, 10)]
     assert [bool(a) for a in stale] == [False, False, False, True, True]
-    assert stale[3][0].keys[0].describe() == "status/ok"
+    assert stale[3][0].keys[0].describe() == "status(job=1) -> ok"
 
 
 def test_alarm_stops_when_the_agent_stops_repeating() -> None:

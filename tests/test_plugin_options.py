@@ -355,7 +355,7 @@ def test_markers_are_registered(pytester):
         [
             "@pytest.mark.chaos(profile=None, seed=None, faults=*",
             "@pytest.mark.must_halt(max_steps=*",
-            "@pytest.mark.must_escape(*not implemented yet*",
+            "@pytest.mark.must_escape(within_steps=None, require_loop=True): every loop*",
             "@pytest.mark.must_repair(*not implemented yet*",
         ],
         consecutive=False,

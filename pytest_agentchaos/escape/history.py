@@ -10,7 +10,7 @@ import hashlib
 import json
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -34,8 +34,13 @@ class ActionKey:
     tool: str | None = None
     outcome: str | None = None
     digest: str | None = None
+    # The call's arguments, kept only to describe the action to humans (formatted on demand,
+    # as that is rare); not part of the key's identity.
+    shown_args: Any = field(default=None, compare=False)
 
     def describe(self) -> str:
+        if self.tool is not None and self.shown_args is not None:
+            return _label(self.node, self.tool, self.shown_args, self.outcome)
         parts = [p for p in (self.node and f"@{self.node}", self.tool, self.outcome) if p]
         return "/".join(parts) or "step"
 
@@ -58,7 +63,18 @@ def action_key(
     """The key of an action: the same call with the same result gives the same key, so a
     poll that returns something new each time is progress, not a loop."""
     both = None if args is None and result is None else digest([args, result])
-    return ActionKey(node, tool, outcome, both)
+    return ActionKey(node, tool, outcome, both, args)
+
+
+def _label(node: str | None, tool: str, args: Any, outcome: str | None) -> str:
+    if isinstance(args, dict):
+        shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    else:
+        shown = "" if args is None else repr(args)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    where = f"@{node} " if node else ""
+    return f"{where}{tool}({shown})" + (f" -> {outcome}" if outcome else "")
 
 
 @dataclass(frozen=True, slots=True)

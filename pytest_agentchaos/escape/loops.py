@@ -3,7 +3,8 @@
 Three detectors share one pass over the action stream:
 
 - **repeat**: the stream ends with a block of ``p`` actions repeated ``k`` times in a row,
-  for any period ``min_period <= p <= max_period``. For each ``p`` a match-run counter holds
+  for any period ``min_period <= p <= max_period`` (the block must not itself repeat a
+  shorter block: "A A" twice is four A's, a period-1 loop). For each ``p`` a match-run counter holds
   how many of the latest actions equal the one ``p`` before; the suffix is a ``k``-fold
   repeat iff that run reaches ``(k - 1) * p``. Cost per action: O(max_period), whatever the
   history length (the seed's full rescan is O(n^3) and keeps flagging loops long broken).
@@ -114,6 +115,11 @@ class LoopDetector:
         self._recent: deque[tuple[int, ActionKey, int]] = deque(maxlen=policy.max_period + 1)
         self._run = [0] * (policy.max_period + 1)
         self._run_began = [0] * (policy.max_period + 1)
+        # proper divisors of each period: a block that is a power of a shorter one ("A A")
+        # is that shorter loop, judged by that period's threshold
+        self._divisors = [
+            [d for d in range(1, p) if p % d == 0] for p in range(policy.max_period + 1)
+        ]
         self._repeating = False
         self._states: deque[str] = deque()
         self._state_counts: dict[str, int] = {}
@@ -166,7 +172,7 @@ class LoopDetector:
                     run[p] = 0
             if fired is None and run[p] and p >= policy.min_period:
                 k = policy.repeats_period_1 if p == 1 else policy.repeats
-                if run[p] >= (k - 1) * p:
+                if run[p] >= (k - 1) * p and all(run[d] < p - d for d in self._divisors[p]):
                     block = tuple(e[1] for e in list(recent)[size - p + 1 :]) + (key,)
                     fired = Loop("repeat", p, run[p] // p + 1, block, began[p], not self._repeating)
         recent.append((h, key, step))

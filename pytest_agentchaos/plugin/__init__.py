@@ -24,6 +24,7 @@ from .state import RUN, SPEC, STATE, PluginState, RunState
 
 if TYPE_CHECKING:
     from ..inject.chaos import Chaos
+    from ..profiles.profile import Profile
     from ..verdicts.verdict import Verdict
 
 # The parts below the plugin (inject, verdicts, report) load on the first chaos test, so
@@ -329,6 +330,8 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     if spec.seed is not None:
         replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
     run.trace.meta["session_seed"] = state.seed
+    if spec.escape is not None:
+        _observe_loops(run, profile)
     if "httpx" in sys.modules:
         run.http  # noqa: B018 - start the router now: unrouted requests must not go out
     item.stash[RUN] = RunState(run, spec, replay)
@@ -345,8 +348,21 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
             run.close()
 
 
+def _observe_loops(run: Chaos, profile: Profile) -> None:
+    """must_escape judges the loops the harness itself sees: attach its loop observer."""
+    from ..escape.loops import LoopPolicy
+    from ..escape.observer import LoopObserver
+
+    raw = profile.sections.get("escape", {}).get("loops", {})
+    try:
+        policy = LoopPolicy.from_dict(raw, f"{profile.source}: [escape.loops]")
+    except ChaosConfigError as exc:
+        raise pytest.UsageError(f"pytest-agentchaos: {exc}") from None
+    run.trace.subscribe(LoopObserver(run.session, policy))
+
+
 def _judge(run: RunState) -> list[Verdict]:
-    from ..verdicts.verdict import must_halt, not_implemented
+    from ..verdicts import must_escape, must_halt, not_implemented
 
     trace = run.chaos.trace
     spec = run.spec
@@ -354,7 +370,7 @@ def _judge(run: RunState) -> list[Verdict]:
     if spec.halt is not None:
         verdicts.append(must_halt(trace, **spec.halt.as_dict()))
     if spec.escape is not None:
-        verdicts.append(not_implemented("must_escape", "the escape stack, issue 3"))
+        verdicts.append(must_escape(trace, **spec.escape))
     if spec.repair is not None:
         verdicts.append(not_implemented("must_repair", "the repair loop, issue 4"))
     return verdicts

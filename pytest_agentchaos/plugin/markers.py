@@ -26,7 +26,7 @@ MARKERS = {
     ),
     "must_escape": (
         "must_escape(within_steps=None, require_loop=True): every loop the harness detects "
-        "must be broken (not implemented yet: fails)"
+        "must be broken (within that many steps of its detection) and the run must finish"
     ),
     "must_repair": (
         "must_repair(...): malformed parameters must be repaired (not implemented yet: fails)"
@@ -118,7 +118,21 @@ def parse_marks(item: pytest.Item) -> TestChaos | None:
     escape: dict[str, Any] | None = None
     for mark in reversed(marks["must_escape"]):
         where = "@pytest.mark.must_escape"
-        escape = {**(escape or {}), **_kwargs(mark, _ESCAPE_KEYS, where)}
+        if mark.args:
+            raise ChaosConfigError(
+                f"{where}: takes keyword arguments only ({', '.join(_ESCAPE_KEYS)})"
+            )
+        kw = _kwargs(mark, _ESCAPE_KEYS, where)
+        within = kw.get("within_steps")
+        if within is not None and (
+            isinstance(within, bool) or not isinstance(within, int) or within < 0
+        ):
+            raise ChaosConfigError(
+                f"{where}: within_steps: expected a non-negative integer or None, got {within!r}"
+            )
+        if "require_loop" in kw:
+            kw["require_loop"] = _bool(kw["require_loop"], f"{where}: require_loop")
+        escape = {**(escape or {}), **kw}
     repair: dict[str, Any] | None = None
     for mark in reversed(marks["must_repair"]):
         repair = {**(repair or {}), **mark.kwargs}

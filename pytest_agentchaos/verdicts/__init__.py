@@ -1,5 +1,6 @@
-"""Verdicts over a trace: must_halt now; must_escape and must_repair join with their stacks."""
+"""Verdicts over a trace: must_halt, must_escape; must_repair joins with its stack."""
 
+from .escape import must_escape
 from .verdict import Verdict, must_halt, not_implemented, usage
 
-__all__ = ["Verdict", "must_halt", "not_implemented", "usage"]
+__all__ = ["Verdict", "must_escape", "must_halt", "not_implemented", "usage"]

@@ -1,0 +1,102 @@
+"""``must_escape``: every loop the harness saw was broken, soon enough, and the run finished.
+
+Pure over the trace: it reads the ``Detection`` events of the harness's loop observer (which
+watches the run whatever the agent does), the agent's ``Intervention`` events, budget stops
+and the run's end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..trace.events import Detection, Intervention, RunEnded
+from ..trace.trace import Trace
+from .verdict import Verdict
+
+OBSERVER = "loop_observer"
+
+
+def _loop_line(detail: dict[str, Any]) -> str:
+    kind = detail.get("loop_kind", "?")
+    block = " -> ".join(detail.get("block") or []) or "?"
+    if kind == "repeat":
+        what = f"{block} repeated {detail.get('repeats')}x (period {detail.get('period')})"
+    elif kind == "node":
+        what = f"node {detail.get('subject')} visited {detail.get('repeats')}x"
+    else:
+        what = f"state {detail.get('subject')} seen {detail.get('repeats')}x"
+    return (
+        f"loop #{detail.get('episode')} [{kind}]: {what}; "
+        f"began at step {detail.get('began_step')}, detected at step {detail.get('detected_step')}"
+    )
+
+
+def must_escape(
+    trace: Trace, *, within_steps: int | None = None, require_loop: bool = True
+) -> Verdict:
+    """Every loop episode was broken (within ``within_steps`` steps of its detection) and no
+    hard budget stopped the run. With ``require_loop`` a run where no loop arose fails: a
+    suite must not pass vacuously."""
+    detections = [d for d in trace.of_type(Detection) if d.detector == OBSERVER]
+    loops = [d.detail for d in detections if d.kind == "loop"]
+    broken = {d.detail.get("episode"): d.detail for d in detections if d.kind == "loop_broken"}
+    interventions = trace.of_type(Intervention)
+    ended = trace.of_type(RunEnded)
+    end = (
+        f"the run ended {ended[-1].status} at step {ended[-1].step}, t={ended[-1].t:.3f}s"
+        if ended
+        else f"the run stopped at step {trace.steps}"
+    )
+    facts: dict[str, Any] = {"loops": len(loops), "broken": len(broken)}
+    problems: list[str] = []
+    for halt in trace.budget_exhausted():
+        problems.append(
+            f"hard budget {halt.budget}={halt.limit:g} stopped the run at step {halt.step}: "
+            "it did not finish"
+        )
+    if not loops:
+        if require_loop:
+            return Verdict(
+                "must_escape",
+                False,
+                "must_escape failed: nothing to escape: no loop arose in this run "
+                f"({sum(trace.fault_counts().values())} faults fired; {end}). "
+                "Inject faults that trap the agent, or pass require_loop=False.",
+                facts,
+            )
+        if not problems:
+            return Verdict("must_escape", True, f"must_escape ok: no loop arose; {end}", facts)
+    for loop in loops:
+        episode = loop.get("episode")
+        fix = broken.get(episode)
+        if fix is None:
+            problems.append(_loop_line(loop) + "; never broken")
+            continue
+        took = int(fix["broken_step"]) - int(loop["detected_step"])
+        if within_steps is not None and took > within_steps:
+            problems.append(
+                _loop_line(loop)
+                + f"; broken only at step {fix['broken_step']}, {took} steps after detection "
+                f"(within_steps={within_steps})"
+            )
+    if not problems:
+        return Verdict(
+            "must_escape",
+            True,
+            f"must_escape ok: {len(loops)} loop(s) detected and broken; {end}",
+            facts,
+        )
+    first = min((int(loop["detected_step"]) for loop in loops), default=0)
+    tried = [i for i in interventions if i.step >= first]
+    lines = [
+        "must_escape failed: the agent did not escape its loop",
+        *(f"  - {p}" for p in problems),
+    ]
+    if tried:
+        shown = ", ".join(f"{i.action}@{i.step}" for i in tried[:12])
+        more = f" (+{len(tried) - 12} more)" if len(tried) > 12 else ""
+        lines.append(f"  interventions tried: {shown}{more}")
+    else:
+        lines.append("  interventions tried: none recorded (is the agent running an escape stack?)")
+    lines.append(f"  {end}")
+    return Verdict("must_escape", False, "\n".join(lines), facts)
