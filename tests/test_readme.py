@@ -30,10 +30,32 @@ def test_thirty_second_example_passes_under_any_session_profile(
 
 
 def test_profile_example_in_readme_loads(pytester: pytest.Pytester) -> None:
-    toml = re.search(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert toml is not None
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    (profile,) = [b for b in blocks if "extends" in b]
     pytester.mkdir("chaos_profiles")
-    (pytester.path / "chaos_profiles" / "checkout.toml").write_text(toml.group(1))
+    (pytester.path / "chaos_profiles" / "checkout.toml").write_text(profile)
     result = pytester.runpytest("--chaos-list-profiles")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["  checkout * Payment API degraded", "*http_error*"])
+
+
+def test_loop_policy_example_in_readme_is_accepted(pytester: pytest.Pytester) -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    (loops,) = [b for b in blocks if "[escape.loops]" in b]
+    pytester.mkdir("chaos_profiles")
+    (pytester.path / "chaos_profiles" / "tuned.toml").write_text(loops)
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.chaos("tuned")
+        @pytest.mark.must_escape
+        def test_stuck(chaos):
+            search = chaos.wrap(lambda q: "nothing", name="search")
+            for _ in range(12):
+                search("same")
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*loop #1 [[]repeat[]]: search(q='same') -> ok repeated*"])
