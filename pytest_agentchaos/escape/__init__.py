@@ -14,11 +14,21 @@ from .breaker import (
     BreakerState,
     CircuitBreaker,
 )
+from .classify import (
+    CATEGORIES,
+    ClassifierPolicy,
+    ErrorClass,
+    ErrorClassifier,
+    MessageRule,
+    retry_after_from_headers,
+    retry_after_from_message,
+)
 from .history import ActionKey, History, action_key, digest, outcome_of
 from .loops import Loop, LoopDetector, LoopPolicy
 from .recorder import Recorder, TraceRecorder
 
 __all__ = [
+    "CATEGORIES",
     "CLOSED",
     "HALF_OPEN",
     "JITTERS",
@@ -31,15 +41,21 @@ __all__ = [
     "BreakerState",
     "Breakers",
     "CircuitBreaker",
+    "ClassifierPolicy",
+    "ErrorClass",
+    "ErrorClassifier",
     "Jitter",
     "RetryDecision",
     "History",
     "Loop",
     "LoopDetector",
     "LoopPolicy",
+    "MessageRule",
     "Recorder",
     "TraceRecorder",
     "action_key",
     "digest",
     "outcome_of",
+    "retry_after_from_headers",
+    "retry_after_from_message",
 ]
