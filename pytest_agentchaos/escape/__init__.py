@@ -25,11 +25,14 @@ from .classify import (
 )
 from .history import ActionKey, History, action_key, digest, outcome_of
 from .loops import Loop, LoopDetector, LoopPolicy
+from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
+from .supervisor import CallOutcome, Supervisor
 
 __all__ = [
     "CATEGORIES",
     "CLOSED",
+    "CallOutcome",
     "HALF_OPEN",
     "JITTERS",
     "OPEN",
@@ -44,8 +47,10 @@ __all__ = [
     "ClassifierPolicy",
     "ErrorClass",
     "ErrorClassifier",
+    "EscapePolicy",
     "Jitter",
     "RetryDecision",
+    "Supervisor",
     "History",
     "Loop",
     "LoopDetector",
