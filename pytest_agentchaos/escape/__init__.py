@@ -24,6 +24,7 @@ from .classify import (
     retry_after_from_message,
 )
 from .history import ActionKey, History, action_key, digest, outcome_of
+from .interventions import LADDER, Action, EmergencyStop, Escalated
 from .loops import Loop, LoopDetector, LoopPolicy
 from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
@@ -35,7 +36,9 @@ __all__ = [
     "CallOutcome",
     "HALF_OPEN",
     "JITTERS",
+    "LADDER",
     "OPEN",
+    "Action",
     "ActionKey",
     "Backoff",
     "BackoffPolicy",
@@ -46,7 +49,9 @@ __all__ = [
     "CircuitBreaker",
     "ClassifierPolicy",
     "ErrorClass",
+    "EmergencyStop",
     "ErrorClassifier",
+    "Escalated",
     "EscapePolicy",
     "Jitter",
     "RetryDecision",

@@ -14,10 +14,11 @@ from ..errors import config_error
 from .backoff import BackoffPolicy
 from .breaker import BreakerPolicy
 from .classify import ClassifierPolicy
+from .interventions import LADDER
 from .loops import LoopPolicy
 
 _TABLES = ("loops", "classifier", "backoff", "breaker")
-_KEYS = ("max_breaker_wait",)
+_KEYS = ("max_breaker_wait", "interventions")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class EscapePolicy:
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     breaker: BreakerPolicy = field(default_factory=BreakerPolicy)
     max_breaker_wait: float = 60.0
+    #: the rungs tried, in order, while a loop persists (see ``interventions.LADDER``)
+    interventions: tuple[str, ...] = ("retry", "explore", "rollback", "escalate", "stop")
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "[escape]") -> EscapePolicy:
@@ -54,4 +57,14 @@ class EscapePolicy:
         wait = raw.get("max_breaker_wait", 60.0)
         if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
             raise config_error(f"{where}: max_breaker_wait", f"expected seconds >= 0, got {wait!r}")
-        return cls(max_breaker_wait=float(wait), **tables)
+        ladder = raw.get("interventions", cls.interventions)
+        if (
+            not isinstance(ladder, (list, tuple))
+            or not ladder
+            or any(step not in LADDER for step in ladder)
+        ):
+            raise config_error(
+                f"{where}: interventions",
+                f"expected a non-empty list of {', '.join(LADDER)}, got {ladder!r}",
+            )
+        return cls(max_breaker_wait=float(wait), interventions=tuple(ladder), **tables)

@@ -14,12 +14,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..clock.clock import Clock, RealClock
-from ..trace.events import Detection, Intervention
+from ..faults.rng import stable_random
+from ..trace.events import Detection, Intervention, Step
 from .backoff import Backoff, RetryDecision
 from .breaker import BreakerOpen, Breakers
 from .classify import ErrorClassifier
+from .history import ActionKey, action_key, outcome_of
+from .interventions import CONTINUE, Action, EmergencyStop, Escalated
+from .loops import Loop, LoopDetector
 from .policy import EscapePolicy
-from .recorder import Recorder
+from .recorder import Recorder, TraceRecorder
+
+_WAIT = object()
 
 #: Errors that are the caller's fault, not the tool's: they do not trip the tool's breaker.
 _NOT_THE_TOOLS_FAULT = frozenset({"validation", "llm_refusal"})
@@ -69,6 +75,9 @@ class Supervisor:
         seed: int = 0,
         tools: Mapping[str, Callable[..., Any]] | None = None,
         fallbacks: Mapping[str, Sequence[tuple[str, float]]] | None = None,
+        graph: Mapping[str, Sequence[str]] | None = None,
+        rollback: Callable[[], Any] | None = None,
+        escalate: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.policy = policy or EscapePolicy()
         self.clock = clock or RealClock()
@@ -82,6 +91,17 @@ class Supervisor:
         self.classifier = ErrorClassifier(self.policy.classifier)
         self.backoff = Backoff(self.policy.backoff, self.clock, seed, self.recorder)
         self.breakers = Breakers(self.policy.breaker, self.clock, self.recorder)
+        self.seed = seed
+        self.graph = {node: list(edges) for node, edges in (graph or {}).items()}
+        self.rollback_hook = rollback
+        self.escalate_hook = escalate
+        self.loops = LoopDetector(self.policy.loops)
+        self._loop: Loop | None = None
+        self._rung = 0
+        self._retries = 0
+        self._node: str | None = None
+        self._moves = 0
+        self._tried: dict[tuple[str, str], int] = {}
 
     @classmethod
     def for_run(cls, run: _Run, **kwargs: Any) -> Supervisor:
@@ -104,7 +124,7 @@ class Supervisor:
         kwargs = dict(args or {})
         try:
             value, attempts = self._attempt(tool, fn, kwargs)
-            return CallOutcome(value, tool, 1.0, attempts)
+            return self._done(CallOutcome(value, tool, 1.0, attempts), kwargs)
         except Exception as primary:
             for alt, confidence, alt_fn in self._chain(tool):
                 try:
@@ -112,7 +132,9 @@ class Supervisor:
                 except Exception:
                     continue
                 self._fell_back(tool, alt, confidence, primary)
-                return CallOutcome(value, alt, confidence, attempts, fallback=True)
+                outcome = CallOutcome(value, alt, confidence, attempts, fallback=True)
+                return self._done(outcome, kwargs)
+            self._failed(tool, kwargs, primary)
             raise
 
     async def acall(
@@ -127,7 +149,7 @@ class Supervisor:
         kwargs = dict(args or {})
         try:
             value, attempts = await self._aattempt(tool, fn, kwargs)
-            return CallOutcome(value, tool, 1.0, attempts)
+            return self._done(CallOutcome(value, tool, 1.0, attempts), kwargs)
         except Exception as primary:
             for alt, confidence, alt_fn in self._chain(tool):
                 try:
@@ -135,8 +157,121 @@ class Supervisor:
                 except Exception:
                     continue
                 self._fell_back(tool, alt, confidence, primary)
-                return CallOutcome(value, alt, confidence, attempts, fallback=True)
+                outcome = CallOutcome(value, alt, confidence, attempts, fallback=True)
+                return self._done(outcome, kwargs)
+            self._failed(tool, kwargs, primary)
             raise
+
+    def _done(self, outcome: CallOutcome, args: dict[str, Any]) -> CallOutcome:
+        key = action_key(tool=outcome.tool, args=args, outcome="ok", result=outcome.value)
+        self._observe(key)
+        return outcome
+
+    def _failed(self, tool: str, args: dict[str, Any], error: Exception) -> None:
+        self._observe(
+            action_key(tool=tool, args=args, outcome=outcome_of(False, type(error).__name__))
+        )
+
+    # -- loops: visit / check ---------------------------------------------------------------
+
+    def visit(self, node: str, state: Any = None) -> None:
+        """The agent entered ``node`` (for graph agents): counts a step and feeds the loop
+        detector. ``state`` (any JSON-able value or a digest) adds state-recurrence checks."""
+        step = getattr(self.recorder, "step", None)
+        if callable(step):
+            step(node)  # a chaos session: counts the step against the budgets too
+        else:
+            if isinstance(self.recorder, TraceRecorder):
+                self.recorder.step += 1
+            self.recorder.record(Step, label=node)
+        self._moves += 1
+        if self._node is not None:
+            self._tried[(self._node, node)] = self._moves
+        self._node = node
+        self._observe(ActionKey(node=node), state=state, node=node)
+
+    def check(self) -> Action:
+        """What to do about the loop happening now (``continue`` when there is none).
+
+        While the same loop persists, each check climbs one rung of the policy's ladder:
+        retry with backoff, explore an edge out of the cycle, roll back, escalate, stop.
+        """
+        loop = self._loop
+        if loop is None:
+            return CONTINUE
+        ladder = self.policy.interventions
+        while self._rung < len(ladder):
+            rung = ladder[self._rung]
+            if rung == "explore":
+                target = self._exit(loop)
+                if target is _WAIT:
+                    return CONTINUE  # not at a node with a way out yet: keep this rung
+                self._rung += 1
+                if target is not None:
+                    return self._intervene("explore", loop, to=target, **{"from": self._node})
+                continue
+            self._rung += 1
+            action = self._climb(rung, loop)
+            if action is not None:
+                return action
+        return CONTINUE
+
+    def _climb(self, rung: str, loop: Loop) -> Action | None:
+        if rung == "retry":
+            delay = self.backoff.wait(self._retries, key="loop")
+            self._retries += 1
+            return self._intervene("retry", loop, delay=delay)
+        if rung == "rollback":
+            if self.rollback_hook is None:
+                return None
+            self.rollback_hook()
+            return self._intervene("rollback", loop)
+        if rung == "escalate":
+            action = self._intervene("escalate", loop)
+            if self.escalate_hook is None:
+                raise Escalated(
+                    f"loop not broken, handed to a human: {loop.describe()}", **action.detail
+                )
+            self.escalate_hook(dict(action.detail))
+            return action
+        self._intervene("stop", loop)
+        raise EmergencyStop(
+            f"emergency stop: loop persisted through every intervention: {loop.describe()}"
+        )
+
+    def _exit(self, loop: Loop) -> str | None | object:
+        """An edge from here to a node outside the cycle (least recently tried, seeded tie
+        break); ``_WAIT`` when another node of the cycle has one; ``None`` when none does."""
+        cycle = {k.node for k in loop.keys if k.node is not None}
+        if not self.graph or not cycle:
+            return None
+        node = self._node
+        exits = [n for n in self.graph.get(node or "", []) if n not in cycle]
+        if not exits:
+            if any(n not in cycle for c in cycle for n in self.graph.get(c, [])):
+                return _WAIT
+            return None
+        oldest = min(self._tried.get((node or "", n), 0) for n in exits)
+        ties = sorted(n for n in exits if self._tried.get((node or "", n), 0) == oldest)
+        return ties[stable_random(self.seed, "explore", node, self._moves).randrange(len(ties))]
+
+    def _intervene(self, action: str, loop: Loop, **detail: Any) -> Action:
+        detail = {"loop": loop.describe(), **detail}
+        self.recorder.record(Intervention, action=action, detail=dict(detail))
+        return Action(action, detail)
+
+    def _observe(self, key: ActionKey, *, state: Any = None, node: str | None = None) -> None:
+        alarms = self.loops.observe(key, self._moves, self.clock.now(), state=state, node=node)
+        current = alarms[0] if alarms else None
+        if current is None:
+            self._loop = None
+            return
+        if current.new or self._loop is None:
+            self._rung = 0
+            self.recorder.record(
+                Detection, detector="supervisor", kind="loop", detail=current.to_detail()
+            )
+        self._loop = current
 
     # -- internals ---------------------------------------------------------------------
 
