@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
+from ..errors import check_table
 from ..errors import config_error as fail
 from ..trace.events import Intervention
 from .recorder import Recorder
@@ -53,12 +54,7 @@ class BreakerPolicy:
     def from_dict(cls, raw: Mapping[str, Any], where: str = "breaker") -> BreakerPolicy:
         """Validate a ``[escape.breaker]`` table; errors name ``where``, the key and what is
         allowed. Missing keys keep their defaults."""
-        if not isinstance(raw, Mapping):
-            raise fail(where, f"breaker must be a table/dict, got {raw!r}")
-        allowed = [f.name for f in fields(cls)]
-        unknown = sorted(str(k) for k in raw if k not in allowed)
-        if unknown:
-            raise fail(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
+        check_table(raw, (f.name for f in fields(cls)), where, "breaker")
         _check_fields(raw, where)
         values: dict[str, Any] = {
             k: float(v) if k in ("reset_timeout", "window") and v is not None else v

@@ -30,6 +30,7 @@ from http import HTTPStatus
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast, get_args
 
+from ..errors import check_table
 from ..errors import config_error as fail
 from ..trace.events import ModelResult, ToolResult
 
@@ -460,12 +461,8 @@ class ClassifierPolicy:
         ``{category = ..., kind = ...}`` (either may be left out). Errors name ``where``, the
         key and what is allowed.
         """
-        if not isinstance(raw, Mapping):
-            raise fail(where, f"classifier must be a table/dict, got {raw!r}")
         allowed = ("status", "exceptions", "patterns", "escalate", "escalate_after", "window")
-        unknown = sorted(str(k) for k in raw if k not in allowed)
-        if unknown:
-            raise fail(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
+        check_table(raw, allowed, where, "classifier")
 
         status = dict(DEFAULT_STATUS)
         classes = dict(DEFAULT_STATUS_CLASSES)

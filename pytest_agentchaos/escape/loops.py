@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import config_error
+from ..errors import check_table, config_error
 from .history import ActionKey, digest
 
 
@@ -54,10 +54,7 @@ class LoopPolicy:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "[escape.loops]") -> LoopPolicy:
-        allowed = {f.name: f.type for f in fields(cls)}
-        unknown = sorted(set(raw) - set(allowed))
-        if unknown:
-            raise config_error(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
+        check_table(raw, (f.name for f in fields(cls)), where, "loops")
         for key, value in raw.items():
             ok = (
                 isinstance(value, (int, float))

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChaosConfigError
+from ..errors import ChaosConfigError, check_table
 from ..errors import config_error as fail
 from .budgets import Budgets, parse_budgets
 
@@ -167,9 +167,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None) -> Profile:
     where = str(path)
-    unknown = sorted(set(raw) - set(TOP_LEVEL_KEYS))
-    if unknown:
-        raise fail(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(TOP_LEVEL_KEYS)}")
+    check_table(raw, TOP_LEVEL_KEYS, where, "a profile")
     description = raw.get("description", parent.description if parent else "")
     if not isinstance(description, str):
         raise fail(where, f"description: expected a string, got {description!r}")
