@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -20,17 +19,6 @@ class ChaosConfigError(ValueError):
 def config_error(where: str, message: str) -> ChaosConfigError:
     """``ChaosConfigError("<where>: <message>")``: every config error names its source."""
     return ChaosConfigError(f"{where}: {message}")
-
-
-def check_table(raw: object, allowed: Iterable[str], where: str, what: str = "table") -> None:
-    """``raw`` is a table (a mapping) whose keys are all ``allowed``; else a
-    ``ChaosConfigError`` naming ``where``, the first unknown key and what is allowed."""
-    if not isinstance(raw, Mapping):
-        raise config_error(where, f"{what} must be a table/dict, got {raw!r}")
-    names = list(allowed)
-    unknown = sorted(str(k) for k in raw if k not in names)
-    if unknown:
-        raise config_error(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(names)}")
 
 
 class HardHalt(BaseException):

@@ -30,7 +30,10 @@ def _no_leaked_clock_patches() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
-    """pytester runs: keep them quiet about pytest-asyncio's loop scope.
+    """pytester runs: keep them quiet about pytest-asyncio's loop scope, and in file order.
+
+    pytest-randomly (when installed) would shuffle the inner runs' tests, and their expected
+    output is written in file order; the outer suite still runs shuffled.
 
     (Importing hypothesis.internal.observability above keeps it loaded: pytester unloads
     modules an inner run imports, and the hypothesis plugin re-imported it, ~1 s, every run.)
@@ -38,7 +41,9 @@ def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # it clears PYTEST_ADDOPTS when it starts
         monkeypatch = request.getfixturevalue("monkeypatch")
-        monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")
+        monkeypatch.setenv(
+            "PYTEST_ADDOPTS", "-p no:randomly -o asyncio_default_fixture_loop_scope=function"
+        )
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
-from ..errors import check_table
+from ..config import check_table
 from ..errors import config_error as fail
 from ..trace.events import Intervention
 from .recorder import Recorder

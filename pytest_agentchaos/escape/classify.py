@@ -30,8 +30,11 @@ from http import HTTPStatus
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard, cast, get_args
 
-from ..errors import check_table
+from ..config import check_table
 from ..errors import config_error as fail
+from ..status import attr as _attr
+from ..status import is_status as _is_status
+from ..status import status_of as _status_of
 from ..trace.events import ModelResult, ToolResult
 
 Kind: TypeAlias = Literal["transient", "persistent", "unknown"]
@@ -872,23 +875,6 @@ def _chain(exc: BaseException | None, limit: int = 8) -> Iterator[BaseException]
             exc = None
 
 
-def _status_of(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries (ours, httpx's, requests', urllib's, SDKs')."""
-    for attr in ("status", "status_code"):
-        value = _attr(exc, attr)
-        if _is_status(value):
-            return value
-    code = _attr(exc, "code")
-    if _is_status(code) and code >= 400:
-        return code
-    response = _attr(exc, "response")
-    for attr in ("status_code", "status"):
-        value = _attr(response, attr)
-        if _is_status(value):
-            return value
-    return None
-
-
 def _header_sources(exc: BaseException | None, headers: Headers | None) -> Iterator[Headers]:
     if headers is not None:
         yield headers
@@ -906,15 +892,6 @@ def _items(headers: Headers) -> Iterable[tuple[str, str]]:
         return []
 
 
-def _attr(obj: object, name: str) -> Any:
-    """``getattr(obj, name, None)`` that survives properties which raise (an httpx error's
-    ``.request`` before it is set, a closed response's headers)."""
-    try:
-        return getattr(obj, name, None)
-    except Exception:
-        return None
-
-
 def _clip(text: str) -> str:
     if len(text) <= MAX_MESSAGE:
         return text
@@ -927,10 +904,6 @@ def _text(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # an exception whose __str__ fails still classifies by its type
         return ""
-
-
-def _is_status(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:

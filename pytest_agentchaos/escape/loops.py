@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import check_table, config_error
+from ..config import check_table
+from ..errors import config_error
 from .history import ActionKey, digest
 
 

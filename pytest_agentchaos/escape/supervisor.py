@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..clock.clock import Clock, RealClock
-from ..faults.rng import stable_random
+from ..rng import stable_random
 from ..trace.events import Detection, Intervention, Step
 from .backoff import Backoff, RetryDecision
 from .breaker import BreakerOpen, Breakers

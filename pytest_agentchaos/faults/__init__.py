@@ -1,10 +1,10 @@
 """Fault kinds, selectors and the seeded ``FaultPlan``."""
 
+from ..rng import derive_seed, stable_int, stable_random, stable_uniform
 from .effects import Effect, Failure
 from .kinds import CHANNELS, KINDS, CallInfo, FaultKind, garble, register
 from .mutations import MUTATIONS, apply_mutation, parameters_schema
 from .plan import Decision, FaultPlan, FaultSpec, parse_fault, parse_faults
-from .rng import derive_seed, stable_int, stable_random, stable_uniform
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
 
 __all__ = [

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..rng import stable_int, stable_random, stable_uniform
 from .kinds import CallInfo, FaultKind, kind_class
 from .params import fail
-from .rng import stable_int, stable_random, stable_uniform
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
 
 

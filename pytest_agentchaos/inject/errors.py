@@ -66,14 +66,3 @@ def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> I
         retry_after=failure.retry_after,
         fault=fault,
     )
-
-
-def error_status(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries, if any (ours, httpx's, requests')."""
-    for attr in ("status", "status_code"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    response = getattr(exc, "response", None)
-    value = getattr(response, "status_code", None)
-    return value if isinstance(value, int) else None

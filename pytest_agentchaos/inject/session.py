@@ -19,6 +19,7 @@ from ..faults.effects import Effect
 from ..faults.kinds import CallInfo
 from ..faults.plan import Decision, FaultPlan
 from ..profiles.budgets import Budgets
+from ..status import status_of
 from ..trace.events import (
     BudgetExhaustedEvent,
     Event,
@@ -33,7 +34,6 @@ from ..trace.events import (
     snapshot,
 )
 from ..trace.trace import Trace
-from .errors import error_status
 
 E = TypeVar("E", bound=Event)
 
@@ -316,7 +316,7 @@ class ChaosSession:
         if exc is not None:
             error_type = error_type or type(exc).__name__
             message = message if message is not None else str(exc)[:_MESSAGE_LIMIT]
-            status = status if status is not None else error_status(exc)
+            status = status if status is not None else status_of(exc)
         self._result(
             state,
             ok=False,

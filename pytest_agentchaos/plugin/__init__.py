@@ -299,9 +299,9 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     ``chaos.wrap(fn)`` / ``chaos.wrap_tools(...)`` / ``chaos.http`` / ``chaos.model(fn)`` /
     ``chaos.step()``; ``chaos.trace``, ``chaos.seed``, ``chaos.profile``, ``chaos.clock``.
     """
-    from ..faults.rng import derive_seed
     from ..inject.chaos import Chaos
     from ..report.terminal import replay_command
+    from ..rng import derive_seed
 
     item = request.node
     state = request.config.stash[STATE]

@@ -14,7 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChaosConfigError, check_table
+from ..config import check_table
+from ..errors import ChaosConfigError
 from ..errors import config_error as fail
 from .budgets import Budgets, parse_budgets
 
