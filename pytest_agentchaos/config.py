@@ -12,6 +12,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import ChaosConfigError, config_error
+from .saferepr import safe_repr
+
+
+def _short(value: Any) -> str:
+    return safe_repr(value, 80)
+
 
 #: ``validator(value, where) -> normalised value``; raises ``ChaosConfigError`` naming ``where``.
 Validator = Callable[[Any, str], Any]
@@ -66,12 +72,9 @@ def check_fields(obj: object, fields: Mapping[str, Validator], where: str) -> No
         validator(getattr(obj, key), f"{where}: {key}")
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__} object>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _n(value: float) -> str:
+    """A bound as people write it: ``10000000``, ``0.5``."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def number(
@@ -80,23 +83,28 @@ def number(
     maximum: float | None = None,
     exclusive_min: bool = False,
     unit: str = "",
+    finite: bool = True,
 ) -> Validator:
-    """A finite int or float (not a bool) within the bounds; returned as ``float``."""
+    """A finite int or float (not a bool) within the bounds; returned as ``float``.
+
+    ``finite=False`` also admits infinity (``inf`` in TOML: "no limit"), never NaN.
+    """
     suffix = f" {unit}" if unit else ""
+    expected = "a finite number" if finite else "a number"
 
     def check(value: Any, where: str) -> float:
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
-            or not math.isfinite(value)
+            or not (math.isfinite(value) if finite else not math.isnan(value))
         ):
-            raise fail(where, f"expected a finite number{' of ' + unit if unit else ''}, "
+            raise fail(where, f"expected {expected}{' of ' + unit if unit else ''}, "
                        f"got {_short(value)}")  # fmt: skip
         if minimum is not None and (value <= minimum if exclusive_min else value < minimum):
             op = ">" if exclusive_min else ">="
-            raise fail(where, f"must be {op} {minimum:g}{suffix}, got {_short(value)}")
+            raise fail(where, f"must be {op} {_n(minimum)}{suffix}, got {_short(value)}")
         if maximum is not None and value > maximum:
-            raise fail(where, f"must be <= {maximum:g}{suffix}, got {_short(value)}")
+            raise fail(where, f"must be <= {_n(maximum)}{suffix}, got {_short(value)}")
         return float(value)
 
     return check
@@ -121,7 +129,7 @@ def integer(*, minimum: int | None = 0, maximum: int | None = None) -> Validator
 def boolean(value: Any, where: str) -> bool:
     """``True`` or ``False`` (not ``1``, not ``"yes"``)."""
     if not isinstance(value, bool):
-        raise fail(where, f"expected true or false, got {_short(value)}")
+        raise fail(where, f"expected a boolean, got {_short(value)}")
     return value
 
 

@@ -22,11 +22,29 @@ def config_error(where: str, message: str) -> ChaosConfigError:
 
 
 class HardHalt(BaseException):
-    """Base of every halt that an agent must not be able to swallow."""
+    """Base of every halt that an agent must not be able to swallow.
+
+    ``reason`` names the kind of halt in trace events and reports (a budget's name,
+    ``network``, ``wall_timeout`` ...).
+    """
+
+    reason: str = "halt"
 
     def __init__(self, message: str, **detail: Any) -> None:
         super().__init__(message)
         self.detail = detail
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else type(self).__name__
+
+    def again(self) -> HardHalt:
+        """A fresh copy of this halt, raised for every call an agent makes after swallowing it
+        (a fresh one, so tracebacks do not pile up on one object)."""
+        copy = type(self).__new__(type(self))
+        BaseException.__init__(copy, *self.args)
+        copy.__dict__.update(self.__dict__)
+        return copy
 
 
 class BudgetExhausted(HardHalt):
@@ -42,6 +60,37 @@ class BudgetExhausted(HardHalt):
         self.budget = budget
         self.limit = limit
         self.count = count
+
+    @property
+    def reason(self) -> str:  # type: ignore[override]
+        return self.budget
+
+
+class NetworkBlocked(HardHalt):
+    """A chaos test tried to reach the real network (an unmocked HTTP request, or a socket to
+    a host the test does not allow). Hard, so a swallowed refusal still fails the test."""
+
+    reason = "network"
+
+
+class WallTimeout(HardHalt):
+    """The test ran longer than its real-time limit (``chaos_wall_timeout``): the watchdog
+    stopped an agent that would not stop."""
+
+    reason = "wall_timeout"
+
+
+class HaltSwallowed(HardHalt):
+    """Raised into an agent that caught a hard halt and carried on, until it reaches the
+    harness; ``halt`` is the halt it swallowed."""
+
+    reason = "swallowed"
+
+    def __init__(self, halt: HardHalt) -> None:
+        super().__init__(
+            f"the agent swallowed a hard halt and carried on: {halt.message}", halt=halt
+        )
+        self.halt = halt
 
 
 def _num(value: float) -> str:

@@ -124,6 +124,6 @@ def test_virtual_async_time_in_a_pytest_run(pytester: pytest.Pytester) -> None:
         """
     )
     pytester.makeini("[pytest]\nasyncio_mode = auto\n")
-    result = pytester.runpytest()
+    result = pytester.runpytest("-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["PASSED  *test_agent  *vtime=55.0s verdict=must_halt=ok"])

@@ -76,11 +76,13 @@ def test_from_dict_reads_a_profile_table() -> None:
     ("table", "message"),
     [
         ({"threshold": 3}, "unknown key 'threshold'; allowed: failure_threshold, reset_timeout"),
-        ({"failure_threshold": 0}, "failure_threshold: expected an integer >= 1, got 0"),
+        ({"failure_threshold": 0}, "failure_threshold: must be >= 1, got 0"),
+        ({"failure_threshold": True}, "failure_threshold: expected an integer >= 1, got True"),
         ({"half_open_max_calls": "1"}, "half_open_max_calls: expected an integer >= 1, got '1'"),
         ({"reset_timeout": "30s"}, "reset_timeout: expected a finite number of seconds, got '30s'"),
         ({"reset_timeout": -1}, "reset_timeout: must be >= 0 seconds, got -1"),
-        ({"window": 0}, "window: must be > 0 seconds (or absent for no window), got 0"),
+        ({"window": 0}, "window: must be > 0 seconds, got 0"),
+        ({"window": "1m"}, "window: expected a finite number of seconds, got '1m'"),
     ],
 )
 def test_from_dict_errors_name_the_source_the_key_and_what_is_allowed(

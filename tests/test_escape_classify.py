@@ -22,13 +22,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.errors import ChaosConfigError
-from pytest_agentchaos.escape.classify import (
-    CATEGORIES,
-    KINDS,
-    MAX_MESSAGE,
-    ClassifierPolicy,
-    ErrorClass,
-    ErrorClassifier,
+from pytest_agentchaos.escape import classifier_policy, error_tables, retry_after
+from pytest_agentchaos.escape.classifier_policy import ClassifierPolicy
+from pytest_agentchaos.escape.classify import MAX_MESSAGE, ErrorClass, ErrorClassifier
+from pytest_agentchaos.escape.error_tables import CATEGORIES, KINDS
+from pytest_agentchaos.escape.retry_after import (
     retry_after_from_headers,
     retry_after_from_message,
 )
@@ -604,10 +602,12 @@ def test_window_defaults_to_at_least_escalate_after():
         ({"patterns": {"timeout": 3}}, "w: patterns.timeout: expected a list of regular"),
         ({"patterns": {"timeout": [""]}}, "w: patterns.timeout[0]: expected a non-empty"),
         ({"patterns": {"timeout": [{"regex": "x"}]}}, "w: patterns.timeout[0]: expected a regex"),
-        ({"escalate": "yes"}, "w: escalate: expected true or false, got 'yes'"),
-        ({"escalate_after": 0}, "w: escalate_after: expected an integer >= 1, got 0"),
+        ({"escalate": "yes"}, "w: escalate: expected a boolean, got 'yes'"),
+        ({"escalate_after": 0}, "w: escalate_after: must be >= 1, got 0"),
         ({"escalate_after": True}, "w: escalate_after: expected an integer >= 1, got True"),
-        ({"escalate_after": 5, "window": 4}, "w: window: expected an integer >= escalate_after"),
+        ({"window": "10"}, "w: window: expected an integer >= 1, got '10'"),
+        ({"escalate_after": 5, "window": 4}, "w: window: must be >= escalate_after (5), got 4"),
+        ({"window": 4}, "w: window: must be >= escalate_after (5), got 4"),
     ],
 )
 def test_policy_from_dict_errors_name_where_the_key_and_what_is_allowed(raw, message):
@@ -617,8 +617,13 @@ def test_policy_from_dict_errors_name_where_the_key_and_what_is_allowed(raw, mes
 
 
 def test_policy_checks_its_fields_when_built_directly():
-    with pytest.raises(ChaosConfigError, match="window: expected an integer >= escalate_after"):
+    with pytest.raises(
+        ChaosConfigError,
+        match=r"^ClassifierPolicy: window: must be >= escalate_after \(4\), got 2$",
+    ):
         ClassifierPolicy(escalate_after=4, window=2)
+    with pytest.raises(ChaosConfigError, match="^ClassifierPolicy: escalate: expected a boolean"):
+        ClassifierPolicy(escalate=1)  # type: ignore[arg-type]
 
 
 def test_default_policy_tables_are_read_only():
@@ -626,3 +631,35 @@ def test_default_policy_tables_are_read_only():
     with pytest.raises(TypeError):
         policy.status[429] = ("persistent", "auth")  # type: ignore[index]
     assert isinstance(ErrorClassifier().classify(429), ErrorClass)
+
+
+def test_names_that_moved_out_of_classify_are_still_importable_from_it():
+    """The tables, the policy and Retry-After parsing live in their own modules now; code that
+    imported them from ``escape.classify`` (or from ``escape``) keeps working."""
+    from pytest_agentchaos import escape
+    from pytest_agentchaos.escape import classify
+
+    moved = {
+        error_tables: [
+            "CATEGORIES",
+            "CATEGORY_KINDS",
+            "DEFAULT_EXCEPTIONS",
+            "DEFAULT_PATTERNS",
+            "DEFAULT_STATUS",
+            "DEFAULT_STATUS_CLASSES",
+            "KINDS",
+            "MessageRule",
+        ],
+        classifier_policy: ["ClassifierPolicy"],
+        retry_after: ["Headers", "retry_after_from_headers", "retry_after_from_message"],
+    }
+    for module, names in moved.items():
+        for name in names:
+            assert getattr(classify, name) is getattr(module, name), name
+            assert name in classify.__all__
+    for name in escape.__all__:
+        assert getattr(escape, name) is not None
+    assert (
+        escape.ClassifierPolicy is ClassifierPolicy
+        and escape.MessageRule is error_tables.MessageRule
+    )

@@ -99,8 +99,17 @@ def test_interventions_are_configurable_and_validated() -> None:
         "explore",
         "stop",
     )
-    with pytest.raises(ChaosConfigError, match="interventions: expected a non-empty list of retry"):
+    with pytest.raises(
+        ChaosConfigError,
+        match=r"^\[escape\]: interventions\[0\]: 'pray' is not one of retry, explore, rollback",
+    ):
         EscapePolicy.from_dict({"interventions": ["pray"]})
+    with pytest.raises(ChaosConfigError, match=r"interventions: must not be an empty list"):
+        EscapePolicy.from_dict({"interventions": []})
+    with pytest.raises(ChaosConfigError, match=r"interventions: expected a list of retry, explore"):
+        EscapePolicy.from_dict({"interventions": "stop"})
+    with pytest.raises(ChaosConfigError, match=r"^EscapePolicy: interventions\[1\]: 'pray' is not"):
+        EscapePolicy(interventions=("stop", "pray"))
 
 
 RING_DIR = Path(__file__).resolve().parents[1] / "examples" / "ring"
@@ -127,7 +136,7 @@ def test_must_escape_fails_on_the_naive_ring_agent_and_explains(pytester: pytest
             supervised_agent(chaos.wrap(fetch_data), Supervisor.for_run(chaos, graph=GRAPH))
         """
     )
-    result = pytester.runpytest("--chaos-seed=7", "--chaos-profile=outage")
+    result = pytester.runpytest("-v", "--chaos-seed=7", "--chaos-profile=outage")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [

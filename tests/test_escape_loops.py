@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -138,7 +140,26 @@ def test_policy_from_dict_validates() -> None:
     assert LoopPolicy.from_dict({"max_period": 12}).max_period == 12
     with pytest.raises(ChaosConfigError, match=r"\[escape.loops\]: unknown key 'max_perod'"):
         LoopPolicy.from_dict({"max_perod": 12})
-    with pytest.raises(ChaosConfigError, match="repeats must be >= 2"):
+    with pytest.raises(
+        ChaosConfigError, match=r"allowed: min_period, max_period, repeats_period_1"
+    ):
+        LoopPolicy.from_dict({"max_perod": 12})
+    with pytest.raises(ChaosConfigError, match=r"^\[escape.loops\]: repeats: must be >= 2, got 1$"):
         LoopPolicy.from_dict({"repeats": 1})
-    with pytest.raises(ChaosConfigError, match="expected a number"):
+    with pytest.raises(
+        ChaosConfigError, match=r"^\[escape.loops\]: max_period: expected an integer >= 1, got '8'$"
+    ):
         LoopPolicy.from_dict({"max_period": "8"})
+    with pytest.raises(ChaosConfigError, match=r"node_window_seconds: must be > 0 seconds, got 0"):
+        LoopPolicy.from_dict({"node_window_seconds": 0})
+    with pytest.raises(
+        ChaosConfigError, match=r"^p: min_period: must be <= max_period \(8\), got 9$"
+    ):
+        LoopPolicy.from_dict({"min_period": 9}, "p")
+    with pytest.raises(ChaosConfigError, match=r"^LoopPolicy: min_period: must be <= max_period"):
+        LoopPolicy(min_period=3, max_period=2)
+    with pytest.raises(ChaosConfigError, match=r"^LoopPolicy: state_window: must be >= 1, got 0$"):
+        LoopPolicy(state_window=0)
+    # seconds are normalised to float; inf means "no time limit", as it always did
+    assert LoopPolicy.from_dict({"node_window_seconds": 30}).node_window_seconds == 30.0
+    assert LoopPolicy.from_dict({"node_window_seconds": math.inf}).node_window_seconds == math.inf

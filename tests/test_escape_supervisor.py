@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -170,16 +171,52 @@ def test_profile_escape_table_configures_the_supervisor(pytester: pytest.Pyteste
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"loop": {}}, "unknown key 'loop'; allowed: [loops], [classifier], [backoff], [breaker]"),
-        ({"backoff": 3}, "[escape].backoff: expected a table"),
-        ({"max_breaker_wait": -1}, "max_breaker_wait: expected seconds >= 0"),
-        ({"loops": {"repeats": 1}}, "repeats must be >= 2"),
+        (
+            {"loop": {}},
+            "[escape]: unknown key 'loop'; allowed: loops, classifier, backoff, breaker, "
+            "max_breaker_wait, interventions",
+        ),
+        (3, "[escape]: escape must be a table/dict, got 3"),
+        ({"backoff": 3}, "[escape.backoff]: backoff must be a table/dict, got 3"),
+        ({"max_breaker_wait": -1}, "[escape]: max_breaker_wait: must be >= 0 seconds, got -1"),
+        ({"max_breaker_wait": "1m"}, "[escape]: max_breaker_wait: expected a number of seconds"),
+        ({"max_breaker_wait": math.nan}, "[escape]: max_breaker_wait: expected a number of"),
+        ({"loops": {"repeats": 1}}, "[escape.loops]: repeats: must be >= 2, got 1"),
+        (
+            {"breaker": {"threshold": 3}},
+            "[escape.breaker]: unknown key 'threshold'; allowed: failure_threshold, reset_timeout",
+        ),
+        ({"backoff": {"jitter": "half"}}, "[escape.backoff]: jitter: 'half' is not one of"),
+        ({"classifier": {"window": 0}}, "[escape.classifier]: window: must be >= 1, got 0"),
     ],
 )
-def test_escape_policy_errors_name_the_key(raw: dict[str, Any], message: str) -> None:
+def test_escape_policy_errors_name_the_key(raw: Any, message: str) -> None:
     with pytest.raises(ChaosConfigError) as exc:
         EscapePolicy.from_dict(raw)
-    assert message in str(exc.value)
+    assert str(exc.value).startswith(message)
+    assert "\n" not in str(exc.value)
+
+
+def test_escape_policy_reads_every_table() -> None:
+    policy = EscapePolicy.from_dict(
+        {
+            "loops": {"max_period": 4},
+            "classifier": {"escalate_after": 3},
+            "backoff": {"base": 2},
+            "breaker": {"failure_threshold": 2},
+            "max_breaker_wait": 5,
+            "interventions": ["explore", "stop"],
+        }
+    )
+    assert policy.loops.max_period == 4 and policy.classifier.escalate_after == 3
+    assert policy.backoff.base == 2.0 and policy.breaker.failure_threshold == 2
+    assert policy.max_breaker_wait == 5.0 and isinstance(policy.max_breaker_wait, float)
+    assert policy.interventions == ("explore", "stop")
+    assert EscapePolicy.from_dict({}) == EscapePolicy()
+    # inf: wait for an open breaker's probe however long it takes, as it always could
+    assert EscapePolicy.from_dict({"max_breaker_wait": math.inf}).max_breaker_wait == math.inf
+    with pytest.raises(ChaosConfigError, match="^EscapePolicy: max_breaker_wait: must be >= 0"):
+        EscapePolicy(max_breaker_wait=-1)
 
 
 def test_breaker_open_is_reported_to_callers_without_fallbacks(make_chaos: Any) -> None:

@@ -351,7 +351,13 @@ def test_from_schedule_errors_name_the_entry():
     with pytest.raises(ChaosConfigError, match=r"schedule\[1\]: missing 'index'"):
         FaultPlan.from_schedule(
             [
-                {"channel": "tool", "target": "a", "index": 1, "kind": "latency", "detail": {}},
+                {
+                    "channel": "tool",
+                    "target": "a",
+                    "index": 1,
+                    "kind": "latency",
+                    "detail": {"seconds": 2},
+                },
                 {"channel": "tool", "target": "a", "kind": "latency"},
             ]
         )

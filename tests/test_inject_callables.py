@@ -122,10 +122,10 @@ class TestCleanCalls:
         chaos = make_chaos()
         wrapped = chaos.wrap(tool)
         assert wrapped(1, 3, 4, 5, flag=True, z=9) == (1, 3, (4, 5), True, {"z": 9})
-        assert chaos.trace.tool_calls()[0].args == {
+        assert chaos.trace.tool_calls()[0].args == {  # the trace holds JSON data: lists
             "a": 1,
             "b": 3,
-            "rest": (4, 5),
+            "rest": [4, 5],
             "flag": True,
             "z": 9,
         }

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import respx
 
+from pytest_agentchaos.errors import NetworkBlocked
 from pytest_agentchaos.faults.mutations import apply_mutation
 from pytest_agentchaos.inject import Chaos, ChaosRouter
 from pytest_agentchaos.trace import FaultInjected, ToolCall, ToolResult
@@ -86,14 +87,21 @@ class TestRoutes:
         assert client.get(f"{API}/search").status_code == 500
         assert [f.target for f in chaos.trace.faults()] == ["search"]
 
-    def test_unmocked_url_raises_and_is_traced(self, make_chaos, client):
-        chaos = make_chaos()
+    def test_unmocked_url_is_a_hard_halt_and_is_traced(self, make_chaos, client):
+        chaos = make_chaos({"kind": "http_error", "status": 500})  # no fault on an undeclared URL
         chaos.http.get(f"{API}/search", name="search").respond(json={})
-        with pytest.raises(AssertionError, match="not mocked"):
-            client.get("https://unmocked.example.test/x")
-        (result,) = chaos.trace.tool_results()
-        assert result.tool == "GET unmocked.example.test/x"
-        assert not result.ok
+        with pytest.raises(NetworkBlocked, match="blocked a real HTTP request: GET https://unm"):
+            client.get("https://unmocked.example.test/x?q=1")
+        assert chaos.trace.tool_calls() == [] and chaos.trace.faults() == []
+        (halt,) = chaos.trace.hard_halts()
+        assert (halt.reason, halt.detail["url"]) == (
+            "network",
+            "GET https://unmocked.example.test/x",
+        )
+        # swallowed, it still halts the run: every later call raises again
+        assert isinstance(chaos.session.halted, NetworkBlocked)
+        with pytest.raises(NetworkBlocked):
+            client.get(f"{API}/search")
 
     def test_real_route_error_status_is_a_failed_result(self, make_chaos, client):
         chaos = make_chaos()
@@ -329,7 +337,7 @@ class TestLifecycle:
         chaos = Chaos.create()
         chaos.http.get(f"{API}/x", name="x").respond(json={})
         with httpx.Client() as c:
-            with pytest.raises(AssertionError, match="not mocked"):
+            with pytest.raises(NetworkBlocked):
                 c.get(loopback)  # while mocked, even loopback is refused
             chaos.close()
             n = len(chaos.trace)

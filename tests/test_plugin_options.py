@@ -59,7 +59,7 @@ def header_seed(result: pytest.RunResult) -> int:
 
 def test_default_profile_is_none(pytester):
     pytester.makepyfile(SHOW)
-    result = pytester.runpytest("-s")
+    result = pytester.runpytest("-v", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         ["agentchaos: profile=none seed=*", "*PROFILE=none*", "PASSED  *test_show  profile=none *"]
@@ -68,7 +68,7 @@ def test_default_profile_is_none(pytester):
 
 def test_chaos_profile_option_selects_the_profile(pytester):
     pytester.makepyfile(SHOW)
-    result = pytester.runpytest("-s", "--chaos-profile", "flaky")
+    result = pytester.runpytest("-v", "-s", "--chaos-profile", "flaky")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
@@ -83,7 +83,7 @@ def test_chaos_profile_option_selects_the_profile(pytester):
 def test_ini_chaos_profile_selects_the_profile(pytester):
     ini(pytester, "chaos_profile = outage")
     pytester.makepyfile(SHOW)
-    result = pytester.runpytest("-s")
+    result = pytester.runpytest("-v", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         ["agentchaos: profile=outage seed=*", "*PROFILE=outage*", "PASSED  *profile=outage *"]
@@ -258,7 +258,7 @@ def test_user_profile_shadows_a_builtin(pytester):
     )
     listing = pytester.runpytest("--chaos-list-profiles")
     listing.stdout.fnmatch_lines(["  flaky          [[]user] our own flaky: never fails"])
-    result = pytester.runpytest("--chaos-profile=flaky", "--chaos-seed=1")
+    result = pytester.runpytest("-v", "--chaos-profile=flaky", "--chaos-seed=1")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*profile=flaky *faults=none tool_calls=200 *"])
 

@@ -98,17 +98,17 @@ def test_summary_has_one_row_per_chaos_test(pytester):
             pass
         """
     )
-    result = pytester.runpytest("-s", "--chaos-seed=21")
+    result = pytester.runpytest("-v", "-s", "--chaos-seed=21")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     seed = re.search(r"SEED (\d+)$", result.stdout.str(), re.M).group(1)
     result.stdout.fnmatch_lines(
         [
-            "=* agentchaos: 3 chaos tests =*",
+            "=* agentchaos: 3 chaos tests =*",  # rows sorted by node id
+            "FAILED  test_rows.py::test_failing  profile=outage test_seed=77 faults=http_error:1 "
+            "tool_calls=0 model_calls=1 steps=1 vtime=0.0s verdict=-",
             f"PASSED  test_rows.py::test_faulty  profile=none test_seed={seed} "
             "faults=timeout:1,http_error:2 tool_calls=4 model_calls=0 steps=5 vtime=10.0s "
             "verdict=-",
-            "FAILED  test_rows.py::test_failing  profile=outage test_seed=77 faults=http_error:1 "
-            "tool_calls=0 model_calls=1 steps=1 vtime=0.0s verdict=-",
             "XFAILED test_rows.py::test_xfail  profile=none test_seed=* faults=none *",
             "session seed 21: replay with --chaos-seed=21",
         ]
@@ -245,18 +245,18 @@ def trace_file(directory, readable):
 
 def test_same_seed_same_faults_other_seed_other_faults(pytester):
     pytester.makepyfile(test_flaky=FLAKY_AGENTS)
-    first = pytester.runpytest("--chaos-trace-dir=t1")
+    first = pytester.runpytest("-v", "--chaos-trace-dir=t1")
     first.assert_outcomes(passed=2, failed=1)
     seed = int(re.search(r"^session seed (\d+):", first.stdout.str(), re.M).group(1))
 
-    again = pytester.runpytest(f"--chaos-seed={seed}", "--chaos-trace-dir=t2")
+    again = pytester.runpytest("-v", f"--chaos-seed={seed}", "--chaos-trace-dir=t2")
     assert rows(again) == rows(first)
     assert len(rows(first)) == 3
     for name in ("test_search", "test_book", "test_pay"):
         file = trace_file(pytester.path / "t1", f"test_flaky.py_{name}")
         assert file.read_bytes() == (pytester.path / "t2" / file.name).read_bytes()
 
-    other = pytester.runpytest(f"--chaos-seed={seed + 1}")
+    other = pytester.runpytest("-v", f"--chaos-seed={seed + 1}")
     assert set(rows(other)) == set(rows(first))
     assert rows(other) != rows(first)
     faults = re.compile(r"faults=\S+")
@@ -267,7 +267,7 @@ def test_same_seed_same_faults_other_seed_other_faults(pytester):
 
 def test_printed_replay_command_reproduces_the_failing_test(pytester):
     pytester.makepyfile(test_flaky=FLAKY_AGENTS)
-    first = pytester.runpytest("--chaos-trace-dir=t1")
+    first = pytester.runpytest("-v", "--chaos-trace-dir=t1")
     first.assert_outcomes(passed=2, failed=1)
     replay = next(line for line in first.stdout.lines if line.startswith("replay: pytest "))
     argv = shlex.split(replay.removeprefix("replay: pytest "))

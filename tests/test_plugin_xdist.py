@@ -65,7 +65,7 @@ def _setup(pytester: pytest.Pytester) -> None:
 
 
 def run_distributed(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-n", "2", "-p", "xdist", *NOT_NEEDED, *args)
+    return pytester.runpytest_subprocess("-v", "-n", "2", "-p", "xdist", *NOT_NEEDED, *args)
 
 
 def rows(result: pytest.RunResult) -> dict[str, str]:
@@ -81,7 +81,9 @@ def workers(pytester: pytest.Pytester) -> set[str]:
 
 
 def test_distributed_run_matches_serial_run_byte_for_byte(pytester):
-    serial = pytester.runpytest("--chaos-seed=123", "--chaos-trace-dir=serial", "-p", "no:asyncio")
+    serial = pytester.runpytest(
+        "-v", "--chaos-seed=123", "--chaos-trace-dir=serial", "-p", "no:asyncio"
+    )
     serial.assert_outcomes(passed=9)
     for p in (pytester.path / "workers").iterdir():
         p.unlink()

@@ -113,10 +113,8 @@ def test_extends_merges_faults_budgets_and_sections(tmp_path):
         max_steps = 100
         max_seconds = 600
         [escape]
-        retries = 3
-        backoff = { base = 1, cap = 30 }
-        [halt]
-        on_loop = true
+        max_breaker_wait = 30
+        backoff = { base = 1, max_delay = 30 }
         [[faults]]
         kind = "timeout"
         [[faults]]
@@ -132,8 +130,8 @@ def test_extends_merges_faults_budgets_and_sections(tmp_path):
         max_steps = 20
         max_tool_calls = 10
         [escape]
-        backoff = { cap = 60 }
-        fallback = "cache"
+        backoff = { max_delay = 60 }
+        interventions = ["retry", "stop"]
         [[faults]]
         kind = "http_error"
         status = 502
@@ -143,11 +141,13 @@ def test_extends_merges_faults_budgets_and_sections(tmp_path):
     assert kinds(child) == ["timeout", "latency", "http_error"]
     assert child.budgets == Budgets(max_steps=20, max_tool_calls=10, max_seconds=600.0)
     assert child.sections["escape"] == {
-        "retries": 3,
-        "backoff": {"base": 1, "cap": 60},
-        "fallback": "cache",
+        "max_breaker_wait": 30,
+        "backoff": {"base": 1, "max_delay": 60},
+        "interventions": ["retry", "stop"],
     }
-    assert child.sections["halt"] == {"on_loop": True}
+    policy = child.policy("escape")  # parsed from the merged table when the profile loaded
+    assert (policy.max_breaker_wait, policy.interventions) == (30.0, ("retry", "stop"))
+    assert (policy.backoff.base, policy.backoff.max_delay) == (1.0, 60.0)
     assert child.description == "base profile"  # inherited when not set
     assert child.chain == ("base", "child")
 
@@ -236,10 +236,14 @@ def test_extending_an_unknown_profile_names_it(tmp_path):
         ProfileRegistry.default(tmp_path).get("child")
 
 
-def test_self_extends_without_a_shadowed_profile_is_not_found(tmp_path):
+def test_self_extends_without_a_shadowed_profile_says_so(tmp_path):
     write(tmp_path, "solo", 'extends = "solo"\n')
-    with pytest.raises(ChaosConfigError, match="chaos profile 'solo': not found"):
+    with pytest.raises(ChaosConfigError) as exc:
         ProfileRegistry.default(tmp_path).get("solo")
+    assert str(exc.value).startswith(
+        f"{tmp_path / 'solo.toml'}: extends: 'solo' extends itself, but no other profile 'solo' "
+        "is there to build on"
+    )
 
 
 def test_invalid_toml_names_the_file(tmp_path):

@@ -19,7 +19,7 @@ def test_thirty_second_example_passes_under_any_session_profile(
     pytester: pytest.Pytester, profile: str
 ) -> None:
     pytester.makepyfile(test_x=_python_blocks()[0])
-    result = pytester.runpytest(f"--chaos-profile={profile}", "--chaos-seed=1")
+    result = pytester.runpytest("-v", f"--chaos-profile={profile}", "--chaos-seed=1")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [

@@ -14,20 +14,15 @@ from .breaker import (
     BreakerState,
     CircuitBreaker,
 )
-from .classify import (
-    CATEGORIES,
-    ClassifierPolicy,
-    ErrorClass,
-    ErrorClassifier,
-    MessageRule,
-    retry_after_from_headers,
-    retry_after_from_message,
-)
+from .classifier_policy import ClassifierPolicy
+from .classify import ErrorClass, ErrorClassifier
+from .error_tables import CATEGORIES, MessageRule
 from .history import ActionKey, History, action_key, digest, outcome_of
 from .interventions import LADDER, Action, EmergencyStop, Escalated
 from .loops import Loop, LoopDetector, LoopPolicy
 from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
+from .retry_after import retry_after_from_headers, retry_after_from_message
 from .supervisor import CallOutcome, Supervisor
 
 __all__ = [

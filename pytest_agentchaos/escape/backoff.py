@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
-from ..config import check_table
-from ..errors import config_error as fail
+from ..config import Validator, check_fields, choice, integer, number, optional, parse_table
 from ..rng import stable_uniform
 from ..trace.events import Intervention
 from .recorder import Recorder
@@ -57,18 +56,13 @@ class BackoffPolicy:
     retry_after_cap: float | None = None
 
     def __post_init__(self) -> None:
-        _check_fields({f.name: getattr(self, f.name) for f in fields(self)}, "BackoffPolicy")
+        check_fields(self, _FIELDS, "BackoffPolicy")
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "backoff") -> BackoffPolicy:
         """Validate a ``[escape.backoff]`` table; errors name ``where``, the key and what is
         allowed. Missing keys keep their defaults."""
-        check_table(raw, (f.name for f in fields(cls)), where, "backoff")
-        _check_fields(raw, where)
-        values: dict[str, Any] = {
-            k: float(v) if k in _FLOAT_KEYS and v is not None else v for k, v in raw.items()
-        }
-        return cls(**values)
+        return cls(**parse_table(raw, _FIELDS, where, "backoff"))
 
     def cap(self, attempt: int) -> float:
         """The longest backoff before retry ``attempt``: ``min(max_delay, base * factor **
@@ -79,6 +73,17 @@ class BackoffPolicy:
         except OverflowError:
             return float(self.max_delay)
         return float(min(self.max_delay, raw))
+
+
+#: The fields of a :class:`BackoffPolicy` (the keys of an ``[escape.backoff]`` table).
+_FIELDS: dict[str, Validator] = {
+    "base": number(minimum=0, exclusive_min=True, unit="seconds"),
+    "factor": number(minimum=1),  # delays never shrink
+    "max_delay": number(minimum=0, exclusive_min=True, unit="seconds"),
+    "jitter": choice(JITTERS),
+    "max_attempts": integer(minimum=1),
+    "retry_after_cap": optional(number(minimum=0, unit="seconds")),  # None: honour any
+}
 
 
 class Backoff:
@@ -212,33 +217,6 @@ class Backoff:
                 )
             return False, None
         return True, None if decision is True else float(decision)
-
-
-_FLOAT_KEYS = frozenset({"base", "factor", "max_delay", "retry_after_cap"})
-
-
-def _check_fields(values: Mapping[str, Any], where: str) -> None:
-    """Raise ``ChaosConfigError`` for the first bad value among the policy fields present."""
-    for key, value in values.items():
-        at = f"{where}: {key}"
-        if key == "jitter":
-            if value not in JITTERS:
-                raise fail(at, f"expected one of {', '.join(JITTERS)}, got {value!r}")
-        elif key == "max_attempts":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise fail(at, f"expected an integer >= 1, got {value!r}")
-        elif key == "retry_after_cap" and value is None:
-            continue
-        elif not _is_number(value):
-            raise fail(at, f"expected a finite number, got {value!r}")
-        elif key == "factor" and value < 1:
-            raise fail(at, f"must be >= 1 (delays never shrink), got {value!r}")
-        elif key in ("base", "max_delay") and value <= 0:
-            raise fail(at, f"must be > 0 seconds, got {value!r}")
-        elif key == "retry_after_cap" and value < 0:
-            raise fail(
-                at, f"must be >= 0 seconds (or absent to honour any Retry-After), got {value!r}"
-            )
 
 
 def _is_number(value: object) -> bool:

@@ -15,12 +15,11 @@ import math
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
-from ..config import check_table
-from ..errors import config_error as fail
+from ..config import Validator, check_fields, integer, number, optional, parse_table
 from ..trace.events import Intervention
 from .recorder import Recorder
 
@@ -48,19 +47,22 @@ class BreakerPolicy:
     window: float | None = None
 
     def __post_init__(self) -> None:
-        _check_fields({f.name: getattr(self, f.name) for f in fields(self)}, "BreakerPolicy")
+        check_fields(self, _FIELDS, "BreakerPolicy")
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "breaker") -> BreakerPolicy:
         """Validate a ``[escape.breaker]`` table; errors name ``where``, the key and what is
         allowed. Missing keys keep their defaults."""
-        check_table(raw, (f.name for f in fields(cls)), where, "breaker")
-        _check_fields(raw, where)
-        values: dict[str, Any] = {
-            k: float(v) if k in ("reset_timeout", "window") and v is not None else v
-            for k, v in raw.items()
-        }
-        return cls(**values)
+        return cls(**parse_table(raw, _FIELDS, where, "breaker"))
+
+
+#: The fields of a :class:`BreakerPolicy` (the keys of an ``[escape.breaker]`` table).
+_FIELDS: dict[str, Validator] = {
+    "failure_threshold": integer(minimum=1),
+    "reset_timeout": number(minimum=0, unit="seconds"),
+    "half_open_max_calls": integer(minimum=1),
+    "window": optional(number(minimum=0, exclusive_min=True, unit="seconds")),  # None: no limit
+}
 
 
 class BreakerOpen(Exception):
@@ -302,24 +304,3 @@ def _until(t: float, now: float) -> float:
     while now + wait < t:
         wait = math.nextafter(wait, math.inf)
     return wait
-
-
-def _check_fields(values: Mapping[str, Any], where: str) -> None:
-    """Raise ``ChaosConfigError`` for the first bad value among the policy fields present."""
-    for key, value in values.items():
-        at = f"{where}: {key}"
-        if key in ("failure_threshold", "half_open_max_calls"):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise fail(at, f"expected an integer >= 1, got {value!r}")
-        elif key == "window" and value is None:
-            continue
-        elif (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-        ):
-            raise fail(at, f"expected a finite number of seconds, got {value!r}")
-        elif key == "reset_timeout" and value < 0:
-            raise fail(at, f"must be >= 0 seconds, got {value!r}")
-        elif key == "window" and value <= 0:
-            raise fail(at, f"must be > 0 seconds (or absent for no window), got {value!r}")

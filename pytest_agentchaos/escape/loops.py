@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from ..config import check_table
-from ..errors import config_error
+from ..config import Validator, check_fields, fail, integer, number, parse_table
 from .history import ActionKey, digest
 
 
@@ -42,32 +41,49 @@ class LoopPolicy:
     node_window_seconds: float = 60.0
 
     def __post_init__(self) -> None:
-        if not 1 <= self.min_period <= self.max_period:
-            raise config_error("loop policy", "need 1 <= min_period <= max_period")
-        for name in ("repeats_period_1", "repeats", "state_repeats", "node_visits"):
-            if getattr(self, name) < 2:
-                raise config_error("loop policy", f"{name} must be >= 2")
-        if self.state_window < 1 or self.node_window_events < 1 or self.node_window_seconds <= 0:
-            raise config_error("loop policy", "windows must be positive")
+        check_fields(self, _FIELDS, "LoopPolicy")
+        _check_periods(self.min_period, self.max_period, "LoopPolicy")
 
     def repeats_for(self, period: int) -> int:
         return self.repeats_period_1 if period == 1 else self.repeats
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "[escape.loops]") -> LoopPolicy:
-        check_table(raw, (f.name for f in fields(cls)), where, "loops")
-        for key, value in raw.items():
-            ok = (
-                isinstance(value, (int, float))
-                if key == "node_window_seconds"
-                else isinstance(value, int)
-            )
-            if isinstance(value, bool) or not ok:
-                raise config_error(f"{where}: {key}", f"expected a number, got {value!r}")
-        try:
-            return cls(**raw)
-        except ValueError as exc:
-            raise config_error(where, str(exc).split(": ", 1)[-1]) from None
+        """Validate an ``[escape.loops]`` table; errors name ``where``, the key and what is
+        allowed. Missing keys keep their defaults."""
+        values = parse_table(raw, _FIELDS, where, "loops")
+        _check_periods(
+            values.get("min_period", _DEFAULT.min_period),
+            values.get("max_period", _DEFAULT.max_period),
+            where,
+        )
+        return cls(**values)
+
+
+#: The fields of a :class:`LoopPolicy` (the keys of an ``[escape.loops]`` table).
+_FIELDS: dict[str, Validator] = {
+    "min_period": integer(minimum=1),
+    "max_period": integer(minimum=1),
+    "repeats_period_1": integer(minimum=2),
+    "repeats": integer(minimum=2),
+    "state_repeats": integer(minimum=2),
+    "state_window": integer(minimum=1),
+    "node_visits": integer(minimum=2),
+    "node_window_events": integer(minimum=1),
+    "node_window_seconds": number(minimum=0, exclusive_min=True, unit="seconds", finite=False),
+}
+
+
+def _check_periods(min_period: int, max_period: int, where: str) -> None:
+    if min_period > max_period:
+        raise fail(
+            f"{where}: min_period", f"must be <= max_period ({max_period}), got {min_period!r}"
+        )
+
+
+#: Where ``from_dict`` finds the defaults a cross-field rule needs (a slotted dataclass has
+#: no class attributes to read them from).
+_DEFAULT = LoopPolicy()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import config_error
+from ..config import Validator, check_fields, check_table, choice, fail, number, one_or_many
 from .backoff import BackoffPolicy
 from .breaker import BreakerPolicy
-from .classify import ClassifierPolicy
+from .classifier_policy import ClassifierPolicy
 from .interventions import LADDER
 from .loops import LoopPolicy
-
-_TABLES = ("loops", "classifier", "backoff", "breaker")
-_KEYS = ("max_breaker_wait", "interventions")
 
 
 @dataclass(frozen=True)
@@ -34,37 +31,54 @@ class EscapePolicy:
     #: the rungs tried, in order, while a loop persists (see ``interventions.LADDER``)
     interventions: tuple[str, ...] = ("retry", "explore", "rollback", "escalate", "stop")
 
+    def __post_init__(self) -> None:
+        check_fields(self, _SETTINGS, "EscapePolicy")
+
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "[escape]") -> EscapePolicy:
-        """Validate an ``[escape]`` table; errors name the key and what is allowed."""
-        if not isinstance(raw, Mapping):
-            raise config_error(where, f"expected a table, got {raw!r}")
-        unknown = sorted(set(raw) - set(_TABLES) - set(_KEYS))
-        if unknown:
-            allowed = ", ".join((*(f"[{t}]" for t in _TABLES), *_KEYS))
-            raise config_error(where, f"unknown key {unknown[0]!r}; allowed: {allowed}")
-        tables: dict[str, Any] = {}
-        for name, policy in (
-            ("loops", LoopPolicy),
-            ("classifier", ClassifierPolicy),
-            ("backoff", BackoffPolicy),
-            ("breaker", BreakerPolicy),
-        ):
-            sub = raw.get(name, {})
-            if not isinstance(sub, Mapping):
-                raise config_error(f"{where}.{name}", f"expected a table, got {sub!r}")
-            tables[name] = policy.from_dict(sub, f"{where}.{name}")
-        wait = raw.get("max_breaker_wait", 60.0)
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
-            raise config_error(f"{where}: max_breaker_wait", f"expected seconds >= 0, got {wait!r}")
-        ladder = raw.get("interventions", cls.interventions)
-        if (
-            not isinstance(ladder, (list, tuple))
-            or not ladder
-            or any(step not in LADDER for step in ladder)
-        ):
-            raise config_error(
-                f"{where}: interventions",
-                f"expected a non-empty list of {', '.join(LADDER)}, got {ladder!r}",
-            )
-        return cls(max_breaker_wait=float(wait), interventions=tuple(ladder), **tables)
+        """Validate an ``[escape]`` table: the tables ``loops``, ``classifier``, ``backoff`` and
+        ``breaker`` (each validated by its policy) and the keys ``max_breaker_wait`` and
+        ``interventions``. Errors name ``where``, the key and what is allowed."""
+        table = check_table(raw, _FIELDS, where, "escape")
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            if key in _TABLES:  # a nested table is named as in the profile: [escape.loops]
+                values[key] = _TABLES[key](value, _nested(where, key))
+            else:
+                values[key] = _SETTINGS[key](value, f"{where}: {key}")
+        return cls(**values)
+
+
+def _nested(where: str, name: str) -> str:
+    """``"x.toml: [escape]"`` -> ``"x.toml: [escape.loops]"``."""
+    return f"{where[:-1]}.{name}]" if where.endswith("]") else f"{where}.{name}"
+
+
+_RUNGS = one_or_many(choice(LADDER))
+
+
+def _ladder(value: Any, where: str) -> tuple[str, ...]:
+    """A non-empty list of rungs of :data:`~.interventions.LADDER`, in the order tried."""
+    if not isinstance(value, (list, tuple)):
+        raise fail(where, f"expected a list of {', '.join(LADDER)}, got {value!r}")
+    rungs: tuple[str, ...] = _RUNGS(value, where)
+    return rungs
+
+
+#: The settings of an :class:`EscapePolicy` besides its tables, checked on every policy.
+_SETTINGS: dict[str, Validator] = {
+    # inf: wait for an open breaker's probe however far off it is
+    "max_breaker_wait": number(minimum=0, unit="seconds", finite=False),
+    "interventions": _ladder,
+}
+
+#: The nested tables of an ``[escape]`` table and their parsers.
+_TABLES: dict[str, Validator] = {
+    "loops": LoopPolicy.from_dict,
+    "classifier": ClassifierPolicy.from_dict,
+    "backoff": BackoffPolicy.from_dict,
+    "breaker": BreakerPolicy.from_dict,
+}
+
+#: Every key of an ``[escape]`` table, in the order errors list them.
+_FIELDS: dict[str, Validator] = {**_TABLES, **_SETTINGS}

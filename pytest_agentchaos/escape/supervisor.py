@@ -107,8 +107,9 @@ class Supervisor:
     def for_run(cls, run: _Run, **kwargs: Any) -> Supervisor:
         """A supervisor wired to a chaos run: its trace, virtual clock, seed and the
         profile's ``[escape]`` policy."""
-        raw = run.profile.sections.get("escape", {}) if run.profile is not None else {}
-        kwargs.setdefault("policy", EscapePolicy.from_dict(raw, f"{run.profile.source}: [escape]"))
+        if "policy" not in kwargs:
+            profile = run.profile
+            kwargs["policy"] = profile.policy("escape") if profile is not None else EscapePolicy()
         return cls(clock=run.clock, recorder=run.session, seed=run.seed, **kwargs)
 
     # -- calls ---------------------------------------------------------------------------

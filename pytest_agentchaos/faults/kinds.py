@@ -24,8 +24,11 @@ from .params import (
     choice,
     fail,
     http_status,
+    json_data,
     one_or_many,
+    seconds,
     seconds_or_range,
+    text,
 )
 
 CHANNELS = ("tool", "http", "model")
@@ -49,6 +52,11 @@ class FaultKind:
 
     name: ClassVar[str] = ""
     params: ClassVar[dict[str, Validator]] = {}
+    #: The keys of a decided detail and their validators: a schedule read back from a trace
+    #: (or proposed by a search) is checked against them before it replays.
+    details: ClassVar[dict[str, Validator]] = {}
+    #: Detail keys that may be left out.
+    optional_details: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
     channels: ClassVar[tuple[str, ...]] = CHANNELS
     summary: ClassVar[str] = ""
@@ -74,6 +82,22 @@ class FaultKind:
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
         """The concrete decision for this call, or ``None`` when the kind cannot apply."""
         return {}
+
+    @classmethod
+    def check_detail(cls, detail: object, where: str) -> dict[str, Any]:
+        """Validate a decided detail (from a replayed schedule); returns it normalised."""
+        if not isinstance(detail, Mapping):
+            raise fail(where, f"expected a table of the decision's details, got {detail!r}")
+        missing = [k for k in cls.details if k not in detail and k not in cls.optional_details]
+        if missing:
+            raise fail(where, f"missing {missing[0]!r} for kind {cls.name!r}")
+        unknown = sorted(str(k) for k in detail if k not in cls.details)
+        if unknown:
+            allowed = ", ".join(cls.details) or "none"
+            raise fail(
+                where, f"unknown key {unknown[0]!r} for kind {cls.name!r}; allowed: {allowed}"
+            )
+        return {k: cls.details[k](v, f"{where}.{k}") for k, v in detail.items()}
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         raise NotImplementedError
@@ -128,6 +152,7 @@ class Timeout(FaultKind):
     summary = "the call hangs for `seconds` (virtual), then raises TimeoutError / httpx.ReadTimeout"
     params = {"seconds": seconds_or_range}
     defaults = {"seconds": (30.0, 30.0)}
+    details = {"seconds": seconds}
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
         return {"seconds": _draw(rng, self.values["seconds"])}
@@ -141,8 +166,10 @@ class Timeout(FaultKind):
 class HttpError(FaultKind):
     name = "http_error"
     summary = "the call fails with an HTTP status (one or a list to draw from) and optional body"
-    params = {"status": one_or_many(http_status), "body": anything}
+    params = {"status": one_or_many(http_status), "body": json_data}
     defaults = {"status": (500,), "body": None}
+    details = {"status": http_status, "body": json_data}
+    optional_details = ("body",)
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
         statuses = self.values["status"]
@@ -164,6 +191,8 @@ class RateLimit(FaultKind):
     summary = "the call fails with 429 Too Many Requests and a Retry-After of `retry_after` seconds"
     params = {"retry_after": seconds_or_range}
     defaults = {"retry_after": (30.0, 30.0)}
+    details = {"status": choice((429,)), "retry_after": seconds}
+    optional_details = ("status",)
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
         return {"status": 429, "retry_after": _draw(rng, self.values["retry_after"])}
@@ -199,6 +228,7 @@ class Latency(FaultKind):
     summary = "the call takes `seconds` (virtual) longer, then runs for real"
     params = {"seconds": seconds_or_range}
     defaults = {"seconds": (2.0, 2.0)}
+    details = {"seconds": seconds}
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
         return {"seconds": _draw(rng, self.values["seconds"])}
@@ -216,6 +246,13 @@ class MalformedParams(FaultKind):
     params = {"mutations": one_or_many(choice(_mut.MUTATIONS))}
     defaults = {"mutations": _mut.MUTATIONS}
     channels = ("tool", "http")
+    details = {
+        "mutation": choice(_mut.MUTATIONS),
+        "key": text,
+        "value": json_data,
+        "original": anything,
+    }
+    optional_details = ("value", "original")
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
         return _mut.decide(rng, tuple(self.values["mutations"]), call.args, call.schema)
@@ -246,6 +283,7 @@ class GarbledOutput(FaultKind):
     summary = "the real output comes back truncated or as a non-JSON payload"
     params = {"mode": one_or_many(choice(GARBLE_MODES))}
     defaults = {"mode": GARBLE_MODES}
+    details = {"mode": choice(GARBLE_MODES)}
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
         modes = self.values["mode"]

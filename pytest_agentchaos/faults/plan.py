@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import check_table, choice, integer, text
 from ..rng import stable_int, stable_random, stable_uniform
-from .kinds import CallInfo, FaultKind, kind_class
+from .kinds import CHANNELS, CallInfo, FaultKind, kind_class
 from .params import fail
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
 
@@ -105,9 +106,13 @@ class FaultPlan:
         self.faults: tuple[FaultSpec, ...] = tuple(faults)
         self.seed = seed
         self._fired = [0] * len(self.faults)
+        self._matched = [False] * len(self.faults)
         self._keys = _fault_keys(self.faults)
         self._schedule: dict[tuple[str, str, int], Decision] | None = None
-        self._by_channel: dict[str, tuple[int, ...]] = {}
+        self._by_channel: dict[str, tuple[int, ...]] = {
+            channel: tuple(i for i, f in enumerate(self.faults) if f.applies_to(channel))
+            for channel in CHANNELS
+        }
 
     @classmethod
     def from_schedule(
@@ -115,20 +120,31 @@ class FaultPlan:
     ) -> FaultPlan:
         """A plan that replays exactly the decisions in ``schedule`` (see ``Trace.schedule``).
 
-        Each entry needs ``channel``, ``target``, ``index``, ``kind`` and ``detail``.
+        Each entry needs ``channel``, ``target``, ``index``, ``kind`` and the ``detail`` its kind
+        decided (``fault``, the fault's position in the plan, is informative); every
+        entry is validated first (a bad one is a ``ChaosConfigError`` naming it and its key).
         """
+        if isinstance(schedule, (str, bytes, Mapping)) or not isinstance(schedule, Iterable):
+            raise fail("schedule", f"expected a list of decisions, got {schedule!r}")
         plan = cls(faults)
         table: dict[tuple[str, str, int], Decision] = {}
         for i, entry in enumerate(schedule):
             where = f"schedule[{i}]"
-            try:
-                key = (str(entry["channel"]), str(entry["target"]), int(entry["index"]))
-                kind = kind_class(str(entry["kind"]), f"{where}: kind")()
-                detail = dict(entry.get("detail") or {})
-            except KeyError as exc:
-                raise fail(where, f"missing {exc.args[0]!r}") from None
-            table[key] = Decision(int(entry.get("fault", -1)), kind, detail)
+            check_table(entry, _ENTRY_KEYS, where, "a schedule entry")
+            missing = [k for k in _ENTRY_KEYS[:4] if k not in entry]
+            if missing:
+                raise fail(where, f"missing {missing[0]!r}")
+            channel = choice(CHANNELS)(entry["channel"], f"{where}: channel")
+            target = text(entry["target"], f"{where}: target")
+            index = integer(minimum=1)(entry["index"], f"{where}: index")
+            kind_cls = kind_class(entry["kind"], f"{where}: kind")
+            detail = kind_cls.check_detail(entry.get("detail", {}), f"{where}: detail")
+            fault = integer(minimum=-1)(entry.get("fault", -1), f"{where}: fault")
+            if (channel, target, index) in table:
+                raise fail(where, f"a second decision for call {index} of {channel} {target!r}")
+            table[(channel, target, index)] = Decision(fault, kind_cls(), detail)
         plan._schedule = table
+        plan._by_channel = {c: (0,) if any(k[0] == c for k in table) else () for c in CHANNELS}
         return plan
 
     @property
@@ -139,12 +155,17 @@ class FaultPlan:
         """How many times each fault has fired so far."""
         return list(self._fired)
 
-    def _candidates(self, channel: str) -> tuple[int, ...]:
-        found = self._by_channel.get(channel)
-        if found is None:
-            found = tuple(i for i, f in enumerate(self.faults) if f.applies_to(channel))
-            self._by_channel[channel] = found
-        return found
+    def active(self, channel: str) -> bool:
+        """Whether any fault (or recorded decision) can hit calls on ``channel``: when not,
+        callers skip :meth:`decide` altogether (the cheap path of every call)."""
+        return bool(self._by_channel.get(channel))
+
+    def unmatched(self) -> list[int]:
+        """Indexes of the faults whose ``tools`` matched no call so far (a typo in a glob,
+        or a tool the agent never called): worth telling the user."""
+        if self._schedule is not None:
+            return []
+        return [i for i, matched in enumerate(self._matched) if not matched]
 
     def decide(self, call: CallInfo) -> Decision | None:
         """The decision for ``call``, or ``None`` when no fault fires."""
@@ -157,9 +178,12 @@ class FaultPlan:
             ):
                 return None
             return decision
-        for i in self._candidates(call.channel):
+        matched = self._matched
+        for i in self._by_channel.get(call.channel, ()):
             spec = self.faults[i]
             sel = spec.selector
+            if not matched[i] and sel.matches_target(call.target):
+                matched[i] = True
             if sel.max_count is not None and self._fired[i] >= sel.max_count:
                 continue
             if not sel.matches(call):
@@ -173,3 +197,6 @@ class FaultPlan:
             self._fired[i] += 1
             return Decision(i, spec.kind, detail)
         return None
+
+
+_ENTRY_KEYS = ("channel", "target", "index", "kind", "detail", "fault")

@@ -11,28 +11,53 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 _POS_ONLY = inspect.Parameter.POSITIONAL_ONLY
+_POS_OR_KW = inspect.Parameter.POSITIONAL_OR_KEYWORD
 _VAR_POS = inspect.Parameter.VAR_POSITIONAL
 _VAR_KW = inspect.Parameter.VAR_KEYWORD
 
 
 class Binder:
-    """Caches a callable's signature for fast binding."""
+    """Caches a callable's signature for fast binding.
 
-    __slots__ = ("signature", "_pos_only", "_var_pos", "_var_kw")
+    Most tools take plain positional-or-keyword parameters: their positional arguments are
+    named by position (no ``Signature.bind``, which costs more than the rest of a call's
+    recording). Other signatures, and calls that do not fit, bind the slow, exact way.
+    """
+
+    __slots__ = ("signature", "_pos_only", "_var_pos", "_var_kw", "_names")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         try:
             self.signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):
             self.signature = None
-        params = self.signature.parameters.values() if self.signature else ()
+        params = list(self.signature.parameters.values()) if self.signature else []
         self._pos_only = [p.name for p in params if p.kind is _POS_ONLY]
         self._var_pos = next((p.name for p in params if p.kind is _VAR_POS), None)
         self._var_kw = next((p.name for p in params if p.kind is _VAR_KW), None)
+        leading: list[str] = []
+        for p in params:
+            if p.kind is not _POS_OR_KW:
+                break
+            leading.append(p.name)
+        simple = self.signature is not None and not self._pos_only and self._var_pos is None
+        #: positional names when positional arguments can be named by position alone
+        self._names: tuple[str, ...] | None = tuple(leading) if simple else None
 
-    def to_mapping(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    def to_mapping(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not args:
-            return dict(kwargs)
+            return kwargs
+        names = self._names
+        if names is not None and len(args) <= len(names):
+            mapping = dict(zip(names, args, strict=False))
+            if kwargs:
+                if not mapping.keys().isdisjoint(kwargs):
+                    return self._bind(args, kwargs)  # a clash: let bind() say what is wrong
+                mapping.update(kwargs)
+            return mapping
+        return self._bind(args, kwargs)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if self.signature is None:
             return {"args": list(args), **kwargs}
         try:
@@ -46,6 +71,7 @@ class Binder:
 
     def call(self, fn: Callable[..., Any], mapping: Mapping[str, Any]) -> Any:
         """Call ``fn`` with the arguments in ``mapping``."""
+        __tracebackhide__ = True
         values = dict(mapping)
         positional = [values.pop(name) for name in self._pos_only if name in values]
         if self._var_pos is not None and self._var_pos in values:

@@ -2,6 +2,8 @@
 
 An error fault raises before the real tool is called, so an injected failure has no side
 effects. The wrapper keeps the tool's name, signature and docstring: frameworks introspect them.
+Its frames are hidden from pytest's tracebacks (``__tracebackhide__``): a failure reads as the
+user's own call of the tool.
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..config import fail
+from ..saferepr import safe_repr
 from .binding import Binder
 from .errors import failure_exception
+from .schemas import check_tool_schema
 from .session import _MISSING, CallState, ChaosSession
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def tool_name(fn: Callable[..., Any]) -> str:
-    return str(getattr(fn, "__name__", None) or type(fn).__name__)
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) and name else type(fn).__name__
 
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -31,12 +37,13 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
 def finish_wrapper(wrapper: Callable[..., Any], fn: Callable[..., Any], name: str) -> None:
     """Copy name, docstring and signature (via ``__wrapped__``) from ``fn`` to ``wrapper``."""
     functools.update_wrapper(wrapper, fn)
-    if not hasattr(fn, "__name__"):  # a callable object: name the wrapper after the tool
+    if not isinstance(getattr(fn, "__name__", None), str):  # a callable object
         wrapper.__name__ = wrapper.__qualname__ = name
 
 
-def _pre(session: ChaosSession, state: CallState, binder: Binder) -> tuple[Any, Any]:
+def apply_effect(session: ChaosSession, state: CallState) -> tuple[Any, Any]:
     """Apply failure / replay / argument effects; returns (replayed output, mapping or None)."""
+    __tracebackhide__ = True
     effect = state.effect
     assert effect is not None
     if effect.failure is not None:
@@ -50,6 +57,12 @@ def _pre(session: ChaosSession, state: CallState, binder: Binder) -> tuple[Any, 
     return _MISSING, effect.args
 
 
+def check_name(name: object, where: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise fail(where, f"expected a non-empty tool name, got {safe_repr(name, 80)}")
+    return name
+
+
 def wrap(
     session: ChaosSession,
     fn: F,
@@ -58,20 +71,28 @@ def wrap(
     schema: Mapping[str, Any] | None = None,
     channel: str = "tool",
 ) -> F:
-    """Return ``fn`` wrapped so calls are traced, budgeted and subject to the plan."""
+    """Return ``fn`` wrapped so calls are traced, budgeted and subject to the plan.
+
+    ``schema`` is checked against its JSON Schema meta-schema now, so a bad schema fails here
+    rather than inside a later fault.
+    """
     if not callable(fn):
-        raise TypeError(f"chaos.wrap() needs a callable, got {fn!r}")
-    target = name or tool_name(fn)
+        raise TypeError(f"chaos.wrap() needs a callable, got {safe_repr(fn, 80)}")
+    target = check_name(name, "chaos.wrap(): name") if name is not None else tool_name(fn)
+    if schema is not None:
+        check_tool_schema(schema, f"chaos.wrap({target}): schema")
     binder = Binder(fn)
+    to_mapping = binder.to_mapping
     begin, finish_ok, finish_error = session.begin, session.finish_ok, session.finish_error
     if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
+            __tracebackhide__ = True
+            state = begin(channel, target, to_mapping(args, kwargs), schema)
             mapping = None
             if state.effect is not None:
                 await session.adelay(state)
-                replayed, mapping = _pre(session, state, binder)
+                replayed, mapping = apply_effect(session, state)
                 if replayed is not _MISSING:
                     return finish_ok(state, replayed)
             try:
@@ -88,7 +109,8 @@ def wrap(
     else:
 
         def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
-            state = begin(channel, target, binder.to_mapping(args, kwargs), schema)
+            __tracebackhide__ = True
+            state = begin(channel, target, to_mapping(args, kwargs), schema)
             if state.effect is None:
                 try:
                     out = fn(*args, **kwargs)
@@ -97,7 +119,7 @@ def wrap(
                     raise
                 return finish_ok(state, out)
             session.delay(state)
-            replayed, mapping = _pre(session, state, binder)
+            replayed, mapping = apply_effect(session, state)
             if replayed is not _MISSING:
                 return finish_ok(state, replayed)
             try:
@@ -123,9 +145,26 @@ def wrap_tools(
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Any:
     """Wrap every tool of a name -> callable mapping (or a list, named by ``__name__``)."""
+    if schemas is not None and not isinstance(schemas, Mapping):
+        raise fail(
+            "chaos.wrap_tools(): schemas",
+            f"expected a mapping of tool name -> JSON Schema, got {safe_repr(schemas, 80)}",
+        )
     schemas = schemas or {}
     if isinstance(tools, Mapping):
+        names = list(tools)
+    elif isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise TypeError(
+            f"wrap_tools() needs a mapping or a list of callables, got {safe_repr(tools, 80)}"
+        )
+    else:
+        names = [tool_name(f) if callable(f) else "?" for f in tools]
+    unknown = sorted(str(k) for k in schemas if k not in names)
+    if unknown:
+        raise fail(
+            "chaos.wrap_tools(): schemas",
+            f"a schema for {unknown[0]!r}, which is not among the tools: {', '.join(names)}",
+        )
+    if isinstance(tools, Mapping):
         return {k: wrap(session, f, name=k, schema=schemas.get(k)) for k, f in tools.items()}
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-        raise TypeError(f"wrap_tools() needs a mapping or a list of callables, got {tools!r}")
     return [wrap(session, f, schema=schemas.get(tool_name(f))) for f in tools]

@@ -10,9 +10,12 @@ from ..clock.patch import install as install_clock
 from ..faults.plan import FaultPlan, FaultSpec
 from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, inline_profile
+from ..saferepr import safe_repr
 from ..trace.trace import Trace
+from ..trace.values import DEFAULT_MAX_VALUE, capture
 from .callables import wrap, wrap_tools
 from .model import TokenCounter, wrap_model
+from .network import AllowList
 from .session import ChaosSession
 
 if TYPE_CHECKING:
@@ -27,9 +30,13 @@ class Chaos:
     Build one with :meth:`create` (the pytest fixture does); call :meth:`close` when done.
     """
 
-    def __init__(self, session: ChaosSession, profile: Profile) -> None:
+    def __init__(
+        self, session: ChaosSession, profile: Profile, allow: AllowList | None = None
+    ) -> None:
         self.session = session
         self.profile = profile
+        #: hosts an HTTP request with no declared route may still reach (see ``chaos.http``)
+        self.allow = allow if allow is not None else AllowList()
         self._http: ChaosRouter | None = None
 
     @classmethod
@@ -45,12 +52,16 @@ class Chaos:
         schedule: Sequence[Mapping[str, Any]] | None = None,
         freeze_time: bool = False,
         virtual_sleep: bool = False,
+        allow_hosts: AllowList | None = None,
+        max_value: int = DEFAULT_MAX_VALUE,
     ) -> Chaos:
         """A chaos run: ``faults`` go before the profile's; ``budgets`` override the profile's.
 
         With ``schedule`` (e.g. ``Trace.schedule()`` of an earlier run) the run replays those
         decisions instead of drawing. ``freeze_time`` / ``virtual_sleep`` make global time
         follow the virtual clock (see :func:`pytest_agentchaos.clock.install`).
+        ``allow_hosts`` lets HTTP requests without a declared route through to those hosts;
+        ``max_value`` caps each value the trace records (JSON characters).
         """
         profile = profile or inline_profile("none")
         specs = (*faults, *profile.faults)
@@ -70,11 +81,16 @@ class Chaos:
             seed=seed,
             profile=profile.name,
             test_id=test_id,
+            max_value=max_value,
         )
-        session.trace.meta["faults"] = [f.to_dict() for f in specs]
-        chaos = cls(session, profile)
+        session.trace.meta["faults"] = capture([f.to_dict() for f in specs], max_value)
+        chaos = cls(session, profile, allow_hosts)
         if (freeze_time or virtual_sleep) and isinstance(the_clock, VirtualClock):
-            handle = install_clock(the_clock, freeze=freeze_time, patch_sleep=virtual_sleep)
+            try:
+                handle = install_clock(the_clock, freeze=freeze_time, patch_sleep=virtual_sleep)
+            except BaseException:
+                session.close()
+                raise
             session.add_cleanup(handle.uninstall)
         return chaos
 
@@ -106,7 +122,7 @@ class Chaos:
         if self._http is None:
             from .http import ChaosRouter  # httpx and respx load on first use
 
-            router = ChaosRouter(self.session)
+            router = ChaosRouter(self.session, allow=self.allow)
             router.start()
             self._http = router
             self.session.add_cleanup(lambda: router.stop(quiet=True))
@@ -142,11 +158,13 @@ class Chaos:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.session.end()
-        self.close()
+        try:
+            self.session.end()
+        finally:
+            self.close()
 
     def __repr__(self) -> str:
         return (
-            f"<Chaos profile={self.profile.name!r} seed={self.seed} "
+            f"<Chaos profile={safe_repr(self.profile.name, 80)} seed={self.seed} "
             f"steps={self.session.steps} faults={len(self.trace.faults())}>"
         )

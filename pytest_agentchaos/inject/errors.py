@@ -53,16 +53,28 @@ class InjectedHTTPError(InjectedFault):
 
 
 def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> InjectedFault:
-    """The exception a Python tool or model function raises for ``failure``."""
+    """The exception a Python tool or model function raises for ``failure``.
+
+    Its traceback (Python 3.11+) carries a note naming the injected fault, so an unhandled
+    one reads as "your call of this tool, failed on purpose by this fault".
+    """
+    exc: InjectedFault
     if failure.kind == "timeout":
-        return InjectedTimeout(failure.message, fault=fault)
-    if failure.kind == "connection":
-        return InjectedConnectionError(failure.message, fault=fault)
-    return InjectedHTTPError(
-        failure.message,
-        status=failure.status or 500,
-        body=failure.body,
-        headers=failure.headers,
-        retry_after=failure.retry_after,
-        fault=fault,
-    )
+        exc = InjectedTimeout(failure.message, fault=fault)
+    elif failure.kind == "connection":
+        exc = InjectedConnectionError(failure.message, fault=fault)
+    else:
+        exc = InjectedHTTPError(
+            failure.message,
+            status=failure.status or 500,
+            body=failure.body,
+            headers=failure.headers,
+            retry_after=failure.retry_after,
+            fault=fault,
+        )
+    if fault is not None and hasattr(exc, "add_note"):
+        exc.add_note(
+            f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of the "
+            f"plan) on call {fault.index} of {fault.target!r}, step {fault.step}"
+        )
+    return exc

@@ -3,7 +3,11 @@
 The test declares its routes on ``chaos.http`` as on any respx router; before a request
 reaches its route, the plan may fail it (``httpx.ReadTimeout``, ``httpx.ConnectError``, a 4xx/5xx
 response), delay it, corrupt its JSON body or query, replay the route's previous response,
-or garble the response body. Requests that match no route fail: no real network is reached.
+or garble the response body.
+
+A request that matches no declared route gets no fault: it goes to the other respx routers the
+test started itself, then to the real network if its host is allowed (where the socket guard
+lets it through), else it is refused with a hard halt that names it and fails the test.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ from typing import Any
 
 import httpx
 import respx
+from respx.models import AllMockedAssertionError, PassThrough
 
+from ..errors import NetworkBlocked
 from ..faults.effects import Failure
+from .network import AllowList
 from .session import _MISSING, CallState, ChaosSession
 
 
@@ -64,29 +71,73 @@ def _failure_response(failure: Failure, request: httpx.Request) -> httpx.Respons
 class ChaosRouter(respx.MockRouter):
     """A respx ``MockRouter`` that applies the session's fault plan to each request."""
 
-    def __init__(self, session: ChaosSession, **kwargs: Any) -> None:
+    def __init__(
+        self, session: ChaosSession, allow: AllowList | None = None, **kwargs: Any
+    ) -> None:
         kwargs.setdefault("assert_all_called", False)
         kwargs.setdefault("assert_all_mocked", True)
         super().__init__(**kwargs)
         self._chaos = session
+        self._allow = allow if allow is not None else AllowList()
 
-    def _target(self, request: httpx.Request) -> str:
+    def _route_target(self, request: httpx.Request) -> str | None:
+        """The call's target name when a declared route matches the request, else ``None``."""
         for route in self.routes:
             pattern = route.pattern
             if pattern is None or pattern.match(request):
                 if route.name:
                     return str(route.name)
-                break
-        return f"{request.method} {request.url.host}{request.url.path}"
+                return f"{request.method} {request.url.host}{request.url.path}"
+        return None
 
-    def _begin(self, request: httpx.Request) -> tuple[CallState, str, dict[str, Any]]:
+    def _others(self) -> list[respx.Router]:
+        return [r for r in (self.Mocker.routers if self.Mocker else ()) if r is not self]
+
+    def _undeclared(self, request: httpx.Request) -> httpx.Response:
+        """A request no declared route matches: another router's answer, the real network for
+        an allowed host, or a hard halt."""
+        for router in self._others():
+            try:
+                return router.handler(request)
+            except AllMockedAssertionError:
+                continue
+        return self._unrouted(request)
+
+    async def _aundeclared(self, request: httpx.Request) -> httpx.Response:
+        for router in self._others():
+            try:
+                return await router.async_handler(request)
+            except AllMockedAssertionError:
+                continue
+        return self._unrouted(request)
+
+    def _unrouted(self, request: httpx.Request) -> httpx.Response:
+        if self._allow.allows_host(request.url.host):
+            raise PassThrough(
+                f"allowed host: {request!r}",
+                request=request,
+                origin=None,  # type: ignore[arg-type]
+            )
+        url = f"{request.method} {request.url.copy_with(query=None)}"
+        raise self._chaos.stop(
+            NetworkBlocked(
+                f"pytest-agentchaos: blocked a real HTTP request: {url} matches no route "
+                "declared on chaos.http, and its host is not allowed (a chaos test may not "
+                "reach the network: declare the route, or allow the host with "
+                "@pytest.mark.chaos(allow_hosts=[...]) or ini chaos_allow_hosts)"
+            ),
+            url=url,
+            via="httpx",
+        )
+
+    def _begin(self, request: httpx.Request, target: str) -> tuple[CallState, str, dict[str, Any]]:
         where, payload = _payload(request)
         args = {
             "method": request.method,
             "url": str(request.url.copy_with(query=None)),
             where: payload,
         }
-        state = self._chaos.begin("http", self._target(request), payload, recorded=args)
+        state = self._chaos.begin("http", target, payload, recorded=args)
         return state, where, payload
 
     def _before(
@@ -148,7 +199,10 @@ class ChaosRouter(respx.MockRouter):
         return response
 
     def handler(self, request: httpx.Request) -> httpx.Response:
-        state, where, _ = self._begin(request)
+        target = self._route_target(request)
+        if target is None:
+            return self._undeclared(request)
+        state, where, _ = self._begin(request, target)
         if state.effect is not None:
             self._chaos.delay(state)
             done, request = self._before(state, request, where)
@@ -162,7 +216,10 @@ class ChaosRouter(respx.MockRouter):
         return self._finish(state, response)
 
     async def async_handler(self, request: httpx.Request) -> httpx.Response:
-        state, where, _ = self._begin(request)
+        target = self._route_target(request)
+        if target is None:
+            return await self._aundeclared(request)
+        state, where, _ = self._begin(request, target)
         if state.effect is not None:
             await self._chaos.adelay(state)
             done, request = self._before(state, request, where)

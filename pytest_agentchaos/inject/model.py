@@ -5,32 +5,67 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from ..saferepr import safe_repr, safe_str
 from .binding import Binder
-from .callables import _pre, finish_wrapper, is_async_callable, tool_name
-from .session import _MISSING, ChaosSession
+from .callables import apply_effect, check_name, finish_wrapper, is_async_callable
+from .session import _MISSING, CallState, ChaosSession
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 TokenCounter = Callable[[Any], "int | None"]
 
+_TOKEN_KEYS = ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
 
 def default_tokens(output: Any) -> int | None:
-    """Token usage from the common response shapes (OpenAI, Anthropic, dicts), else ``None``."""
-    usage = output.get("usage") if isinstance(output, Mapping) else getattr(output, "usage", None)
+    """Token usage from the common response shapes (OpenAI, Anthropic, dicts), else ``None``.
+
+    ``usage.total_tokens``, else the sum of its input/output (prompt/completion) counts.
+    Raises ``ValueError`` when a usage is reported but its counts are not counts
+    (``"lots"``, ``-3``, ``1.5``): silently reading none would leave ``max_tokens`` unenforced.
+    """
+    if isinstance(output, Mapping):
+        usage = output.get("usage")
+    else:
+        try:
+            usage = getattr(output, "usage", None)
+        except Exception:
+            return None
     if usage is None:
         return None
 
     def get(key: str) -> Any:
-        return usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
+        try:
+            return usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
+        except Exception:
+            return None
 
     total = get("total_tokens")
-    if isinstance(total, int):
-        return total
-    parts = [
-        get(k) for k in ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
-    ]
-    numbers = [p for p in parts if isinstance(p, int)]
+    if total is not None:
+        if not _is_count(total):
+            raise ValueError(f"usage.total_tokens is {safe_repr(total, 60)}, not a count")
+        return int(total)
+    parts = {key: get(key) for key in _TOKEN_KEYS}
+    for key, value in parts.items():
+        if value is not None and not _is_count(value):
+            raise ValueError(f"usage.{key} is {safe_repr(value, 60)}, not a count")
+    numbers = [int(v) for v in parts.values() if v is not None]
     return sum(numbers) if numbers else None
+
+
+def _usage(count: TokenCounter, output: Any) -> tuple[int | None, str | None]:
+    """(tokens, None), or (None, why the usage could not be read)."""
+    try:
+        tokens = count(output)
+    except Exception as exc:
+        return None, safe_str(exc, 200)
+    if tokens is None or _is_count(tokens):
+        return tokens, None
+    return None, f"{safe_repr(tokens, 60)}, not a count"
 
 
 def wrap_model(
@@ -42,43 +77,52 @@ def wrap_model(
 ) -> F:
     """Return the model function ``fn`` wrapped: traced, budgeted, subject to the plan."""
     if not callable(fn):
-        raise TypeError(f"chaos.model() needs a callable, got {fn!r}")
+        raise TypeError(f"chaos.model() needs a callable, got {safe_repr(fn, 80)}")
+    if tokens is not None and not callable(tokens):
+        raise TypeError(f"chaos.model(): tokens must be a callable, got {safe_repr(tokens, 80)}")
+    target = check_name(name, "chaos.model(): name")
     count = tokens or default_tokens
     binder = Binder(fn)
-    target = name or tool_name(fn)
+
+    def done(state: CallState, out: Any) -> Any:
+        __tracebackhide__ = True
+        used, why = _usage(count, out)
+        return session.finish_ok(state, out, tokens=used, usage_error=why)
 
     if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
                 await session.adelay(state)
-                replayed, _ = _pre(session, state, binder)
+                replayed, _ = apply_effect(session, state)
                 if replayed is not _MISSING:
-                    return session.finish_ok(state, replayed, tokens=count(replayed))
+                    return done(state, replayed)
             try:
                 out = await fn(*args, **kwargs)
             except Exception as exc:
                 session.finish_error(state, exc)
                 raise
-            return session.finish_ok(state, out, tokens=count(out))
+            return done(state, out)
 
         wrapper: Callable[..., Any] = async_wrapper
     else:
 
         def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
                 session.delay(state)
-                replayed, _ = _pre(session, state, binder)
+                replayed, _ = apply_effect(session, state)
                 if replayed is not _MISSING:
-                    return session.finish_ok(state, replayed, tokens=count(replayed))
+                    return done(state, replayed)
             try:
                 out = fn(*args, **kwargs)
             except Exception as exc:
                 session.finish_error(state, exc)
                 raise
-            return session.finish_ok(state, out, tokens=count(out))
+            return done(state, out)
 
         wrapper = sync_wrapper
 

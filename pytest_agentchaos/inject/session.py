@@ -3,6 +3,10 @@
 Every injector (Python callables, httpx, model calls) goes through :meth:`ChaosSession.begin`
 and one of the ``finish_*`` methods, so faults, budgets and trace events behave the same on
 every channel. The session has no pytest in it: production code and other harnesses can use it.
+
+A run that hit a hard halt (a budget, a blocked network request, the watchdog) stays halted:
+every later call raises the halt again at once, and tells :attr:`ChaosSession.on_swallow`,
+since an agent that calls again has swallowed the halt.
 """
 
 from __future__ import annotations
@@ -10,20 +14,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
-from ..errors import BudgetExhausted
+from ..errors import BudgetExhausted, HardHalt
 from ..faults.effects import Effect
 from ..faults.kinds import CallInfo
 from ..faults.plan import Decision, FaultPlan
 from ..profiles.budgets import Budgets
+from ..saferepr import safe_repr, safe_str
 from ..status import status_of
 from ..trace.events import (
     BudgetExhaustedEvent,
     Event,
     FaultInjected,
+    Halt,
     ModelCall,
     ModelResult,
     RunEnded,
@@ -31,9 +36,10 @@ from ..trace.events import (
     Step,
     ToolCall,
     ToolResult,
-    snapshot,
+    positional_constructor,
 )
 from ..trace.trace import Trace
+from ..trace.values import DEFAULT_MAX_VALUE, capture
 
 E = TypeVar("E", bound=Event)
 
@@ -42,20 +48,56 @@ log = logging.getLogger(__name__)
 _MISSING: Any = object()
 _MESSAGE_LIMIT = 500
 
+_tool_call = positional_constructor(ToolCall)
+_tool_result = positional_constructor(ToolResult)
+_model_call = positional_constructor(ModelCall)
+_model_result = positional_constructor(ModelResult)
 
-@dataclass(slots=True)
+
+class UnreadableUsage(HardHalt):
+    """A model call reported token usage that is not a count, while ``max_tokens`` is set:
+    the budget cannot be enforced, so the run stops rather than overspend in silence."""
+
+    reason = "usage"
+
+
 class CallState:
-    """One call in flight: what was decided for it and what it has to do."""
+    """One call in flight: which call it is and what the plan decided for it."""
 
-    call: CallInfo
-    decision: Decision | None
-    effect: Effect | None
-    fault: FaultInjected | None
-    step: int = 0
+    __slots__ = ("channel", "target", "index", "step", "t", "key", "effect", "fault", "decision")
+
+    def __init__(
+        self,
+        channel: str,
+        target: str,
+        index: int,
+        step: int,
+        t: float,
+        key: tuple[str, str],
+        effect: Effect | None = None,
+        fault: FaultInjected | None = None,
+        decision: Decision | None = None,
+    ) -> None:
+        self.channel = channel
+        self.target = target
+        self.index = index
+        self.step = step
+        self.t = t
+        self.key = key
+        self.effect = effect
+        self.fault = fault
+        self.decision = decision
+
+    def __repr__(self) -> str:
+        return f"<CallState {self.channel} {self.target!r} #{self.index} step={self.step}>"
 
 
 class ChaosSession:
-    """The runtime of one chaos run. Injectors call it; readers read ``trace``."""
+    """The runtime of one chaos run. Injectors call it; readers read ``trace``.
+
+    ``max_value`` caps each recorded value (arguments, outputs) in JSON characters; see
+    :func:`pytest_agentchaos.trace.values.capture`.
+    """
 
     def __init__(
         self,
@@ -67,6 +109,7 @@ class ChaosSession:
         seed: int = 0,
         profile: str = "none",
         test_id: str = "",
+        max_value: int = DEFAULT_MAX_VALUE,
     ) -> None:
         self.plan = plan if plan is not None else FaultPlan((), seed)
         budgets = budgets if budgets is not None else Budgets()
@@ -76,14 +119,24 @@ class ChaosSession:
         self.seed = seed
         self.profile = profile
         self.test_id = test_id
+        self.max_value = max_value
         self.steps = 0
         self.tool_calls = 0
         self.model_calls = 0
         self.tokens = 0
+        #: Called (in the agent's thread) with the halt when a call arrives after a hard halt:
+        #: the agent swallowed it. The harness uses it to unwind such an agent.
+        self.on_swallow: Callable[[HardHalt], None] | None = None
+        self._max_steps = budgets.max_steps
+        self._max_tool_calls = budgets.max_tool_calls
+        self._max_model_calls = budgets.max_model_calls
+        self._max_seconds = budgets.max_seconds
+        self._max_tokens = budgets.max_tokens
+        self._active = {c: self.plan.active(c) for c in ("tool", "http", "model")}
         self._t0 = self.clock.now()
         self._counts: dict[tuple[str, str], int] = {}
         self._previous: dict[tuple[str, str], Any] = {}
-        self._halted: BudgetExhausted | None = None
+        self._halted: HardHalt | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
         self._lock = threading.RLock()
@@ -109,11 +162,12 @@ class ChaosSession:
             self.clock.remove_listener(self._on_time)
 
     def _on_time(self, seconds: float) -> None:
-        self._raise_if_halted()  # a halted run stays halted, even for a virtual sleep
+        if self._halted is not None:
+            self._raise_halted()  # a halted run stays halted, even for a virtual sleep
         self._check_seconds()
 
     def _check_seconds(self) -> None:
-        limit = self.budgets.max_seconds
+        limit = self._max_seconds
         if limit is not None and self._halted is None and self.now() > limit:
             self._exhaust("max_seconds", limit, round(self.now(), 6))
 
@@ -130,39 +184,62 @@ class ChaosSession:
         This makes the session a :class:`~pytest_agentchaos.escape.Recorder`: the escape
         stack writes its detections and interventions into the run's trace through it.
         """
-        return self._emit(cls, **fields)  # type: ignore[no-any-return]
+        with self._lock:
+            return self._emit(cls, **fields)  # type: ignore[no-any-return]
 
     def step(self, label: str | None = None) -> int:
         """Count one agent step (for agents whose steps are not tool or model calls)."""
-        self._raise_if_halted()
-        self._advance_step()
-        self._emit(Step, label=label)
-        return self.steps
+        with self._lock:
+            if self._halted is not None:
+                self._raise_halted()
+            self._advance_step()
+            self._emit(Step, label=None if label is None else safe_str(label, 200))
+            return self.steps
 
-    # -- budgets -----------------------------------------------------------------------
+    # -- halts -------------------------------------------------------------------------
 
     @property
-    def halted(self) -> BudgetExhausted | None:
-        """The budget exhaustion that stopped this run, if any."""
+    def halted(self) -> HardHalt | None:
+        """The hard halt that stopped this run (a budget, the network guard, the watchdog)."""
         return self._halted
 
-    def _raise_if_halted(self) -> None:
-        if self._halted is not None:
-            h = self._halted
-            raise BudgetExhausted(h.budget, h.limit, h.count)
+    def _raise_halted(self) -> None:
+        halt = self._halted
+        assert halt is not None
+        hook = self.on_swallow
+        if hook is not None:
+            hook(halt)
+        raise halt.again()
+
+    def stop(self, halt: HardHalt, **detail: Any) -> HardHalt:
+        """Record a hard halt decided outside the call path (the network guard, the watchdog)
+        and keep the run halted; returns ``halt`` for the caller to raise. Thread-safe."""
+        with self._lock:
+            if self._halted is None:
+                self._halted = halt
+            self._emit(
+                Halt,
+                reason=halt.reason,
+                hard=True,
+                detail=capture({"message": halt.message, **detail}, self.max_value),
+            )
+        log.info("chaos run %s stopped: %s", self.test_id, halt.message)
+        return halt
 
     def _exhaust(self, budget: str, limit: float, count: float) -> None:
         exc = BudgetExhausted(budget, limit, count)
-        self._halted = exc
+        if self._halted is None:
+            self._halted = exc
         self._emit(BudgetExhaustedEvent, budget=budget, limit=limit, count=count)
         log.info("chaos run %s stopped: %s", self.test_id, exc)
         raise exc
 
     def _advance_step(self) -> None:
-        limit = self.budgets.max_steps
-        if limit is not None and self.steps + 1 > limit:
+        limit = self._max_steps
+        if limit is not None and self.steps >= limit:
             self._exhaust("max_steps", limit, self.steps + 1)
-        self._check_seconds()
+        if self._max_seconds is not None:
+            self._check_seconds()
         self.steps += 1
 
     # -- the call protocol ---------------------------------------------------------------
@@ -183,61 +260,52 @@ class ChaosSession:
         arrival order, so decisions replay exactly only for calls that arrive in order).
         """
         with self._lock:
-            return self._begin(channel, target, args, schema, recorded)
-
-    def _begin(
-        self,
-        channel: str,
-        target: str,
-        args: Mapping[str, Any],
-        schema: Mapping[str, Any] | None,
-        recorded: Mapping[str, Any] | None,
-    ) -> CallState:
-        self._raise_if_halted()
-        if channel == "model":
-            limit, count, name = self.budgets.max_model_calls, self.model_calls, "max_model_calls"
-        else:
-            limit, count, name = self.budgets.max_tool_calls, self.tool_calls, "max_tool_calls"
-        if limit is not None and count + 1 > limit:
-            self._exhaust(name, limit, count + 1)
-        self._advance_step()
-        if channel == "model":
-            self.model_calls += 1
-        else:
-            self.tool_calls += 1
-        key = (channel, target)
-        index = self._counts.get(key, 0) + 1
-        self._counts[key] = index
-        t = self.now()
-        shown = snapshot(dict(args if recorded is None else recorded))
-        if channel == "model":
-            self.trace.append(ModelCall(self.steps, t, model=target, index=index, input=shown))
-        else:
-            self.trace.append(
-                ToolCall(self.steps, t, tool=target, index=index, args=shown, channel=channel)
+            if self._halted is not None:
+                self._raise_halted()
+            if channel == "model":
+                if self._max_model_calls is not None and self.model_calls >= self._max_model_calls:
+                    self._exhaust("max_model_calls", self._max_model_calls, self.model_calls + 1)
+                self._advance_step()
+                self.model_calls += 1
+            else:
+                if self._max_tool_calls is not None and self.tool_calls >= self._max_tool_calls:
+                    self._exhaust("max_tool_calls", self._max_tool_calls, self.tool_calls + 1)
+                self._advance_step()
+                self.tool_calls += 1
+            key = (channel, target)
+            index = self._counts.get(key, 0) + 1
+            self._counts[key] = index
+            step = self.steps
+            t = self.clock.now() - self._t0
+            shown = capture(args if recorded is None else recorded, self.max_value)
+            if channel == "model":
+                self.trace.append(_model_call(step, t, target, index, shown))
+            else:
+                self.trace.append(_tool_call(step, t, target, index, shown, channel))
+            if not self._active.get(channel):
+                return CallState(channel, target, index, step, t, key)
+            call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
+            decision = self.plan.decide(call)
+            if decision is None:
+                return CallState(channel, target, index, step, t, key)
+            fault = self.trace.append(
+                FaultInjected(
+                    step,
+                    t,
+                    kind=decision.kind.name,
+                    channel=channel,
+                    target=target,
+                    index=index,
+                    fault=decision.fault,
+                    detail=capture(dict(decision.detail), self.max_value),
+                )
             )
-        call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
-        decision = self.plan.decide(call)
-        if decision is None:
-            return CallState(call, None, None, None, self.steps)
-        fault = self.trace.append(
-            FaultInjected(
-                self.steps,
-                t,
-                kind=decision.kind.name,
-                channel=channel,
-                target=target,
-                index=index,
-                fault=decision.fault,
-                detail=dict(decision.detail),
-            )
-        )
-        effect = decision.kind.effect(decision.detail, call)
-        return CallState(call, decision, effect, fault, self.steps)  # type: ignore[arg-type]
+            effect = decision.kind.effect(decision.detail, call)
+            return CallState(channel, target, index, step, t, key, effect, fault, decision)  # type: ignore[arg-type]
 
     def previous_output(self, state: CallState) -> Any:
         """The last successful output of the same target on the same channel."""
-        return self._previous.get((state.call.channel, state.call.target), _MISSING)
+        return self._previous.get(state.key, _MISSING)
 
     def delay(self, state: CallState) -> float:
         """Apply the effect's delay (virtual in tests); returns the seconds it lasts.
@@ -249,7 +317,7 @@ class ChaosSession:
         if effect is None or not effect.delay:
             return 0.0
         if isinstance(self.clock, VirtualClock):
-            self.clock.advance_to(self._t0 + state.call.t + effect.delay)
+            self.clock.advance_to(self._t0 + state.t + effect.delay)
         else:
             self.clock.sleep(effect.delay)
         self._check_seconds()
@@ -263,7 +331,7 @@ class ChaosSession:
             return 0.0
         clock = self.clock
         if isinstance(clock, VirtualClock) and clock.on_virtual_loop():
-            remaining = self._t0 + state.call.t + effect.delay - clock.now()
+            remaining = self._t0 + state.t + effect.delay - clock.now()
             await clock.asleep(max(0.0, remaining))
         else:
             # Let calls started together (asyncio.gather) all begin first, so that their
@@ -282,24 +350,53 @@ class ChaosSession:
         transform: bool = True,
         recorded: Any = _MISSING,
         status: int | None = None,
+        usage_error: str | None = None,
     ) -> Any:
         """Record a successful output (after the effect's transform) and return it.
 
         ``output`` is also kept for ``repeated_output``; ``recorded`` (default: ``output``)
-        is what the trace shows.
+        is what the trace shows. ``usage_error`` says why a model call's token usage could
+        not be read: with ``max_tokens`` set, the run stops (the budget cannot be enforced).
         """
         effect = state.effect
         if transform and effect is not None and effect.transform is not None:
             output = effect.transform(output)
-        call = state.call
-        self._previous[(call.channel, call.target)] = output
-        recorded = snapshot(output if recorded is _MISSING else recorded)
-        self._result(state, output=recorded, tokens=tokens, status=status)
-        if call.channel == "model" and tokens:
-            self.tokens += tokens
-            limit = self.budgets.max_tokens
-            if limit is not None and self.tokens > limit:
-                self._exhaust("max_tokens", limit, self.tokens)
+        self._previous[state.key] = output
+        shown = capture(output if recorded is _MISSING else recorded, self.max_value)
+        t = self.now()
+        if state.channel == "model":
+            self.trace.append(
+                _model_result(
+                    state.step, t, state.target, state.index, True, shown, tokens, None, None
+                )
+            )
+            if usage_error is not None and self._max_tokens is not None:
+                halt = UnreadableUsage(
+                    f"max_tokens={self._max_tokens} cannot be enforced: model {state.target!r} "
+                    f"call {state.index} reported token usage {usage_error}"
+                )
+                raise self.stop(halt, model=state.target, index=state.index)
+            if tokens:
+                with self._lock:
+                    self.tokens += tokens
+                    limit = self._max_tokens
+                    if limit is not None and self.tokens > limit:
+                        self._exhaust("max_tokens", limit, self.tokens)
+        else:
+            self.trace.append(
+                _tool_result(
+                    state.step,
+                    t,
+                    state.target,
+                    state.index,
+                    True,
+                    shown,
+                    None,
+                    None,
+                    status,
+                    state.channel,
+                )
+            )
         return output
 
     def finish_error(
@@ -315,33 +412,24 @@ class ChaosSession:
         """Record a failed call, from an exception or from explicit fields (HTTP statuses)."""
         if exc is not None:
             error_type = error_type or type(exc).__name__
-            message = message if message is not None else str(exc)[:_MESSAGE_LIMIT]
+            message = message if message is not None else safe_str(exc, _MESSAGE_LIMIT)
             status = status if status is not None else status_of(exc)
-        self._result(
-            state,
-            ok=False,
-            output=snapshot(output),
-            error_type=error_type,
-            message=message,
-            status=status,
-        )
-
-    def _result(self, state: CallState, **fields: Any) -> None:
-        """Append the result event of ``state``'s call: a ModelResult or a ToolResult."""
-        call = state.call
-        if call.channel == "model":
-            fields.pop("status", None)
-            self._emit(ModelResult, state.step, model=call.target, index=call.index, **fields)
+        shown = capture(output, self.max_value)
+        t = self.now()
+        if state.channel == "model":
+            self.trace.append(
+                _model_result(
+                    state.step, t, state.target, state.index, False, shown, None, error_type,
+                    message,
+                )
+            )  # fmt: skip
         else:
-            fields.pop("tokens", None)
-            self._emit(
-                ToolResult,
-                state.step,
-                tool=call.target,
-                index=call.index,
-                channel=call.channel,
-                **fields,
-            )
+            self.trace.append(
+                _tool_result(
+                    state.step, t, state.target, state.index, False, shown, error_type, message,
+                    status, state.channel,
+                )
+            )  # fmt: skip
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -349,25 +437,38 @@ class ChaosSession:
         """Run ``fn`` at :meth:`close` (last added, first run)."""
         self._cleanups.append(fn)
 
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
     def end(self, status: str | None = None, **detail: Any) -> None:
         """Write the closing ``RunEnded`` event (once)."""
-        if self._ended:
-            return
-        self._ended = True
-        if status is None:
-            status = "halted" if self._halted is not None else "completed"
-        self._emit(RunEnded, status=status, detail=detail)
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            if status is None:
+                status = "halted" if self._halted is not None else "completed"
+            self._emit(RunEnded, status=status, detail=capture(detail, self.max_value))
 
     def close(self) -> None:
-        """Undo everything this session installed; safe to call twice."""
-        errors: list[BaseException] = []
+        """Undo everything this session installed; safe to call twice.
+
+        Every undo runs even if an earlier one fails (a Ctrl-C included); the first failure is
+        raised at the end.
+        """
+        error: BaseException | None = None
         while self._cleanups:
             try:
                 self._cleanups.pop()()
-            except Exception as exc:  # keep undoing the rest
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+            except BaseException as exc:  # noqa: BLE001 - keep undoing the rest, then raise
+                error = error or exc
+        if error is not None:
+            raise error
+
+    def calls_seen(self) -> dict[tuple[str, str], int]:
+        """How many calls each (channel, target) received."""
+        return dict(self._counts)
 
     def counters(self) -> dict[str, Any]:
         return {
@@ -377,3 +478,9 @@ class ChaosSession:
             "tokens": self.tokens,
             "seconds": round(self.now(), 6),
         }
+
+    def __repr__(self) -> str:
+        return (
+            f"<ChaosSession test={safe_repr(self.test_id, 120)} profile={self.profile!r} "
+            f"steps={self.steps}>"
+        )

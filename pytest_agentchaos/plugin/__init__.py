@@ -1,7 +1,7 @@
-"""The pytest plugin: options, markers, the ``chaos`` fixture, verdicts and the summary.
+"""The pytest plugin: options, ini keys, markers, the ``chaos`` fixture and the hooks.
 
-Thin by design: it reads options and markers, builds a :class:`~pytest_agentchaos.Chaos` per
-test, and turns its trace into verdicts and report lines. The logic lives in the parts.
+Thin by design: it turns options and markers into plain data and asks :mod:`..harness` to
+build each run, :mod:`..verdicts` (through the run) to judge it and :mod:`..report` for text.
 """
 
 from __future__ import annotations
@@ -9,30 +9,25 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import sys
 from collections.abc import Generator, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import BudgetExhausted, ChaosConfigError
+from ..errors import ChaosConfigError
+from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..profiles.profile import ProfileRegistry, builtin_dir
-from .markers import MARKERS, TestChaos, parse_marks
-from .state import RUN, SPEC, STATE, PluginState, RunState
+from .state import CALL_OUTCOME, RUN, SPEC, STATE, PluginState
+from .summary import SEED_KEY, Summary, XdistSeed
 
 if TYPE_CHECKING:
+    from ..harness.settings import SessionSettings
     from ..inject.chaos import Chaos
-    from ..profiles.profile import Profile
-    from ..verdicts.verdict import Verdict
-
-# The parts below the plugin (inject, verdicts, report) load on the first chaos test, so
-# `pytest` runs without chaos tests pay only for option parsing and marker checks.
 
 __all__ = ["chaos"]
 
-_SEED_KEY = "agentchaos_seed"
+_PREFIX = "pytest-agentchaos"
 
 
 def _seed(value: str) -> int:
@@ -85,176 +80,161 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "chaos_virtual_sleep",
         "make the agent's time virtual in chaos tests: time.sleep and asyncio.sleep advance "
         "the virtual clock, and time.time/monotonic/datetime.now follow it (default: false)",
-        type="bool",
-        default=False,
+        default="false",
     )
     parser.addini(
         "chaos_freeze_time",
         "only make time.time/monotonic/datetime.now follow the virtual clock, leaving sleeps "
         "real (default: false; a loop that sleeps until the clock moves would never end)",
-        type="bool",
-        default=False,
+        default="false",
+    )
+    parser.addini(
+        "chaos_allow_hosts",
+        "hosts a chaos test may reach over the network (host names, addresses, networks such "
+        "as 10.0.0.0/8, 'localhost' for loopback, '*' for any; default: none)",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
+        "chaos_wall_timeout",
+        "real seconds a chaos test may run before the watchdog stops its agent "
+        "(default: 300; 0 turns the watchdog off)",
+        default="300",
+    )
+    parser.addini(
+        "chaos_trace_max_value",
+        "largest value (characters of JSON) a trace keeps of one argument or output; larger "
+        "ones keep a head, their size and a digest (default: 65536)",
+        default="65536",
     )
 
 
 def _registry(config: pytest.Config) -> ProfileRegistry:
     configured = str(config.getini("chaos_profiles_dir"))
-    user_dir = Path(configured)
-    if not user_dir.is_absolute():
-        user_dir = config.rootpath / user_dir
+    user_dir = config.rootpath / configured
     if configured != "chaos_profiles" and not user_dir.is_dir():
-        raise pytest.UsageError(
-            f"pytest-agentchaos: ini chaos_profiles_dir: {user_dir} is not a directory"
-        )
+        raise pytest.UsageError(f"{_PREFIX}: ini chaos_profiles_dir: {user_dir} is not a directory")
     return ProfileRegistry.default(user_dir)
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if not config.getoption("chaos_list_profiles"):
         return None
-    registry = _registry(config)
-    builtin = builtin_dir()
-    lines = [f"chaos profiles (searched: {', '.join(str(d) for d in registry.dirs)}):"]
-    for name in registry.names():
-        path = registry.path(name)
-        origin = (
-            "built-in"
-            if path is not None and path.parent.resolve() == builtin.resolve()
-            else "user"
-        )
-        try:
-            profile = registry.get(name)
-        except ChaosConfigError as exc:
-            lines.append(f"  {name:<14} [{origin}] BROKEN: {exc}")
-            continue
-        kinds = ", ".join(dict.fromkeys(f.kind.name for f in profile.faults)) or "no faults"
-        budgets = ", ".join(f"{k}={v:g}" for k, v in profile.budgets.as_dict().items()) or "none"
-        lines.append(f"  {name:<14} [{origin}] {profile.description}")
-        lines.append(f"  {'':<14} faults: {kinds}; budgets: {budgets}")
-    tw = (
-        config.get_terminal_writer()
-        if config.pluginmanager.has_plugin("terminalreporter")
-        else None
-    )
-    text = "\n".join(lines)
-    if tw is not None:
-        tw.line(text)
-    else:  # pragma: no cover - terminal plugin disabled
-        import sys
+    from ..report.profiles import profile_listing
 
+    text = profile_listing(_registry(config))
+    if config.pluginmanager.has_plugin("terminalreporter"):
+        config.get_terminal_writer().line(text)
+    else:  # pragma: no cover - terminal plugin disabled
         sys.stdout.write(text + "\n")
     return 0
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    for description in MARKERS.values():
-        config.addinivalue_line("markers", description)
+def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettings:
+    """The session's settings from options and ini keys; a bad one is a usage error."""
+    from ..harness import settings as s
+
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and _SEED_KEY in workerinput:
-        seed = int(workerinput[_SEED_KEY])
+    if workerinput is not None and SEED_KEY in workerinput:
+        seed = int(workerinput[SEED_KEY])
     else:
         option = config.getoption("chaos_seed")
         seed = option if option is not None else random.SystemRandom().randrange(10**9)
-    registry = _registry(config)
     profile_option = config.getoption("chaos_profile")
-    default_profile = profile_option or str(config.getini("chaos_profile") or "none")
+    source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
+    if profile_option is not None:
+        default_profile = profile_option
+    else:
+        default_profile = str(config.getini("chaos_profile")).strip() or "none"
     try:
+        s.parse_profile_name(default_profile, source)
         path = registry.path(default_profile)
         # The built-in `none` is known good: skip parsing it, so runs without chaos stay cheap.
         if path is None or path.parent.resolve() != builtin_dir().resolve() or path.stem != "none":
             registry.get(default_profile)
     except ChaosConfigError as exc:
-        source = "--chaos-profile" if profile_option else "ini chaos_profile"
-        raise pytest.UsageError(f"pytest-agentchaos: {source}: {exc}") from None
-    trace_dir = config.getoption("chaos_trace_dir")
-    config.stash[STATE] = PluginState(
-        seed=seed,
-        registry=registry,
-        default_profile=default_profile,
-        profile_option=profile_option,
-        freeze_time=bool(config.getini("chaos_freeze_time")),
-        virtual_sleep=bool(config.getini("chaos_virtual_sleep")),
-        trace_dir=Path(trace_dir).resolve() if trace_dir else None,
-    )
-    config.pluginmanager.register(_Summary(config.stash[STATE]), "agentchaos-summary")
+        text = str(exc)
+        text = text if text.startswith(source) else f"{source}: {text}"
+        raise pytest.UsageError(f"{_PREFIX}: {text}") from None
+    try:
+        return s.SessionSettings(
+            seed=seed,
+            default_profile=default_profile,
+            profile_option=profile_option,
+            virtual_sleep=_ini_bool(config, "chaos_virtual_sleep"),
+            freeze_time=_ini_bool(config, "chaos_freeze_time"),
+            trace_dir=s.parse_trace_dir(config.getoption("chaos_trace_dir"), "--chaos-trace-dir"),
+            trace_max_value=s.ini_int(
+                config.getini("chaos_trace_max_value"),
+                "ini chaos_trace_max_value",
+                minimum=s.MIN_TRACE_MAX_VALUE,
+            ),
+            allow_hosts=s.parse_allow(config.getini("chaos_allow_hosts"), "ini chaos_allow_hosts"),
+            wall_timeout=s.parse_wall_timeout(
+                config.getini("chaos_wall_timeout"), "ini chaos_wall_timeout"
+            ),
+        )
+    except ChaosConfigError as exc:
+        raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
+
+
+def _ini_bool(config: pytest.Config, key: str) -> bool:
+    from ..harness.settings import ini_bool
+
+    return ini_bool(config.getini(key), f"ini {key}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for description in MARKERS.values():
+        config.addinivalue_line("markers", description)
+    registry = _registry(config)
+    state = PluginState(_settings(config, registry), registry)
+    config.stash[STATE] = state
+    config.pluginmanager.register(Summary(state, config), "agentchaos-summary")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(seed), "agentchaos-xdist")
-
-
-class _Summary:
-    """Collects one row per chaos test (from xdist workers too) and prints them at the end."""
-
-    def __init__(self, state: PluginState) -> None:
-        self.state = state
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        row = getattr(report, "agentchaos", None)
-        if isinstance(row, dict):
-            self.state.rows.append(row)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        rows = self.state.rows
-        if not rows:
-            return
-        from ..report.terminal import format_row
-
-        tr = terminalreporter
-        tr.write_sep("=", f"agentchaos: {len(rows)} chaos test{'s' if len(rows) != 1 else ''}")
-        for row in rows:
-            tr.write_line(format_row(row))
-        tr.write_line(f"session seed {self.state.seed}: replay with --chaos-seed={self.state.seed}")
-
-
-class _XdistHooks:
-    """Hands the controller's session seed to every worker."""
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-
-    def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[_SEED_KEY] = self.seed
+        config.pluginmanager.register(XdistSeed(state.settings.seed), "agentchaos-xdist")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    state = config.stash[STATE]
+    settings = config.stash[STATE].settings
     return (
-        f"agentchaos: profile={state.default_profile} seed={state.seed} "
-        f"(replay with --chaos-seed={state.seed})"
+        f"agentchaos: profile={settings.default_profile} seed={settings.seed} "
+        f"(replay with --chaos-seed={settings.seed})"
     )
 
 
-def _parse_checked(item: pytest.Item, state: PluginState) -> TestChaos | None:
+def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
     """The item's chaos markers, validated, with the profile they name loaded."""
-    spec = parse_marks(item)
+    spec = parse_marks(item.iter_markers())
     if spec is not None and spec.profile is not None:
         try:
-            state.profile(spec.profile)
+            state.registry.get(spec.profile)
         except ChaosConfigError as exc:
             raise ChaosConfigError(f"@pytest.mark.chaos: profile: {exc}") from None
     return spec
 
 
+def _has_marker(item: pytest.Item) -> bool:
+    return any(name in item.keywords for name in MARKERS)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     report = yield
-    if not report.passed or not report.result:
-        return report
     state = collector.config.stash.get(STATE, None)
-    if state is None:
+    if state is None or not report.passed or not report.result:
         return report
     errors: list[str] = []
     for node in report.result:
-        if not isinstance(node, pytest.Item) or not any(n in node.keywords for n in MARKERS):
+        if not isinstance(node, pytest.Item) or not _has_marker(node):
             continue
         try:
-            spec = _parse_checked(node, state)
+            node.stash[SPEC] = _spec(node, state)
         except ChaosConfigError as exc:
             errors.append(f"{node.nodeid}: {exc}")
-            continue
-        node.stash[SPEC] = spec
     if errors:
         report.outcome = "failed"
-        report.longrepr = "pytest-agentchaos: bad chaos marker\n" + "\n".join(errors)
+        report.longrepr = f"{_PREFIX}: bad chaos marker\n" + "\n".join(errors)
     return report
 
 
@@ -263,11 +243,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash.get(STATE, None)
     for item in items:
         # Parse again: a conftest or plugin may have added markers since collection.
-        if state is not None and any(n in item.keywords for n in MARKERS):
+        if state is not None and _has_marker(item):
             try:
-                item.stash[SPEC] = _parse_checked(item, state)
+                item.stash[SPEC] = _spec(item, state)
             except ChaosConfigError as exc:
-                item.stash[SPEC] = TestChaos(error=f"pytest-agentchaos: bad chaos marker: {exc}")
+                item.stash[SPEC] = RunSpec(error=f"{_PREFIX}: bad chaos marker: {exc}")
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)
             if isinstance(names, list) and "chaos" not in names:
@@ -284,12 +264,20 @@ def _cwd_relative(config: pytest.Config, nodeid: str) -> str:
     return os.path.relpath(config.rootpath / path, invoked) + sep + rest
 
 
-def _safe_name(nodeid: str) -> str:
-    """A file name for a node id: readable, and unique (ids differing in punctuation too)."""
-    import hashlib
+def _last_resort(config: pytest.Config) -> Any:
+    """What the watchdog writes before it ends the process: past pytest's output capture."""
 
-    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:160] or "test"
-    return f"{readable}-{hashlib.blake2b(nodeid.encode(), digest_size=4).hexdigest()}"
+    def write(text: str) -> None:
+        capman = config.pluginmanager.getplugin("capturemanager")
+        try:
+            if capman is not None:
+                capman.suspend_global_capture(in_=True)
+        finally:
+            sys.stderr.write("\n" + "+" * 30 + " agentchaos watchdog " + "+" * 30 + "\n")
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    return write
 
 
 @pytest.fixture
@@ -299,97 +287,29 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     ``chaos.wrap(fn)`` / ``chaos.wrap_tools(...)`` / ``chaos.http`` / ``chaos.model(fn)`` /
     ``chaos.step()``; ``chaos.trace``, ``chaos.seed``, ``chaos.profile``, ``chaos.clock``.
     """
-    from ..inject.chaos import Chaos
-    from ..report.terminal import replay_command
-    from ..rng import derive_seed
+    from ..harness.run import build_run
 
     item = request.node
     state = request.config.stash[STATE]
-    spec: TestChaos = item.stash.get(SPEC, None) or TestChaos()
-    profile = state.profile(spec.profile or state.default_profile)  # validated at collection
+    spec: RunSpec = item.stash.get(SPEC, None) or RunSpec()
     if spec.error is not None:
         pytest.fail(spec.error, pytrace=False)
-    seed = spec.seed if spec.seed is not None else derive_seed(state.seed, item.nodeid)
-    virtual_sleep = state.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep
-    freeze = state.freeze_time if spec.freeze_time is None else spec.freeze_time
-    budgets = profile.budgets.override(spec.budgets)
-    if spec.halt is not None:
-        budgets = budgets.tighten(spec.halt)
-    run = Chaos.create(
-        profile,
-        seed=seed,
-        faults=spec.faults,
-        budgets=budgets,
-        test_id=item.nodeid,
-        freeze_time=freeze or virtual_sleep,  # virtual sleeps must show in time readings
-        virtual_sleep=virtual_sleep,
-    )
-    replay = replay_command(
-        _cwd_relative(request.config, item.nodeid), state.seed, state.profile_option
-    )
-    if spec.seed is not None:
-        replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
-    run.trace.meta["session_seed"] = state.seed
-    if spec.escape is not None:
-        _observe_loops(run, profile)
-    if "httpx" in sys.modules:
-        run.http  # noqa: B018 - start the router now: unrouted requests must not go out
-    item.stash[RUN] = RunState(run, spec, replay)
     try:
-        yield run
-    finally:
-        run.session.end()
-        try:
-            if state.trace_dir is not None:
-                state.trace_dir.mkdir(parents=True, exist_ok=True)
-                path = state.trace_dir / f"{_safe_name(item.nodeid)}.json"
-                path.write_text(run.trace.to_json(indent=1), encoding="utf-8")
-        finally:
-            run.close()
-
-
-def _observe_loops(run: Chaos, profile: Profile) -> None:
-    """must_escape judges the loops the harness itself sees: attach its loop observer."""
-    from ..escape.loops import LoopPolicy
-    from ..escape.observer import LoopObserver
-
-    raw = profile.sections.get("escape", {}).get("loops", {})
-    try:
-        policy = LoopPolicy.from_dict(raw, f"{profile.source}: [escape.loops]")
+        with build_run(
+            state.settings,
+            spec,
+            item.nodeid,
+            state.registry,
+            replay_id=_cwd_relative(request.config, item.nodeid),
+            last_resort=_last_resort(request.config),
+        ) as run:
+            item.stash[RUN] = run
+            yield run.chaos
     except ChaosConfigError as exc:
-        raise pytest.UsageError(f"pytest-agentchaos: {exc}") from None
-    run.trace.subscribe(LoopObserver(run.session, policy))
+        pytest.fail(f"{_PREFIX}: {exc}", pytrace=False)
 
 
-def _judge(run: RunState) -> list[Verdict]:
-    from ..verdicts import must_escape, must_halt, not_implemented
-
-    trace = run.chaos.trace
-    spec = run.spec
-    verdicts: list[Verdict] = []
-    if spec.halt is not None:
-        verdicts.append(must_halt(trace, **spec.halt.as_dict()))
-    if spec.escape is not None:
-        verdicts.append(must_escape(trace, **spec.escape))
-    if spec.repair is not None:
-        verdicts.append(not_implemented("must_repair", "the repair loop, issue 4"))
-    return verdicts
-
-
-def _budget_message(run: RunState, exc: BudgetExhausted) -> str:
-    from ..verdicts.verdict import usage
-
-    trace = run.chaos.trace
-    u = usage(trace)
-    lines = [
-        f"agentchaos: hard budget {exc.budget}={exc.limit:g} exhausted: "
-        f"{exc.budget.removeprefix('max_')} would have reached {exc.count:g}",
-        f"  used: steps={u['steps']} tool_calls={u['tool_calls']} model_calls={u['model_calls']} "
-        f"virtual_seconds={u['seconds']:g} tokens={u['tokens']}",
-        "  last events:",
-        *("    " + e.describe() for e in trace.tail(5)),
-    ]
-    return "\n".join(lines)
+_PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -397,31 +317,21 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     run = item.stash.get(RUN, None)
     if run is None:
         return (yield)
-    session = run.chaos.session
     try:
         result = yield
-    except BudgetExhausted as exc:
-        session.end("halted")
-        run.verdicts = _judge(run)
-        parts = [v.explanation for v in run.verdicts if not v.ok] or [_budget_message(run, exc)]
-        message = "\n".join([*parts, f"replay: {run.replay}"])
-        raise pytest.fail.Exception(message, pytrace=False) from None
-    except BaseException:
-        session.end("error")
-        run.verdicts = _judge(run)
+    except _PASS_THROUGH:
+        run.finish(None)
         raise
-    session.end()
-    run.verdicts = _judge(run)
-    messages = [v.explanation for v in run.verdicts if not v.ok]
-    halted = session.halted
-    if halted is not None and not any(v.name == "must_halt" for v in run.verdicts):
-        messages.append(
-            _budget_message(run, halted)
-            + "\n  (the agent caught BudgetExhausted and carried on; it derives from "
-            "BaseException precisely so that `except Exception` cannot)"
-        )
-    if messages:
-        pytest.fail("\n".join([*messages, f"replay: {run.replay}"]), pytrace=False)
+    except BaseException as exc:
+        outcome = run.finish(exc)
+        if outcome.halt is not None:
+            raise pytest.fail.Exception(
+                outcome.message or outcome.halt.message, pytrace=False
+            ) from None
+        raise
+    outcome = run.finish(None)
+    if outcome.message:
+        pytest.fail(outcome.message, pytrace=False)
     return result
 
 
@@ -435,12 +345,22 @@ def pytest_runtest_makereport(
         return report
     from ..report.terminal import failure_section, summary_row
 
-    trace = run.chaos.trace
     if report.when == "call":
         outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xpassed" if report.passed else "xfailed"
-        report.agentchaos = summary_row(trace, run.verdicts, outcome)  # type: ignore[attr-defined]
-    if report.failed:
-        report.sections.append(("agentchaos", failure_section(trace, run.replay)))
+        item.stash[CALL_OUTCOME] = outcome
+        if report.failed:
+            notes = run.outcome.notes if run.outcome is not None else ()
+            report.sections.append(("agentchaos", failure_section(run.trace, run.replay, notes)))
+    elif report.when == "teardown" and CALL_OUTCOME in item.stash:
+        verdicts = run.outcome.verdicts if run.outcome is not None else ()
+        outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
+        report.agentchaos = summary_row(  # type: ignore[attr-defined]
+            run.trace,
+            verdicts,
+            outcome,
+            unmatched=run.unmatched_faults(),
+            threads_left=run.threads_left,
+        )
     return report

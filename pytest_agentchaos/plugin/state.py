@@ -3,48 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..profiles.profile import Profile, ProfileRegistry
-from .markers import TestChaos
+from ..profiles.profile import ProfileRegistry
 
 if TYPE_CHECKING:
-    from ..inject.chaos import Chaos
-    from ..verdicts.verdict import Verdict
+    from ..harness.run import Run  # noqa: F401 - named in a StashKey below
+    from ..harness.settings import SessionSettings
+    from ..harness.spec import RunSpec  # noqa: F401 - named in a StashKey below
 
 
 @dataclass
 class PluginState:
-    """What the whole session shares: the seed, the profiles and the summary rows."""
+    """What the whole session shares: its settings, the profiles and the summary rows."""
 
-    seed: int
+    settings: SessionSettings
     registry: ProfileRegistry
-    default_profile: str
-    profile_option: str | None
-    freeze_time: bool
-    virtual_sleep: bool
-    trace_dir: Path | None
     rows: list[dict[str, Any]] = field(default_factory=list)
-
-    def profile(self, name: str) -> Profile:
-        return self.registry.get(name)
-
-
-@dataclass
-class RunState:
-    """One chaos test in progress: its run, its verdicts and how to replay it."""
-
-    chaos: Chaos
-    spec: TestChaos
-    replay: str
-    verdicts: list[Verdict] = field(default_factory=list)
 
 
 STATE = pytest.StashKey[PluginState]()
-SPEC = pytest.StashKey["TestChaos | None"]()
-RUN = pytest.StashKey[RunState]()
+SPEC = pytest.StashKey["RunSpec | None"]()
+RUN = pytest.StashKey["Run"]()
+#: the call phase's outcome, for the summary row written at teardown
+CALL_OUTCOME = pytest.StashKey[str]()
 
-__all__ = ["RUN", "SPEC", "STATE", "PluginState", "RunState"]
+__all__ = ["CALL_OUTCOME", "RUN", "SPEC", "STATE", "PluginState"]

@@ -2,17 +2,19 @@
 
 from .budgets import BUDGET_KEYS, Budgets, parse_budgets
 from .profile import (
-    SECTIONS,
     Profile,
     ProfileRegistry,
     builtin_dir,
     deep_merge,
     inline_profile,
 )
+from .sections import parse_section, register_section, sections
 
 __all__ = [
     "BUDGET_KEYS",
-    "SECTIONS",
+    "parse_section",
+    "register_section",
+    "sections",
     "Budgets",
     "Profile",
     "ProfileRegistry",

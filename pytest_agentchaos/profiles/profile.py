@@ -18,6 +18,7 @@ from ..config import check_table
 from ..errors import ChaosConfigError
 from ..errors import config_error as fail
 from .budgets import Budgets, parse_budgets
+from .sections import parse_section, sections
 
 if TYPE_CHECKING:
     from ..faults.plan import FaultSpec
@@ -25,9 +26,8 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
-#: Tables reserved for the stack (escape, repair, halt, rebirth policies); deep-merged on extends.
-SECTIONS = ("escape", "repair", "halt", "phoenix")
-TOP_LEVEL_KEYS = ("description", "extends", "budgets", "faults", *SECTIONS)
+#: A profile's own keys; the stack's tables (``[escape]`` ...) come from :mod:`.sections`.
+OWN_KEYS = ("description", "extends", "budgets", "faults")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,15 @@ class Profile:
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     source: str = "<inline>"
     chain: tuple[str, ...] = ()
+    #: the parsed policy of each stack table the profile (or an ancestor) has
+    policies: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def policy(self, name: str) -> Any:
+        """The policy object of table ``[name]`` (its defaults when the profile has none),
+        validated when the profile loaded."""
+        if name in self.policies:
+            return self.policies[name]
+        return parse_section(name, {}, f"{self.source}: [{name}]")
 
 
 def builtin_dir() -> Path:
@@ -133,6 +142,13 @@ class ProfileRegistry:
                 raise fail(str(path), f"extends: expected a profile name, got {extends!r}")
             self.check_name(extends, f"{path}: extends")
             # A user profile that extends its own name builds on the one it shadows.
+            if extends == name and self._find(name, index + 1) is None:
+                raise fail(
+                    f"{path}: extends",
+                    f"{name!r} extends itself, but no other profile {name!r} is there to build "
+                    f"on (a profile may extend its own name only to shadow one in a later "
+                    f"directory: {', '.join(str(d) for d in self.dirs[index + 1 :]) or 'none'})",
+                )
             try:
                 parent = self._load(extends, index + 1 if extends == name else 0, (*chain, key))
             except ChaosConfigError as exc:
@@ -159,16 +175,46 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             data: dict[str, Any] = tomllib.load(fh)
-            return data
     except tomllib.TOMLDecodeError as exc:
         raise fail(str(path), f"invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise fail(
+            str(path),
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "TOML files must be UTF-8",
+        ) from None
+    except RecursionError:
+        raise fail(str(path), f"invalid TOML: nested deeper than {MAX_NESTING} levels") from None
     except OSError as exc:
-        raise fail(str(path), f"cannot read: {exc.strerror}") from None
+        raise fail(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if _depth(data) > MAX_NESTING:
+        raise fail(str(path), f"invalid TOML: nested deeper than {MAX_NESTING} levels")
+    return data
+
+
+#: How deep a profile's tables and arrays may nest (real profiles use three or four levels).
+MAX_NESTING = 32
+
+
+def _depth(value: Any) -> int:
+    """How deep tables and arrays nest in ``value`` (without recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING:
+            break
+        if isinstance(current, Mapping):
+            stack.extend((v, depth + 1) for v in current.values())
+        elif isinstance(current, list):
+            stack.extend((v, depth + 1) for v in current)
+    return deepest
 
 
 def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None) -> Profile:
     where = str(path)
-    check_table(raw, TOP_LEVEL_KEYS, where, "a profile")
+    check_table(raw, (*OWN_KEYS, *sections()), where, "a profile")
     description = raw.get("description", parent.description if parent else "")
     if not isinstance(description, str):
         raise fail(where, f"description: expected a string, got {description!r}")
@@ -178,12 +224,14 @@ def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None
 
         faults = parse_faults(raw.get("faults"), f"{where}: faults")
     budgets = parse_budgets(raw.get("budgets"), f"{where}: budgets")
-    sections: dict[str, Any] = dict(parent.sections) if parent else {}
-    for section in SECTIONS:
+    tables: dict[str, Any] = dict(parent.sections) if parent else {}
+    policies: dict[str, Any] = dict(parent.policies) if parent else {}
+    for section in sections():
         if section in raw:
             if not isinstance(raw[section], Mapping):
                 raise fail(where, f"[{section}] must be a table")
-            sections[section] = deep_merge(sections.get(section, {}), raw[section])
+            tables[section] = deep_merge(tables.get(section, {}), raw[section])
+            policies[section] = parse_section(section, tables[section], f"{where}: [{section}]")
     if parent is not None:
         faults = parent.faults + faults
         budgets = parent.budgets.override(budgets)
@@ -192,7 +240,8 @@ def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None
         description=description,
         faults=faults,
         budgets=budgets,
-        sections=sections,
+        sections=tables,
+        policies=policies,
         source=where,
         chain=((*parent.chain,) if parent else ()) + (name,),
     )

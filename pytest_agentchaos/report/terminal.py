@@ -1,13 +1,30 @@
-"""Text the terminal shows for a chaos run, built from the trace alone."""
+"""Text the terminal shows for chaos runs, built from traces alone.
+
+Summary rows are plain data (JSON-able: they cross pytest-xdist); the summary prints the rows
+that need attention (all of them with ``-v``) sorted by node id, a total per profile, and notes
+about faults that matched no call and agent threads left running.
+"""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..trace.trace import Trace
 from ..verdicts.verdict import Verdict, usage
+
+__all__ = [
+    "QUIET_OUTCOMES",
+    "failure_section",
+    "format_row",
+    "replay_command",
+    "summary_lines",
+    "summary_row",
+]
+
+#: Outcomes whose rows are shown only with ``-v``: nothing to look at.
+QUIET_OUTCOMES = frozenset({"passed", "xfailed", "skipped"})
 
 
 def replay_command(test_id: str, session_seed: int, profile_option: str | None = None) -> str:
@@ -18,9 +35,18 @@ def replay_command(test_id: str, session_seed: int, profile_option: str | None =
     return cmd
 
 
-def summary_row(trace: Trace, verdicts: Sequence[Verdict], outcome: str) -> dict[str, Any]:
-    """Plain data for one summary line (JSON-able: it crosses pytest-xdist)."""
+def summary_row(
+    trace: Trace,
+    verdicts: Sequence[Verdict],
+    outcome: str,
+    *,
+    unmatched: Sequence[str] = (),
+    threads_left: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Plain data for one summary line."""
     u = usage(trace)
+    halted = [e.budget for e in trace.budget_exhausted()]
+    halted += [e.reason for e in trace.hard_halts() if e.reason not in halted]
     return {
         "test": trace.meta.get("test", ""),
         "outcome": outcome,
@@ -31,8 +57,10 @@ def summary_row(trace: Trace, verdicts: Sequence[Verdict], outcome: str) -> dict
         "model_calls": u["model_calls"],
         "steps": u["steps"],
         "seconds": u["seconds"],
-        "halted": [e.budget for e in trace.budget_exhausted()],
+        "halted": halted,
         "verdicts": {v.name: v.ok for v in verdicts},
+        "unmatched": list(unmatched),
+        "threads_left": list(threads_left),
     }
 
 
@@ -49,11 +77,58 @@ def format_row(row: dict[str, Any]) -> str:
     )
 
 
-def failure_section(trace: Trace, replay: str, last: int = 20) -> str:
-    """The report section of a failing chaos test: how to replay it and its last events."""
+def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
+    by_profile: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_profile.setdefault(str(row["profile"]), []).append(row)
+    lines = []
+    for profile in sorted(by_profile):
+        group = by_profile[profile]
+        outcomes: dict[str, int] = {}
+        faults: dict[str, int] = {}
+        halted = 0
+        for row in group:
+            outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
+            for kind, n in row["faults"].items():
+                faults[kind] = faults.get(kind, 0) + n
+            halted += bool(row["halted"])
+        counted = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
+        fired = ",".join(f"{k}:{v}" for k, v in sorted(faults.items())) or "none"
+        plural = "s" if len(group) != 1 else ""
+        lines.append(
+            f"profile={profile}: {len(group)} chaos test{plural} ({counted}); "
+            f"faults fired: {fired}; halted by the harness: {halted}"
+        )
+    return lines
+
+
+def summary_lines(rows: Sequence[dict[str, Any]], verbose: int = 0) -> list[str]:
+    """The summary section's lines: rows needing attention (every row with ``verbose``),
+    sorted by node id, then totals per profile and notes."""
+    ordered = sorted(rows, key=lambda r: str(r["test"]))
+    lines = [
+        format_row(row) for row in ordered if verbose > 0 or row["outcome"] not in QUIET_OUTCOMES
+    ]
+    lines.extend(_totals(ordered))
+    for row in ordered:
+        for fault in row.get("unmatched", ()):
+            lines.append(f"note: {row['test']}: {fault}")
+        threads = row.get("threads_left", ())
+        if threads:
+            lines.append(
+                f"note: {row['test']}: agent threads still running after the test: "
+                + ", ".join(threads)
+            )
+    return lines
+
+
+def failure_section(trace: Trace, replay: str, notes: Sequence[str] = (), last: int = 20) -> str:
+    """The report section of a failing chaos test: ``notes`` (failing verdicts and halts the
+    failure message did not show), how to replay it and its last events."""
     meta = trace.meta
     events = trace.tail(last)
-    lines = [
+    lines = list(notes)
+    lines += [
         f"profile={meta.get('profile')} test seed={meta.get('seed')} "
         f"faults fired={sum(trace.fault_counts().values())} {_budgets(meta.get('budgets'))}",
         f"replay: {replay}",

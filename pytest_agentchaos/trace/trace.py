@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from .events import (
     EVENT_TYPES,
     BudgetExhaustedEvent,
     Event,
     FaultInjected,
+    Halt,
     ModelCall,
     ModelResult,
     ToolCall,
     ToolResult,
 )
+from .writer import write_trace
 
 E = TypeVar("E", bound=Event)
 
@@ -116,6 +120,11 @@ class Trace:
     def budget_exhausted(self) -> list[BudgetExhaustedEvent]:
         return self.of_type(BudgetExhaustedEvent)
 
+    def hard_halts(self) -> list[Halt]:
+        """``Halt`` events that stopped the run from outside the agent (the network guard, the
+        watchdog, a framework's cap): hard halts other than budgets."""
+        return [e for e in self._events if isinstance(e, Halt) and e.hard]
+
     def tail(self, n: int = 20) -> list[Event]:
         """The last ``n`` events."""
         return self._events[-n:] if n > 0 else []
@@ -164,10 +173,15 @@ class Trace:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """Serialise to JSON; values that are not JSON-able are written as their ``repr``."""
-        return json.dumps(
-            _json_keys(self.to_dict()), indent=indent, default=_jsonable, ensure_ascii=False
-        )
+        """Serialise to JSON text (for small traces; :meth:`write` streams to a file)."""
+        buffer = io.StringIO()
+        self.write(buffer, indent=indent)
+        return buffer.getvalue()
+
+    def write(self, target: str | os.PathLike[str] | IO[str], indent: int | None = None) -> None:
+        """Write the trace as JSON one event at a time (a path is replaced atomically), so
+        writing never holds a second copy of a long run in memory."""
+        write_trace(target, FORMAT_VERSION, self.meta, self._events, indent)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
@@ -206,23 +220,3 @@ def _event_from_dict(raw: Any, position: int) -> Event:
         return kind(**{k: v for k, v in raw.items() if k != "type"})
     except TypeError as exc:
         raise ValueError(f"trace event #{position} ({raw['type']}): {exc}") from None
-
-
-def _json_keys(value: Any) -> Any:
-    """Dict keys JSON cannot hold (tuples, objects) become their ``repr``."""
-    if isinstance(value, dict):
-        return {
-            (k if isinstance(k, (str, int, float, bool)) or k is None else repr(k)): _json_keys(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [_json_keys(v) for v in value]
-    return value
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return repr(value)

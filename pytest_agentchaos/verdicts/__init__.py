@@ -1,6 +1,15 @@
 """Verdicts over a trace: must_halt, must_escape; must_repair joins with its stack."""
 
 from .escape import must_escape
+from .judge import Expectations, judge
 from .verdict import Verdict, must_halt, not_implemented, usage
 
-__all__ = ["Verdict", "must_escape", "must_halt", "not_implemented", "usage"]
+__all__ = [
+    "Expectations",
+    "Verdict",
+    "judge",
+    "must_escape",
+    "must_halt",
+    "not_implemented",
+    "usage",
+]

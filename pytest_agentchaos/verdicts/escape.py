@@ -11,7 +11,7 @@ from typing import Any
 
 from ..trace.events import Detection, Intervention, RunEnded
 from ..trace.trace import Trace
-from .verdict import Verdict
+from .verdict import Verdict, halt_line
 
 OBSERVER = "loop_observer"
 
@@ -54,6 +54,8 @@ def must_escape(
             f"hard budget {halt.budget}={halt.limit:g} stopped the run at step {halt.step}: "
             "it did not finish"
         )
+    for stop in trace.hard_halts():
+        problems.append(f"{halt_line(stop)} stopped the run at step {stop.step}: it did not finish")
     if not loops:
         if require_loop:
             return Verdict(

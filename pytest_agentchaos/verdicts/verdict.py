@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace.events import ModelCall, ModelResult, RunEnded, Step, ToolCall
+from ..saferepr import safe_str
+from ..trace.events import Halt, ModelCall, ModelResult, RunEnded, Step, ToolCall
 from ..trace.trace import Trace
 
 
@@ -94,6 +95,8 @@ def must_halt(
             f"{exhausted.step}, t={exhausted.t:.3f}s ({exhausted.budget.removeprefix('max_')} "
             f"would have reached {_fmt(exhausted.count)})"
         )
+    for halt in trace.hard_halts():
+        problems.append(f"{halt_line(halt)} stopped it at step {halt.step}, t={halt.t:.3f}s")
     for key, limit in limits.items():
         spent = u[_LIMIT_TO_USAGE[key]]
         if spent > limit:
@@ -115,6 +118,13 @@ def must_halt(
         f"must_halt ok: halted after {_used(u)} ({shown})",
         {"limits": limits, "usage": u},
     )
+
+
+def halt_line(halt: Halt) -> str:
+    """A hard ``Halt`` event in a few words: its reason and what it said."""
+    message = halt.detail.get("message") if isinstance(halt.detail, dict) else None
+    what = f": {safe_str(message, 200)}" if message else ""
+    return f"hard halt '{halt.reason}'{what};"
 
 
 def not_implemented(name: str, issue: str) -> Verdict:

@@ -1,0 +1,68 @@
+"""Building and undoing one chaos run: free of pytest, used by the plugin and other harnesses.
+
+``with build_run(settings, spec, test_id, registry) as run:`` plans the run (validating the
+profile, the markers' spec and the session settings before anything is installed), installs
+global time, the network guard, the HTTP router, the loop observer and the watchdog, and undoes
+all of it on exit; ``run.finish(error)`` judges the run after the test body.
+
+Names load lazily: the plugin reads markers (``harness.spec``) at start-up without loading the
+rest of the stack.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "DEFAULT_WALL_TIMEOUT": "settings",
+    "SessionSettings": "settings",
+    "MARKERS": "spec",
+    "RunSpec": "spec",
+    "parse_marks": "spec",
+    "Run": "run",
+    "RunOutcome": "run",
+    "RunPlan": "run",
+    "build_run": "run",
+    "find_halt": "run",
+    "plan_run": "run",
+    "Unwinder": "unwind",
+    "Watchdog": "watchdog",
+}
+
+__all__ = [
+    "DEFAULT_WALL_TIMEOUT",
+    "MARKERS",
+    "Run",
+    "RunOutcome",
+    "RunPlan",
+    "RunSpec",
+    "SessionSettings",
+    "Unwinder",
+    "Watchdog",
+    "build_run",
+    "find_halt",
+    "parse_marks",
+    "plan_run",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from .run import Run, RunOutcome, RunPlan, build_run, find_halt, plan_run
+    from .settings import DEFAULT_WALL_TIMEOUT, SessionSettings
+    from .spec import MARKERS, RunSpec, parse_marks
+    from .unwind import Unwinder
+    from .watchdog import Watchdog

@@ -1,0 +1,342 @@
+"""One chaos run, from session settings, a test's markers and its node id; free of pytest.
+
+:func:`build_run` first *plans* the run (:func:`plan_run`: the profile with its stack tables,
+seeds, budgets, allowed hosts, timeouts, the trace file), validating everything, and only then
+installs what the run needs, each piece undone on exit whatever happened (a failing test, a
+failing install, a Ctrl-C): global time, the network guard, the HTTP router, the loop observer,
+the watchdog. :meth:`Run.finish` ends the run after the test body and judges it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import HaltSwallowed, HardHalt, WallTimeout
+from ..inject.chaos import Chaos
+from ..inject.network import AllowList, NetworkGuard, parse_allow_hosts
+from ..profiles.budgets import Budgets
+from ..profiles.profile import Profile, ProfileRegistry
+from ..report.explain import halt_explanation, swallowed_note
+from ..report.terminal import replay_command
+from ..rng import derive_seed
+from ..saferepr import safe_repr
+from ..verdicts.judge import Expectations, judge
+from ..verdicts.verdict import Verdict
+from .settings import SessionSettings
+from .spec import RunSpec
+from .unwind import Unwinder
+from .watchdog import Watchdog
+
+if TYPE_CHECKING:
+    from ..errors import NetworkBlocked
+    from ..escape.loops import LoopPolicy
+    from ..inject.session import ChaosSession
+    from ..trace.trace import Trace
+
+__all__ = ["Run", "RunOutcome", "RunPlan", "build_run", "find_halt", "plan_run"]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run needs, validated; nothing installed yet."""
+
+    test_id: str
+    profile: Profile
+    seed: int
+    budgets: Budgets
+    freeze_time: bool
+    virtual_sleep: bool
+    allow: AllowList
+    wall_timeout: float
+    max_value: int
+    expectations: Expectations
+    replay: str
+    loops: LoopPolicy | None = None
+    trace_path: Path | None = None
+
+
+def plan_run(
+    settings: SessionSettings,
+    spec: RunSpec,
+    test_id: str,
+    registry: ProfileRegistry,
+    *,
+    replay_id: str | None = None,
+) -> RunPlan:
+    """Validate and resolve one run; raises ``ChaosConfigError`` naming what is wrong."""
+    profile = registry.get(spec.profile or settings.default_profile)
+    seed = spec.seed if spec.seed is not None else derive_seed(settings.seed, test_id)
+    budgets = profile.budgets.override(spec.budgets)
+    if spec.halt is not None:
+        budgets = budgets.tighten(spec.halt)
+    virtual_sleep = settings.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep
+    freeze = settings.freeze_time if spec.freeze_time is None else spec.freeze_time
+    hosts = settings.allow_hosts if spec.allow_hosts is None else spec.allow_hosts
+    allow = parse_allow_hosts(list(hosts), "allow_hosts")
+    wall = settings.wall_timeout if spec.wall_timeout is None else spec.wall_timeout
+    loops = profile.policy("escape").loops if spec.escape is not None else None
+    replay = replay_command(replay_id or test_id, settings.seed, settings.profile_option)
+    if spec.seed is not None:
+        replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
+    expectations = Expectations(
+        halt=spec.halt.as_dict() if spec.halt is not None else None,
+        escape=spec.escape,
+        repair=spec.repair,
+    )
+    trace_path = (
+        settings.trace_dir / f"{safe_file_name(test_id)}.json"
+        if settings.trace_dir is not None
+        else None
+    )
+    return RunPlan(
+        test_id=test_id,
+        profile=profile,
+        seed=seed,
+        budgets=budgets,
+        freeze_time=freeze or virtual_sleep,  # virtual sleeps must show in time readings
+        virtual_sleep=virtual_sleep,
+        allow=allow,
+        wall_timeout=wall,
+        max_value=settings.trace_max_value,
+        expectations=expectations,
+        replay=replay,
+        loops=loops,
+        trace_path=trace_path,
+    )
+
+
+def safe_file_name(test_id: str) -> str:
+    """A file name for a node id: readable, and unique (ids differing in punctuation too)."""
+    import hashlib
+
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id).strip("_")[:160] or "test"
+    return f"{readable}-{hashlib.blake2b(test_id.encode(), digest_size=4).hexdigest()}"
+
+
+def find_halt(error: BaseException | None) -> HardHalt | None:
+    """The hard halt that ``error`` is or carries in an exception group (asyncio's
+    ``TaskGroup`` wraps what its tasks raise), if any."""
+    stack = [error] if error is not None else []
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, HardHalt):
+            return current
+        group = getattr(current, "exceptions", None)
+        if isinstance(group, (tuple, list)) and isinstance(current, BaseException):
+            stack.extend(reversed([e for e in group if isinstance(e, BaseException)]))
+    return None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a finished run is judged.
+
+    ``message`` is set when the harness fails the test itself (a hard halt, swallowed or not;
+    a failing verdict); ``notes`` are what the failure section adds when the message did not
+    say it (the test failed by its own error).
+    """
+
+    verdicts: tuple[Verdict, ...]
+    halt: HardHalt | None
+    message: str | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Run:
+    """One chaos test in progress: its :class:`Chaos`, plan and how it ended."""
+
+    chaos: Chaos
+    plan: RunPlan
+    unwinder: Unwinder
+    watchdog: Watchdog | None = None
+    outcome: RunOutcome | None = None
+    threads_left: list[str] = field(default_factory=list)
+    _closed: bool = False
+
+    @property
+    def session(self) -> ChaosSession:
+        return self.chaos.session
+
+    @property
+    def trace(self) -> Trace:
+        return self.chaos.trace
+
+    @property
+    def replay(self) -> str:
+        return self.plan.replay
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def finish(self, error: BaseException | None = None) -> RunOutcome:
+        """The test body is over (``error`` is what it raised): end the run and judge it."""
+        if self.outcome is not None:
+            return self.outcome
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        self.unwinder.disarm()
+        session = self.session
+        halt = find_halt(error)
+        if halt is not None:
+            status: str | None = "halted"
+        elif error is None:
+            status = None
+        elif isinstance(error, (KeyboardInterrupt, SystemExit)):
+            status = "interrupted"
+        else:
+            status = "error"
+        session.end(status)
+        verdicts = tuple(judge(self.trace, self.plan.expectations))
+        self.outcome = self._outcome(error, halt, verdicts)
+        return self.outcome
+
+    def _outcome(
+        self, error: BaseException | None, halt: HardHalt | None, verdicts: tuple[Verdict, ...]
+    ) -> RunOutcome:
+        failing = [v.explanation for v in verdicts if not v.ok]
+        stopped = self.session.halted
+        the_halt = halt or stopped
+        halt_text: list[str] = []
+        if the_halt is not None:
+            # A failing verdict already names the halt; a watchdog's stacks are shown anyway.
+            if not failing or isinstance(the_halt, WallTimeout):
+                halt_text.append(halt_explanation(self.trace, the_halt))
+            elif isinstance(the_halt, HaltSwallowed):
+                halt_text.append(swallowed_note(the_halt.halt, unwound=True))
+            if halt is None and stopped is not None:
+                halt_text.append(swallowed_note(stopped, unwound=False))
+        if halt is not None or error is None:
+            parts = failing + halt_text
+            return RunOutcome(verdicts, halt, "\n".join(parts) if parts else None)
+        # The test failed by its own error: the section shows what it did not say.
+        return RunOutcome(verdicts, None, None, tuple(failing + halt_text))
+
+    def unmatched_faults(self) -> list[str]:
+        """Faults that name tools (not every tool) yet matched none of this run's calls on
+        their channels, though there were such calls: a typo in a glob, or a tool the agent
+        never called. Described for the summary."""
+        plan = self.session.plan
+        seen = self.session.calls_seen()
+        notes = []
+        for i in plan.unmatched():
+            spec = plan.faults[i]
+            if spec.selector.tools == ("*",):
+                continue
+            calls = sorted({t for c, t in seen if spec.applies_to(c)})
+            if not calls:
+                continue
+            shown = ", ".join(safe_repr(t, 60) for t in calls[:12])
+            more = f" and {len(calls) - 12} more" if len(calls) > 12 else ""
+            notes.append(
+                f"fault #{i} ({spec.kind.name}, tools={list(spec.selector.tools)}) matched none "
+                f"of the calls: {shown}{more}"
+            )
+        return notes
+
+    def _close(self) -> None:
+        self._closed = True
+
+
+@contextmanager
+def build_run(
+    settings: SessionSettings,
+    spec: RunSpec,
+    test_id: str,
+    registry: ProfileRegistry,
+    *,
+    replay_id: str | None = None,
+    last_resort: Callable[[str], None] | None = None,
+) -> Iterator[Run]:
+    """Plan, install and (on exit, whatever happened) undo one chaos run.
+
+    Raises ``ChaosConfigError`` before installing anything when the run is misconfigured.
+    """
+    plan = plan_run(settings, spec, test_id, registry, replay_id=replay_id)
+    baseline = {t.ident for t in threading.enumerate()}
+    with ExitStack() as stack:
+        chaos = Chaos.create(
+            plan.profile,
+            seed=plan.seed,
+            faults=spec.faults,
+            budgets=plan.budgets,
+            test_id=test_id,
+            freeze_time=plan.freeze_time,
+            virtual_sleep=plan.virtual_sleep,
+            allow_hosts=plan.allow,
+            max_value=plan.max_value,
+        )
+        stack.callback(chaos.close)
+        session = chaos.session
+        session.trace.meta["session_seed"] = settings.seed
+        run = Run(chaos, plan, Unwinder(lambda: run.closed))
+        if plan.trace_path is not None:
+            stack.callback(_write_trace, run, plan.trace_path)
+        stack.callback(_threads_left, run, baseline)
+        stack.callback(run._close)
+        session.on_swallow = run.unwinder.arm
+        if plan.loops is not None:
+            from ..escape.observer import LoopObserver
+
+            stack.callback(session.trace.subscribe(LoopObserver(session, plan.loops)))
+
+        def refuse(target: str, via: str) -> NetworkBlocked:
+            from ..errors import NetworkBlocked
+
+            halt = NetworkBlocked(
+                f"pytest-agentchaos: blocked a real network connection to {target} ({via}): "
+                "a chaos test may not reach the network; declare the request on chaos.http, or "
+                "allow the host with @pytest.mark.chaos(allow_hosts=[...]) or ini "
+                "chaos_allow_hosts"
+            )
+            session.stop(halt, target=target, via=via)
+            return halt
+
+        if not plan.allow.any:
+            guard = NetworkGuard(plan.allow, refuse)
+            guard.install()
+            stack.callback(guard.uninstall)
+        chaos.http  # noqa: B018 - httpx goes through the run's router, imported now or later
+        if plan.wall_timeout > 0:
+            run.watchdog = Watchdog(
+                session, run.unwinder, plan.wall_timeout, last_resort=last_resort
+            )
+            run.watchdog.start()
+            stack.callback(run.watchdog.stop)
+        stack.callback(run.finish)  # ends the run if the caller did not
+        yield run
+
+
+def _write_trace(run: Run, path: Path) -> None:
+    from ..errors import config_error
+
+    try:
+        run.trace.write(path, indent=1)
+    except OSError as exc:
+        raise config_error(
+            "--chaos-trace-dir", f"cannot write {path}: {exc.strerror or exc}"
+        ) from None
+
+
+def _threads_left(run: Run, baseline: set[int | None]) -> None:
+    left = [
+        t
+        for t in threading.enumerate()
+        if t.ident not in baseline
+        and t.is_alive()
+        and not t.name.startswith(("agentchaos-", "asyncio_"))
+    ]
+    run.threads_left = [f"{safe_repr(t.name, 60)}{' (daemon)' if t.daemon else ''}" for t in left]
+    if run.threads_left:
+        run.trace.meta["threads_left"] = list(run.threads_left)

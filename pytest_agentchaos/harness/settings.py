@@ -1,0 +1,117 @@
+"""Session-wide settings (what command-line options and ini keys say), validated.
+
+The plugin reads options and ini keys as raw values and hands them here; a bad value is one
+``ChaosConfigError`` line naming the option or key and what is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import fail, integer, number
+from ..inject.network import parse_allow_hosts
+from ..profiles.profile import ProfileRegistry
+from ..saferepr import safe_repr
+from ..trace.values import DEFAULT_MAX_VALUE
+from .spec import wall_timeout
+
+__all__ = [
+    "DEFAULT_WALL_TIMEOUT",
+    "MIN_TRACE_MAX_VALUE",
+    "SessionSettings",
+    "ini_bool",
+    "ini_number",
+    "parse_trace_dir",
+]
+
+#: Real seconds a chaos test may run before the watchdog stops it (0: no watchdog).
+DEFAULT_WALL_TIMEOUT = 300.0
+#: The smallest cap on a recorded value: room for a truncation marker and some head.
+MIN_TRACE_MAX_VALUE = 1024
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """What the whole session shares: the seed and the defaults of every chaos test."""
+
+    seed: int = 0
+    default_profile: str = "none"
+    #: the --chaos-profile given, if any (the replay command repeats it)
+    profile_option: str | None = None
+    virtual_sleep: bool = False
+    freeze_time: bool = False
+    trace_dir: Path | None = None
+    trace_max_value: int = DEFAULT_MAX_VALUE
+    allow_hosts: tuple[str, ...] = ()
+    wall_timeout: float = DEFAULT_WALL_TIMEOUT
+
+
+def ini_bool(raw: object, where: str) -> bool:
+    """An ini boolean (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``)."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise fail(where, f"expected true or false, got {safe_repr(raw, 80)}")
+
+
+def ini_number(raw: object, where: str, *, minimum: float, maximum: float) -> float:
+    """An ini number within the bounds."""
+    try:
+        value: object = float(str(raw).strip())
+    except ValueError:
+        value = raw
+    result: float = number(minimum=minimum, maximum=maximum)(value, where)
+    return result
+
+
+def ini_int(raw: object, where: str, *, minimum: int) -> int:
+    try:
+        value: object = int(str(raw).strip())
+    except ValueError:
+        value = raw
+    result: int = integer(minimum=minimum)(value, where)
+    return result
+
+
+def parse_trace_dir(raw: str | None, where: str) -> Path | None:
+    """A directory for trace files: created if missing; an existing file is an error."""
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise fail(where, "expected a directory, got an empty path")
+    path = Path(raw).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise fail(where, f"{path} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail(where, f"cannot create {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def parse_profile_name(raw: str, where: str) -> str:
+    """A profile name given on the command line or in an ini file."""
+    return ProfileRegistry.check_name(raw, where)
+
+
+def parse_allow(raw: Sequence[str], where: str) -> tuple[str, ...]:
+    """The ini list of allowed hosts."""
+    return parse_allow_hosts(list(raw), where).entries
+
+
+def parse_wall_timeout(raw: object, where: str) -> float:
+    try:
+        value: object = float(str(raw).strip())
+    except ValueError:
+        value = raw
+    result: float = wall_timeout(value, where)
+    return result

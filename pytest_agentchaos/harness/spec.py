@@ -1,0 +1,188 @@
+"""What a test's chaos markers ask for, parsed and validated into plain data.
+
+Free of pytest: a marker is anything with ``name``, ``args`` and ``kwargs`` (a ``pytest.Mark``
+is one), so the same parsing serves the plugin and any other harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config import boolean, fail, integer, number, optional
+from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
+
+if TYPE_CHECKING:
+    from ..faults.plan import FaultSpec
+
+__all__ = ["MARKERS", "MarkLike", "RunSpec", "parse_marks"]
+
+MARKERS = {
+    "chaos": (
+        "chaos(profile=None, seed=None, faults=[...], max_steps=..., max_tool_calls=..., "
+        "max_model_calls=..., max_seconds=..., max_tokens=..., virtual_sleep=False, "
+        "freeze_time=False, allow_hosts=[...], wall_timeout=...): run this test under a chaos "
+        "profile, extra faults and budgets"
+    ),
+    "must_halt": (
+        "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
+        "max_tokens=...): the agent must stop on its own within these limits"
+    ),
+    "must_escape": (
+        "must_escape(within_steps=None, require_loop=True): every loop the harness detects "
+        "must be broken (within that many steps of its detection) and the run must finish"
+    ),
+    "must_repair": (
+        "must_repair(...): malformed parameters must be repaired (not implemented yet: fails)"
+    ),
+}
+
+#: Most seconds of real time a marker may allow a test (a day): longer is a typo.
+MAX_WALL_TIMEOUT = 86_400.0
+
+_CHAOS_KEYS = (
+    "profile",
+    "seed",
+    "faults",
+    "virtual_sleep",
+    "freeze_time",
+    "allow_hosts",
+    "wall_timeout",
+    *BUDGET_KEYS,
+)
+_ESCAPE_KEYS = ("within_steps", "require_loop")
+
+#: How many seconds of real time a test may run: positive, at most a day, 0 for no limit.
+wall_timeout = number(minimum=0, maximum=MAX_WALL_TIMEOUT, unit="seconds")
+
+
+#: What the parser needs of a marker: ``name``, ``args`` and ``kwargs`` (``pytest.Mark`` has
+#: them). Duck-typed: a ``Protocol`` class would cost start-up time for no checking gained.
+MarkLike = Any
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything the markers of one test ask for, validated.
+
+    ``error`` carries a marker problem found after collection (a marker a conftest added):
+    the test fails with it at setup instead of running.
+    """
+
+    profile: str | None = None
+    seed: int | None = None
+    faults: tuple[FaultSpec, ...] = ()
+    budgets: Budgets = Budgets()
+    halt: Budgets | None = None
+    virtual_sleep: bool | None = None
+    freeze_time: bool | None = None
+    allow_hosts: tuple[str, ...] | None = None
+    wall_timeout: float | None = None
+    escape: Mapping[str, Any] | None = None
+    repair: Mapping[str, Any] | None = None
+    marked: tuple[str, ...] = field(default=())
+    error: str | None = None
+
+
+def _kwargs(mark: MarkLike, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
+    unknown = sorted(str(k) for k in mark.kwargs if k not in allowed)
+    if unknown:
+        raise fail(where, f"unknown argument {unknown[0]!r}; allowed: {', '.join(allowed)}")
+    return dict(mark.kwargs)
+
+
+def _allow_hosts(value: Any, where: str) -> tuple[str, ...]:
+    from ..inject.network import parse_allow_hosts  # validates each entry now
+
+    return parse_allow_hosts(value, where).entries
+
+
+def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, Any], Budgets]:
+    values: dict[str, Any] = {}
+    budgets = Budgets()
+    # Closest mark first: apply the farthest first so closer ones win.
+    for mark in reversed(marks):
+        where = "@pytest.mark.chaos"
+        if len(mark.args) > 1 or (mark.args and "profile" in mark.kwargs):
+            raise fail(where, "takes at most one positional argument, the profile name")
+        kw = {k: v for k, v in _kwargs(mark, _CHAOS_KEYS, where).items() if v is not None}
+        if mark.args:
+            kw["profile"] = mark.args[0]
+        if "profile" in kw and (not isinstance(kw["profile"], str) or not kw["profile"]):
+            raise fail(f"{where}: profile", f"expected a profile name, got {kw['profile']!r}")
+        if "seed" in kw:
+            kw["seed"] = integer(minimum=0)(kw["seed"], f"{where}: seed")
+        for key in ("virtual_sleep", "freeze_time"):
+            if key in kw:
+                kw[key] = boolean(kw[key], f"{where}: {key}")
+        if "allow_hosts" in kw:
+            kw["allow_hosts"] = _allow_hosts(kw["allow_hosts"], f"{where}: allow_hosts")
+        if "wall_timeout" in kw:
+            kw["wall_timeout"] = wall_timeout(kw["wall_timeout"], f"{where}: wall_timeout")
+        if "faults" in kw:
+            from ..faults.plan import parse_faults
+
+            faults[:0] = parse_faults(kw.pop("faults"), f"{where}: faults")
+        budgets = budgets.override(
+            parse_budgets({k: kw.pop(k) for k in BUDGET_KEYS if k in kw}, where)
+        )
+        values.update(kw)
+    return values, budgets
+
+
+def _escape(marks: list[MarkLike]) -> dict[str, Any] | None:
+    escape: dict[str, Any] | None = None
+    for mark in reversed(marks):
+        where = "@pytest.mark.must_escape"
+        if mark.args:
+            raise fail(where, f"takes keyword arguments only ({', '.join(_ESCAPE_KEYS)})")
+        kw = _kwargs(mark, _ESCAPE_KEYS, where)
+        if "within_steps" in kw:
+            kw["within_steps"] = optional(integer(minimum=0))(
+                kw["within_steps"], f"{where}: within_steps"
+            )
+        if "require_loop" in kw:
+            kw["require_loop"] = boolean(kw["require_loop"], f"{where}: require_loop")
+        escape = {**(escape or {}), **kw}
+    return escape
+
+
+def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
+    """The run a test's markers ask for (closest marker first, as pytest's
+    ``iter_markers`` yields them), or ``None`` when it has no chaos marker.
+
+    Raises ``ChaosConfigError`` naming the marker, the argument and what is allowed.
+    """
+    by_name: dict[str, list[MarkLike]] = {name: [] for name in MARKERS}
+    for mark in marks:
+        if mark.name in by_name:
+            by_name[mark.name].append(mark)
+    if not any(by_name.values()):
+        return None
+    faults: list[FaultSpec] = []
+    values, budgets = _chaos(by_name["chaos"], faults)
+    halt: Budgets | None = None
+    for mark in reversed(by_name["must_halt"]):
+        where = "@pytest.mark.must_halt"
+        if mark.args:
+            raise fail(where, f"takes keyword arguments only ({', '.join(BUDGET_KEYS)})")
+        limits = parse_budgets(_kwargs(mark, BUDGET_KEYS, where), where)
+        halt = limits if halt is None else halt.override(limits)
+    repair: dict[str, Any] | None = None
+    for mark in reversed(by_name["must_repair"]):
+        repair = {**(repair or {}), **{str(k): v for k, v in mark.kwargs.items()}}
+    return RunSpec(
+        profile=values.get("profile"),
+        seed=values.get("seed"),
+        faults=tuple(faults),
+        budgets=budgets,
+        halt=halt,
+        virtual_sleep=values.get("virtual_sleep"),
+        freeze_time=values.get("freeze_time"),
+        allow_hosts=values.get("allow_hosts"),
+        wall_timeout=values.get("wall_timeout"),
+        escape=_escape(by_name["must_escape"]),
+        repair=repair,
+        marked=tuple(name for name in MARKERS if by_name[name]),
+    )

@@ -1,0 +1,217 @@
+"""The last line of defence: a watchdog on real time for agents that never stop.
+
+Virtual time cannot end an agent that spins without calling a tool, nor one blocked forever
+(a main thread waiting on a queue whose worker died). When a run exceeds its wall timeout the
+:class:`Watchdog` (a thread of its own, on the real clock):
+
+1. records the agent's thread stacks and halts the run with
+   :class:`~pytest_agentchaos.errors.WallTimeout`, so every further call raises;
+2. raises the halt into the test's thread with a signal (which also wakes a blocked wait) and
+   into the agent's other threads as an asynchronous exception; either way the
+   :class:`~.unwind.Unwinder` is armed there, so ``except BaseException`` cannot hold it. It does
+   so again every ``REPEAT`` seconds;
+3. when nothing gentler worked within the grace period, does what pytest-timeout's thread
+   method does: reports the stacks and ends the process (under pytest-xdist the controller
+   reports the test as crashed and carries on with a new worker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import HardHalt, WallTimeout
+from ..inject.session import ChaosSession
+from .unwind import Unwinder
+
+__all__ = ["Watchdog", "format_stacks"]
+
+#: The signal that interrupts the test's thread (its handler raises the halt there).
+SIGNAL = getattr(signal, "SIGUSR2", None)
+#: Seconds between deliveries of the halt while the agent still runs.
+REPEAT = 0.2
+#: Exit status of the last resort (what pytest-timeout's thread method uses).
+LAST_RESORT_EXIT = 1
+
+
+def format_stacks(skip: set[int] | None = None, limit: int = 40) -> str:
+    """Every thread's stack, most recent call last, as text."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    parts: list[str] = []
+    for ident, frame in sys._current_frames().items():
+        if skip and ident in skip:
+            continue
+        stack = "".join(traceback.format_stack(frame, limit=limit))
+        parts.append(f"thread {names.get(ident, '?')} ({ident}):\n{stack}")
+    return "\n".join(parts)
+
+
+def grace_for(timeout: float) -> float:
+    """How long the gentle means get before the last resort."""
+    return min(10.0, max(1.0, timeout / 5))
+
+
+def _raise_async(ident: int, cls: type[BaseException]) -> bool:
+    try:
+        import ctypes
+
+        done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(ident), ctypes.py_object(cls)
+        )
+    except Exception:  # pragma: no cover - not CPython
+        return False
+    return bool(done == 1)
+
+
+class Watchdog:
+    """Watches one run on real time; :meth:`start` after the run is built, :meth:`stop` when
+    the test body is over (whatever happened)."""
+
+    def __init__(
+        self,
+        session: ChaosSession,
+        unwinder: Unwinder,
+        timeout: float,
+        *,
+        last_resort: Callable[[str], None] | None = None,
+    ) -> None:
+        self.session = session
+        self.unwinder = unwinder
+        self.timeout = timeout
+        self.grace = grace_for(timeout)
+        self.last_resort = last_resort or _write_stderr
+        self.fired: WallTimeout | None = None
+        self.stacks = ""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._owner = threading.get_ident()
+        self._baseline: set[int] = set()
+        self._previous_handler: Any = None
+        self._signal_installed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._baseline = {t.ident for t in threading.enumerate() if t.ident is not None}
+        self._install_signal()
+        self._thread = threading.Thread(target=self._watch, name="agentchaos-watchdog", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """The test body is over: stand down (idempotent)."""
+        self._stop.set()  # first: a signal arriving now finds it set and does nothing
+        with self._lock:  # then wait out a delivery in progress
+            pass
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._uninstall_signal()
+
+    def agent_threads(self) -> list[threading.Thread]:
+        """Threads started since the run began that are still alive."""
+        return [
+            t
+            for t in threading.enumerate()
+            if t.ident not in self._baseline
+            and t is not self._thread
+            and t.is_alive()
+            and not t.name.startswith(("agentchaos-", "asyncio_"))
+        ]
+
+    # -- delivery -------------------------------------------------------------------------
+
+    def _install_signal(self) -> None:
+        if SIGNAL is None or threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            if signal.getsignal(SIGNAL) not in (signal.SIG_DFL, None):
+                return  # the user's own handler: leave it alone
+            self._previous_handler = signal.signal(SIGNAL, self._on_signal)
+            self._signal_installed = True
+        except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+            pass
+
+    def _uninstall_signal(self) -> None:
+        if not self._signal_installed or threading.current_thread() is not threading.main_thread():
+            return
+        self._signal_installed = False
+        try:
+            if signal.getsignal(SIGNAL) is self._on_signal:  # type: ignore[arg-type]
+                signal.signal(SIGNAL, self._previous_handler or signal.SIG_DFL)  # type: ignore[arg-type]
+        except (ValueError, OSError):  # pragma: no cover
+            pass
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        halt = self.fired
+        if halt is None or self._stop.is_set():
+            return
+        self.unwinder.arm(halt)
+        raise halt.again()
+
+    def _deliver(self, halt: HardHalt) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            if self._signal_installed:
+                signal.pthread_kill(self._owner, SIGNAL)  # type: ignore[arg-type]
+            else:
+                _raise_async(self._owner, _async_halt(self.unwinder, halt))
+            for thread in self.agent_threads():
+                if thread.ident is not None and thread.ident != self._owner:
+                    _raise_async(thread.ident, _async_halt(self.unwinder, halt))
+
+    def _watch(self) -> None:
+        if self._stop.wait(self.timeout):
+            return
+        watchdog = {threading.get_ident()}
+        self.stacks = format_stacks(skip=watchdog)
+        threads = ", ".join(t.name for t in self.agent_threads()) or "none"
+        halt = WallTimeout(
+            f"the test ran {self.timeout:g}s of real time (chaos_wall_timeout) without "
+            f"finishing: pytest-agentchaos stopped the agent (agent threads: {threads})",
+            timeout=self.timeout,
+        )
+        self.fired = halt
+        self.session.stop(halt, timeout=self.timeout, stacks=self.stacks)
+        waited = 0.0
+        while waited < self.grace:
+            self._deliver(halt)
+            if self._stop.wait(REPEAT):
+                return
+            waited += REPEAT
+        if self._stop.is_set():
+            return
+        self.stacks = format_stacks(skip=watchdog)
+        self.last_resort(
+            "pytest-agentchaos: the agent could not be stopped: "
+            f"{self.session.test_id} ran {self.timeout:g}s of real time (chaos_wall_timeout) "
+            f"and ignored the halt for another {self.grace:g}s; ending the test process, as "
+            "pytest-timeout's thread method does.\n"
+            f"{halt.message}\n\nstacks:\n{self.stacks}"
+        )
+        os._exit(LAST_RESORT_EXIT)
+
+
+def _async_halt(unwinder: Unwinder, halt: HardHalt) -> type[BaseException]:
+    """An exception class for ``PyThreadState_SetAsyncExc``: the interpreter instantiates it
+    in the target thread (where it is caught), so its ``__init__`` arms the unwinder there."""
+
+    class AsyncWallTimeout(WallTimeout):
+        def __init__(self, *args: Any) -> None:
+            WallTimeout.__init__(self, halt.message, **halt.detail)
+            unwinder.arm(halt)
+
+    AsyncWallTimeout.__name__ = AsyncWallTimeout.__qualname__ = "WallTimeout"
+    return AsyncWallTimeout
+
+
+def _write_stderr(text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, (text + "\n").encode("utf-8", "replace"))

@@ -1,0 +1,49 @@
+"""The session summary of chaos tests, and handing the session seed to xdist workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .state import PluginState
+
+__all__ = ["SEED_KEY", "Summary", "XdistSeed"]
+
+SEED_KEY = "agentchaos_seed"
+
+
+class Summary:
+    """Collects one row per chaos test (from xdist workers too) and prints the summary."""
+
+    def __init__(self, state: PluginState, config: pytest.Config) -> None:
+        self.state = state
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, "agentchaos", None)
+        if isinstance(row, dict):
+            self.state.rows.append(row)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        rows = self.state.rows
+        if not rows:
+            return
+        from ..report.terminal import summary_lines
+
+        tr = terminalreporter
+        seed = self.state.settings.seed
+        tr.write_sep("=", f"agentchaos: {len(rows)} chaos test{'s' if len(rows) != 1 else ''}")
+        for line in summary_lines(rows, verbose=self.config.get_verbosity()):
+            tr.write_line(line)
+        tr.write_line(f"session seed {seed}: replay with --chaos-seed={seed}")
+
+
+class XdistSeed:
+    """Hands the controller's session seed to every worker."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[SEED_KEY] = self.seed

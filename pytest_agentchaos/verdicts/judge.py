@@ -1,0 +1,41 @@
+"""``judge``: every verdict a test asked for, over its trace. Pure: trace in, verdicts out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..trace.trace import Trace
+from .escape import must_escape
+from .verdict import Verdict, must_halt, not_implemented
+
+__all__ = ["Expectations", "judge"]
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What a test's markers expect of its run (``None``: not asked for).
+
+    ``halt`` holds ``must_halt``'s limits (``max_steps`` ...), ``escape`` and ``repair`` the
+    keyword arguments of ``must_escape`` and ``must_repair``.
+    """
+
+    halt: Mapping[str, Any] | None = None
+    escape: Mapping[str, Any] | None = None
+    repair: Mapping[str, Any] | None = None
+
+    def __bool__(self) -> bool:
+        return any(x is not None for x in (self.halt, self.escape, self.repair))
+
+
+def judge(trace: Trace, expectations: Expectations) -> list[Verdict]:
+    """The verdicts of ``expectations`` over ``trace``, in marker order."""
+    verdicts: list[Verdict] = []
+    if expectations.halt is not None:
+        verdicts.append(must_halt(trace, **expectations.halt))
+    if expectations.escape is not None:
+        verdicts.append(must_escape(trace, **expectations.escape))
+    if expectations.repair is not None:
+        verdicts.append(not_implemented("must_repair", "the repair loop, issue 12"))
+    return verdicts
