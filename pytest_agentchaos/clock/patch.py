@@ -132,6 +132,18 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
     def undo() -> None:
         for module, attr, value in patched:
             setattr(module, attr, value)
+        # Modules first imported while sleep was virtual bound the virtual functions by name
+        # (`from time import sleep`): give them the real ones back too.
+        fakes = {id(virtual_sleep): real_sleep, id(virtual_async_sleep): real_async_sleep}
+        for module in list(sys.modules.values()):
+            try:
+                attrs = vars(module)
+            except TypeError:
+                continue
+            for attr, value in list(attrs.items()):
+                real = fakes.get(id(value))
+                if real is not None and (value is virtual_sleep or value is virtual_async_sleep):
+                    setattr(module, attr, real)
 
     handle._push(undo)
     # asyncio waits go through event loops, which now keep time on the virtual clock.

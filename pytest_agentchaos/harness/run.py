@@ -25,7 +25,8 @@ from ..profiles.profile import Profile, ProfileRegistry
 from ..report.explain import halt_explanation, swallowed_note
 from ..report.terminal import replay_command
 from ..rng import derive_seed
-from ..saferepr import safe_repr
+from ..saferepr import safe_repr, safe_str
+from ..trace.events import Detection
 from ..verdicts.judge import Expectations, judge
 from ..verdicts.verdict import Verdict
 from .settings import SessionSettings
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
     from ..inject.session import ChaosSession
     from ..trace.trace import Trace
 
-__all__ = ["Run", "RunOutcome", "RunPlan", "build_run", "find_halt", "plan_run"]
+__all__ = ["HARNESS", "Run", "RunOutcome", "RunPlan", "build_run", "find_halt", "plan_run"]
+
+#: The ``detector`` name of the harness's own ``Detection`` events.
+HARNESS = "harness"
 
 
 @dataclass(frozen=True)
@@ -308,6 +312,7 @@ def build_run(
             guard.install()
             stack.callback(guard.uninstall)
         chaos.http  # noqa: B018 - httpx goes through the run's router, imported now or later
+        stack.callback(_quiet_thread_halts(session))
         if plan.wall_timeout > 0:
             run.watchdog = Watchdog(
                 session, run.unwinder, plan.wall_timeout, last_resort=last_resort
@@ -316,6 +321,34 @@ def build_run(
             stack.callback(run.watchdog.stop)
         stack.callback(run.finish)  # ends the run if the caller did not
         yield run
+
+
+def _quiet_thread_halts(session: ChaosSession) -> Callable[[], None]:
+    """While the run lasts, an agent thread that a hard halt ended is recorded in the trace
+    instead of printed as an unhandled thread exception (the halt is the harness's doing and
+    the test's failure says so); other thread exceptions go to the previous hook. Returns the
+    undo."""
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is not None and issubclass(args.exc_type, HardHalt):
+            name = args.thread.name if args.thread is not None else "?"
+            session.record(
+                Detection,
+                detector=HARNESS,
+                kind="thread_halted",
+                detail={"thread": safe_str(name, 80), "halt": args.exc_type.__name__},
+            )
+            return
+        previous(args)
+
+    threading.excepthook = hook
+
+    def undo() -> None:
+        if threading.excepthook is hook:
+            threading.excepthook = previous
+
+    return undo
 
 
 def _write_trace(run: Run, path: Path) -> None:

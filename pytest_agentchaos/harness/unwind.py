@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import PurePath
 from types import FrameType
 from typing import Any
 
@@ -53,7 +54,11 @@ RUNTIME = (
     "execnet",
     "freezegun",
     "coverage",
+    "runpy",
 )
+
+
+_RUNTIME_DIRS = frozenset(RUNTIME)
 
 
 def is_agent_frame(frame: FrameType) -> bool:
@@ -61,8 +66,14 @@ def is_agent_frame(frame: FrameType) -> bool:
     name = frame.f_globals.get("__name__")
     if not isinstance(name, str):
         return True
-    head = name.partition(".")[0]
-    return head not in RUNTIME
+    if name == "__main__":  # `python -m pytest`: the module's real name is in its spec
+        spec = frame.f_globals.get("__spec__")
+        name = getattr(spec, "name", None) or name
+    if name.partition(".")[0] in RUNTIME:
+        return False
+    # Code run under another module name (execnet runs xdist's worker as `__channelexec__`).
+    parent = PurePath(frame.f_code.co_filename).parent
+    return not any(part in _RUNTIME_DIRS for part in parent.parts[-2:])
 
 
 TraceFunction = Callable[[FrameType, str, Any], Any]

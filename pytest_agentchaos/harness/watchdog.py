@@ -24,11 +24,12 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from ..errors import HardHalt, WallTimeout
 from ..inject.session import ChaosSession
-from .unwind import Unwinder
+from .unwind import Unwinder, is_agent_frame
 
 __all__ = ["Watchdog", "format_stacks"]
 
@@ -40,16 +41,30 @@ REPEAT = 0.2
 LAST_RESORT_EXIT = 1
 
 
-def format_stacks(skip: set[int] | None = None, limit: int = 40) -> str:
-    """Every thread's stack, most recent call last, as text."""
+def format_stacks(skip: set[int] | None = None, limit: int = 12) -> str:
+    """Each thread's stack as the agent's frames (most recent call last), plus the frame it
+    is blocked in when that is the runtime's (``queue.get``): pytest's frames are left out."""
     names = {t.ident: t.name for t in threading.enumerate()}
     parts: list[str] = []
-    for ident, frame in sys._current_frames().items():
+    for ident, top in sys._current_frames().items():
         if skip and ident in skip:
             continue
-        stack = "".join(traceback.format_stack(frame, limit=limit))
-        parts.append(f"thread {names.get(ident, '?')} ({ident}):\n{stack}")
-    return "\n".join(parts)
+        frames: list[FrameType] = []
+        frame: FrameType | None = top
+        while frame is not None:
+            bootstrap = frame.f_code.co_filename.startswith("<")  # exec'd launcher code
+            if frame is top or (is_agent_frame(frame) and not bootstrap):
+                frames.append(frame)
+            frame = frame.f_back
+        if len(frames) == 1 and not is_agent_frame(top):
+            continue  # a runtime thread (pytest-xdist's I/O, a pool's idle worker)
+        frames = frames[:limit]
+        frames.reverse()
+        summary = traceback.StackSummary.extract(
+            ((f, f.f_lineno) for f in frames), limit=limit, lookup_lines=True
+        )
+        parts.append(f"thread {names.get(ident, '?')}:\n{''.join(summary.format())}")
+    return "\n".join(parts) or "(no thread runs agent code)"
 
 
 def grace_for(timeout: float) -> float:
