@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import ChaosConfigError, config_error
-from .saferepr import safe_repr
+from .saferepr import safe_repr, short
 
 
 def _short(value: Any) -> str:
@@ -23,11 +23,13 @@ def _short(value: Any) -> str:
 Validator = Callable[[Any, str], Any]
 
 __all__ = [
+    "MAX_COUNT",
     "Validator",
     "boolean",
     "check_fields",
     "check_table",
     "choice",
+    "count",
     "fail",
     "integer",
     "json_data",
@@ -54,7 +56,7 @@ def check_table(
     names = list(allowed)
     unknown = sorted(str(k) for k in raw if k not in names)
     if unknown:
-        raise fail(where, f"unknown key {unknown[0]!r}; allowed: {', '.join(names)}")
+        raise fail(where, f"unknown key {short(unknown[0])}; allowed: {', '.join(names)}")
     return raw
 
 
@@ -93,10 +95,15 @@ def number(
     expected = "a finite number" if finite else "a number"
 
     def check(value: Any, where: str) -> float:
+        try:  # an int too big for a float overflows: it is no finite number either
+            as_float = float(value) if isinstance(value, (int, float)) else math.nan
+        except OverflowError:
+            as_float = math.inf
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
-            or not (math.isfinite(value) if finite else not math.isnan(value))
+            or not (math.isfinite(as_float) if finite else not math.isnan(as_float))
+            or (isinstance(value, int) and not math.isfinite(as_float))
         ):
             raise fail(where, f"expected {expected}{' of ' + unit if unit else ''}, "
                        f"got {_short(value)}")  # fmt: skip
@@ -105,7 +112,7 @@ def number(
             raise fail(where, f"must be {op} {_n(minimum)}{suffix}, got {_short(value)}")
         if maximum is not None and value > maximum:
             raise fail(where, f"must be <= {_n(maximum)}{suffix}, got {_short(value)}")
-        return float(value)
+        return as_float
 
     return check
 
@@ -118,12 +125,22 @@ def integer(*, minimum: int | None = 0, maximum: int | None = None) -> Validator
             bound = f" >= {minimum}" if minimum is not None else ""
             raise fail(where, f"expected an integer{bound}, got {_short(value)}")
         if minimum is not None and value < minimum:
-            raise fail(where, f"must be >= {minimum}, got {value!r}")
+            raise fail(where, f"must be >= {minimum}, got {short(value)}")
         if maximum is not None and value > maximum:
-            raise fail(where, f"must be <= {maximum}, got {value!r}")
+            raise fail(where, f"must be <= {maximum}, got {short(value)}")
         return value
 
     return check
+
+
+#: The largest count a policy may set (attempts, thresholds, windows): larger is a typo, and
+#: sizes buffers no run needs.
+MAX_COUNT = 1_000_000
+
+
+def count(*, minimum: int = 1) -> Validator:
+    """An ``int`` from ``minimum`` to :data:`MAX_COUNT`."""
+    return integer(minimum=minimum, maximum=MAX_COUNT)
 
 
 def boolean(value: Any, where: str) -> bool:
@@ -191,7 +208,7 @@ def json_data(value: Any, where: str) -> Any:
             continue
         if isinstance(current, float):
             if not math.isfinite(current):
-                raise fail(at, f"expected JSON data, got the non-finite number {current!r}")
+                raise fail(at, f"expected JSON data, got the non-finite number {short(current)}")
             continue
         if depth >= MAX_JSON_DEPTH:
             raise fail(at, f"JSON data nested deeper than {MAX_JSON_DEPTH} levels")

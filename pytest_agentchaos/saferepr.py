@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_REPR", "safe_repr", "safe_str", "type_name"]
+__all__ = ["MAX_REPR", "safe_repr", "safe_str", "short", "type_name"]
 
 #: The longest text kept of one value by default.
 MAX_REPR = 1000
@@ -23,7 +23,9 @@ def type_name(value: Any) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+    if len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..." if limit > 3 else text[: max(0, limit)]
 
 
 def safe_repr(value: Any, limit: int = MAX_REPR) -> str:
@@ -46,3 +48,8 @@ def safe_str(value: Any, limit: int = MAX_REPR) -> str:
     except Exception as exc:
         text = f"<{type_name(value)} (str failed: {type(exc).__name__})>"
     return _cut(text, limit)
+
+
+def short(value: Any) -> str:
+    """A value shown in a one-line error message: its safe ``repr``, at most 80 characters."""
+    return safe_repr(value, 80)

@@ -1,9 +1,14 @@
-"""Suite-wide guard: no test may leave global time frozen or sleep patched (DESIGN: no leaks)."""
+"""Suite-wide guard: no test may leave anything the harness patches behind (DESIGN: no leaks):
+global time, sleeps, sockets, trace/profile hooks, the thread excepthook, the watchdog's signal."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import signal
+import socket
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,14 +23,27 @@ from pytest_agentchaos.inject import Chaos
 _REAL = (time.time, time.monotonic, time.sleep, asyncio.sleep, datetime.datetime, datetime.date)
 
 
+_SOCKETS = (socket.socket.connect, socket.getaddrinfo, socket.gethostbyname)
+_SIGNAL = getattr(signal, "SIGUSR2", None)
+
+
+def _hooks() -> tuple[object, ...]:
+    handler = signal.getsignal(_SIGNAL) if _SIGNAL is not None else None
+    return (sys.gettrace(), sys.getprofile(), threading.excepthook, handler)
+
+
 @pytest.fixture(autouse=True)
-def _no_leaked_clock_patches() -> Iterator[None]:
+def _no_leaked_patches() -> Iterator[None]:
+    hooks = _hooks()
     yield
     now = (time.time, time.monotonic, time.sleep, asyncio.sleep, datetime.datetime, datetime.date)
     leaked = [
         real.__name__ for real, current in zip(_REAL, now, strict=True) if current is not real
     ]
     assert not leaked, f"global time left patched after the test: {leaked}"
+    sockets = (socket.socket.connect, socket.getaddrinfo, socket.gethostbyname)
+    assert sockets == _SOCKETS, "the network guard was left installed after the test"
+    assert _hooks() == hooks, "a trace/profile hook, thread excepthook or signal handler leaked"
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
 """Clocks: real time for production, virtual time for tests.
+from ..saferepr import short
 
 Code that waits (backoff, Retry-After, a breaker's reset timeout) takes a :class:`Clock`,
 so in a chaos test those waits advance a virtual clock and cost no wall time.
@@ -10,6 +11,8 @@ import asyncio
 import math
 import time
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..saferepr import short
 
 if TYPE_CHECKING:
     from .aio import VirtualLoops
@@ -142,5 +145,5 @@ class _Listener(Protocol):
 def _check_seconds(seconds: float) -> float:
     value = float(seconds)
     if math.isnan(value) or value < 0:
-        raise ValueError(f"cannot sleep or advance a negative or NaN time: {seconds!r}")
+        raise ValueError(f"cannot sleep or advance a negative or NaN time: {short(seconds)}")
     return value

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
-from ..config import Validator, check_fields, choice, integer, number, optional, parse_table
+from ..config import Validator, check_fields, choice, count, number, optional, parse_table
 from ..rng import stable_uniform
+from ..saferepr import short
 from ..trace.events import Intervention
 from .recorder import Recorder
 
@@ -81,7 +82,7 @@ _FIELDS: dict[str, Validator] = {
     "factor": number(minimum=1),  # delays never shrink
     "max_delay": number(minimum=0, exclusive_min=True, unit="seconds"),
     "jitter": choice(JITTERS),
-    "max_attempts": integer(minimum=1),
+    "max_attempts": count(),
     "retry_after_cap": optional(number(minimum=0, unit="seconds")),  # None: honour any
 }
 
@@ -225,12 +226,12 @@ def _is_number(value: object) -> bool:
 
 def _check_attempt(attempt: int) -> None:
     if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 0:
-        raise ValueError(f"attempt must be an integer >= 0, got {attempt!r}")
+        raise ValueError(f"attempt must be an integer >= 0, got {short(attempt)}")
 
 
 def _check_retry_after(retry_after: float) -> float:
     if not _is_number(retry_after) or retry_after < 0:
         raise ValueError(
-            f"retry_after must be a finite number of seconds >= 0, got {retry_after!r}"
+            f"retry_after must be a finite number of seconds >= 0, got {short(retry_after)}"
         )
     return float(retry_after)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..clock.clock import Clock
-from ..config import Validator, check_fields, integer, number, optional, parse_table
+from ..config import Validator, check_fields, count, number, optional, parse_table
 from ..trace.events import Intervention
 from .recorder import Recorder
 
@@ -58,9 +58,9 @@ class BreakerPolicy:
 
 #: The fields of a :class:`BreakerPolicy` (the keys of an ``[escape.breaker]`` table).
 _FIELDS: dict[str, Validator] = {
-    "failure_threshold": integer(minimum=1),
+    "failure_threshold": count(),
     "reset_timeout": number(minimum=0, unit="seconds"),
-    "half_open_max_calls": integer(minimum=1),
+    "half_open_max_calls": count(),
     "window": optional(number(minimum=0, exclusive_min=True, unit="seconds")),  # None: no limit
 }
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
 
-from ..config import Validator, boolean, check_fields, fail, integer, parse_table
+from ..config import Validator, boolean, check_fields, count, fail, parse_table
+from ..saferepr import short
 from .error_tables import (
     CATEGORIES,
     CATEGORY_KINDS,
@@ -91,7 +92,7 @@ def _check_window(after: int, window: int, where: str) -> None:
     """The cross-field rule: a window too short to hold ``escalate_after`` failures would
     never escalate."""
     if window < after:
-        raise fail(f"{where}: window", f"must be >= escalate_after ({after}), got {window!r}")
+        raise fail(f"{where}: window", f"must be >= escalate_after ({after}), got {short(window)}")
 
 
 # -- the tables -------------------------------------------------------------------------------
@@ -99,7 +100,7 @@ def _check_window(after: int, window: int, where: str) -> None:
 
 def _mapping(value: Any, where: str) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
-        raise fail(where, f"expected a table/dict, got {value!r}")
+        raise fail(where, f"expected a table/dict, got {short(value)}")
     return value
 
 
@@ -140,7 +141,7 @@ def _patterns_table(value: Any, where: str) -> tuple[MessageRule, ...]:
         category = _category(key, at)
         items = [entry] if isinstance(entry, (str, Mapping)) else entry
         if not isinstance(items, list):
-            raise fail(at, f"expected a list of regular expressions, got {entry!r}")
+            raise fail(at, f"expected a list of regular expressions, got {short(entry)}")
         rules.extend(_rule(category, item, f"{at}[{i}]") for i, item in enumerate(items))
     return tuple(rules)
 
@@ -148,8 +149,8 @@ def _patterns_table(value: Any, where: str) -> tuple[MessageRule, ...]:
 #: The escalation settings, checked on every policy (also one built in code).
 _ESCALATION: dict[str, Validator] = {
     "escalate": boolean,
-    "escalate_after": integer(minimum=1),
-    "window": integer(minimum=1),
+    "escalate_after": count(),
+    "window": count(),
 }
 
 #: Every key of an ``[escape.classifier]`` table, in the order errors list them.
@@ -175,13 +176,13 @@ def _status_key(key: Any) -> int | None:
 
 def _category(value: Any, at: str) -> Category:
     if value not in CATEGORIES:
-        raise fail(at, f"unknown category {value!r}; allowed: {', '.join(CATEGORIES)}")
+        raise fail(at, f"unknown category {short(value)}; allowed: {', '.join(CATEGORIES)}")
     return cast(Category, value)
 
 
 def _kind(value: Any, at: str) -> Kind:
     if value not in KINDS:
-        raise fail(at, f"unknown kind {value!r}; allowed: {', '.join(KINDS)}")
+        raise fail(at, f"unknown kind {short(value)}; allowed: {', '.join(KINDS)}")
     return cast(Kind, value)
 
 
@@ -191,10 +192,12 @@ def _verdict(value: Any, default: Verdict | None, at: str) -> Verdict:
         category = _category(value, at)
         return CATEGORY_KINDS[category], category
     if not isinstance(value, Mapping) or not value:
-        raise fail(at, f"expected a category name or {{category = ..., kind = ...}}, got {value!r}")
+        raise fail(
+            at, f"expected a category name or {{category = ..., kind = ...}}, got {short(value)}"
+        )
     extra = sorted(str(k) for k in value if k not in ("category", "kind"))
     if extra:
-        raise fail(at, f"unknown key {extra[0]!r}; allowed: category, kind")
+        raise fail(at, f"unknown key {short(extra[0])}; allowed: category, kind")
     if "category" in value:
         category = _category(value["category"], f"{at}.category")
     else:
@@ -213,8 +216,8 @@ def _rule(category: Category, item: Any, at: str) -> MessageRule:
         regex = item["pattern"]
         kind = _kind(item["kind"], f"{at}.kind") if "kind" in item else None
     if not isinstance(regex, str) or not regex:
-        raise fail(at, f"expected a non-empty regular expression, got {regex!r}")
+        raise fail(at, f"expected a non-empty regular expression, got {short(regex)}")
     try:
         return MessageRule.of(category, regex, kind)
     except re.error as exc:
-        raise fail(at, f"invalid regular expression {regex!r}: {exc}") from None
+        raise fail(at, f"invalid regular expression {short(regex)}: {exc}") from None

@@ -13,13 +13,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..trace.values import deep_digest
+
 
 def digest(value: Any) -> str:
-    """A short, stable digest of a JSON-able value (canonical JSON + blake2b)."""
-    text = json.dumps(
-        value, sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
-    )
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+    """A short, stable digest of a JSON-able value (canonical JSON + blake2b); never raises
+    (text with lone surrogates, values too deep for the encoder: digested structurally)."""
+    try:
+        text = json.dumps(
+            value, sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
+        )
+    except Exception:
+        return deep_digest(value)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

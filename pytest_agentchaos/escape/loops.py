@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import Validator, check_fields, fail, integer, number, parse_table
+from ..config import Validator, check_fields, count, fail, integer, number, parse_table
+from ..saferepr import short
 from .history import ActionKey, digest
 
 
@@ -61,15 +62,19 @@ class LoopPolicy:
 
 
 #: The fields of a :class:`LoopPolicy` (the keys of an ``[escape.loops]`` table).
+#: The longest repeating block the detector looks for.
+MAX_PERIOD = 256
+
 _FIELDS: dict[str, Validator] = {
-    "min_period": integer(minimum=1),
-    "max_period": integer(minimum=1),
-    "repeats_period_1": integer(minimum=2),
-    "repeats": integer(minimum=2),
-    "state_repeats": integer(minimum=2),
-    "state_window": integer(minimum=1),
-    "node_visits": integer(minimum=2),
-    "node_window_events": integer(minimum=1),
+    # every action costs O(max_period): a longer block than this is no loop worth a test
+    "min_period": integer(minimum=1, maximum=MAX_PERIOD),
+    "max_period": integer(minimum=1, maximum=MAX_PERIOD),
+    "repeats_period_1": count(minimum=2),
+    "repeats": count(minimum=2),
+    "state_repeats": count(minimum=2),
+    "state_window": count(),
+    "node_visits": count(minimum=2),
+    "node_window_events": count(),
     "node_window_seconds": number(minimum=0, exclusive_min=True, unit="seconds", finite=False),
 }
 
@@ -77,7 +82,7 @@ _FIELDS: dict[str, Validator] = {
 def _check_periods(min_period: int, max_period: int, where: str) -> None:
     if min_period > max_period:
         raise fail(
-            f"{where}: min_period", f"must be <= max_period ({max_period}), got {min_period!r}"
+            f"{where}: min_period", f"must be <= max_period ({max_period}), got {short(min_period)}"
         )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Validator, check_fields, check_table, choice, fail, number, one_or_many
+from ..saferepr import short
 from .backoff import BackoffPolicy
 from .breaker import BreakerPolicy
 from .classifier_policy import ClassifierPolicy
@@ -60,7 +61,7 @@ _RUNGS = one_or_many(choice(LADDER))
 def _ladder(value: Any, where: str) -> tuple[str, ...]:
     """A non-empty list of rungs of :data:`~.interventions.LADDER`, in the order tried."""
     if not isinstance(value, (list, tuple)):
-        raise fail(where, f"expected a list of {', '.join(LADDER)}, got {value!r}")
+        raise fail(where, f"expected a list of {', '.join(LADDER)}, got {short(value)}")
     rungs: tuple[str, ...] = _RUNGS(value, where)
     return rungs
 

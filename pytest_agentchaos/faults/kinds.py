@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, ClassVar
 
+from ..saferepr import short
 from . import mutations as _mut
 from .effects import Effect, Failure
 from .params import (
@@ -62,12 +63,13 @@ class FaultKind:
     summary: ClassVar[str] = ""
 
     def __init__(self, *, where: str | None = None, **params: Any) -> None:
-        where = where or f"fault {self.name!r}"
+        where = where or f"fault {short(self.name)}"
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             allowed = ", ".join(sorted(self.params)) or "none"
             raise fail(
-                where, f"unknown key {unknown[0]!r} for kind {self.name!r}; allowed: {allowed}"
+                where,
+                f"unknown key {short(unknown[0])} for kind {short(self.name)}; allowed: {allowed}",
             )
         values = dict(self.defaults)
         for key, value in params.items():
@@ -87,15 +89,16 @@ class FaultKind:
     def check_detail(cls, detail: object, where: str) -> dict[str, Any]:
         """Validate a decided detail (from a replayed schedule); returns it normalised."""
         if not isinstance(detail, Mapping):
-            raise fail(where, f"expected a table of the decision's details, got {detail!r}")
+            raise fail(where, f"expected a table of the decision's details, got {short(detail)}")
         missing = [k for k in cls.details if k not in detail and k not in cls.optional_details]
         if missing:
-            raise fail(where, f"missing {missing[0]!r} for kind {cls.name!r}")
+            raise fail(where, f"missing {short(missing[0])} for kind {short(cls.name)}")
         unknown = sorted(str(k) for k in detail if k not in cls.details)
         if unknown:
             allowed = ", ".join(cls.details) or "none"
             raise fail(
-                where, f"unknown key {unknown[0]!r} for kind {cls.name!r}; allowed: {allowed}"
+                where,
+                f"unknown key {short(unknown[0])} for kind {short(cls.name)}; allowed: {allowed}",
             )
         return {k: cls.details[k](v, f"{where}.{k}") for k, v in detail.items()}
 
@@ -125,12 +128,12 @@ def register(kind: type[FaultKind]) -> type[FaultKind]:
 
 def kind_class(name: object, where: str) -> type[FaultKind]:
     if not isinstance(name, str):
-        raise fail(where, f"expected a fault kind name (a string), got {name!r}")
+        raise fail(where, f"expected a fault kind name (a string), got {short(name)}")
     try:
         return KINDS[name]
     except KeyError:
         raise fail(
-            where, f"unknown fault kind {name!r}; allowed: {', '.join(sorted(KINDS))}"
+            where, f"unknown fault kind {short(name)}; allowed: {', '.join(sorted(KINDS))}"
         ) from None
 
 

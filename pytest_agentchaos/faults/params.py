@@ -16,6 +16,7 @@ from ..config import (
     optional,
     text,
 )
+from ..saferepr import short
 
 __all__ = [
     "MAX_SECONDS",
@@ -45,7 +46,7 @@ seconds = number(minimum=0, maximum=MAX_SECONDS)
 def http_status(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(
-            where, f"expected an HTTP status code (an integer from 400 to 599), got {value!r}"
+            where, f"expected an HTTP status code (an integer from 400 to 599), got {short(value)}"
         )
     status = value
     if not 400 <= status <= 599:
@@ -57,7 +58,7 @@ def seconds_or_range(value: Any, where: str) -> tuple[float, float]:
     """``5`` or ``[1, 5]``: a fixed number of seconds or a range to draw from."""
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
-            raise fail(where, f"expected seconds or [low, high], got {value!r}")
+            raise fail(where, f"expected seconds or [low, high], got {short(value)}")
         low, high = seconds(value[0], where), seconds(value[1], where)
         if low > high:
             raise fail(where, f"range low {low} is above high {high}")

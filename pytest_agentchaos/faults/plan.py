@@ -15,6 +15,7 @@ from typing import Any
 
 from ..config import check_table, choice, integer, text
 from ..rng import stable_int, stable_random, stable_uniform
+from ..saferepr import short
 from .kinds import CHANNELS, CallInfo, FaultKind, kind_class
 from .params import fail
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
@@ -50,24 +51,24 @@ class Decision:
 def parse_fault(raw: Any, where: str) -> FaultSpec:
     """Build a spec from one fault table/dict such as ``{"kind": "timeout", "seconds": 5}``."""
     if not isinstance(raw, Mapping):
-        raise fail(where, f"a fault must be a table/dict with a 'kind', got {raw!r}")
+        raise fail(where, f"a fault must be a table/dict with a 'kind', got {short(raw)}")
     if "kind" not in raw:
         raise fail(where, "missing 'kind'")
     cls = kind_class(raw["kind"], f"{where}: kind")
     allowed = set(SELECTOR_KEYS) | set(cls.params) | {"kind"}
-    unknown = sorted(set(raw) - allowed)
+    unknown = sorted((k for k in raw if k not in allowed), key=str)
     if unknown:
+        own = f"{', '.join(sorted(cls.params))}, and " if cls.params else ""
         raise fail(
             where,
-            f"unknown key {unknown[0]!r} for fault kind {cls.name!r}; allowed: "
-            f"{', '.join(sorted(cls.params))}{', ' if cls.params else ''}"
-            f"and selector keys {', '.join(SELECTOR_KEYS)}",
+            f"unknown key {short(unknown[0])} for fault kind {cls.name!r}; allowed: "
+            f"{own}selector keys {', '.join(SELECTOR_KEYS)}",
         )
     spec = FaultSpec(cls.from_config(raw, where), parse_selector(raw, where))
     if spec.selector.channels and not any(c in cls.channels for c in spec.selector.channels):
         raise fail(
             where,
-            f"kind {cls.name!r} cannot apply to channels {list(spec.selector.channels)}; "
+            f"kind {short(cls.name)} cannot apply to channels {list(spec.selector.channels)}; "
             f"it applies to {', '.join(cls.channels)}",
         )
     return spec
@@ -76,8 +77,8 @@ def parse_fault(raw: Any, where: str) -> FaultSpec:
 def parse_faults(raw: Any, where: str) -> tuple[FaultSpec, ...]:
     if raw is None:
         return ()
-    if isinstance(raw, Mapping) or not isinstance(raw, Sequence) or isinstance(raw, str):
-        raise fail(where, f"'faults' must be a list of fault tables, got {raw!r}")
+    if isinstance(raw, (Mapping, str, bytes, bytearray)) or not isinstance(raw, Sequence):
+        raise fail(where, f"'faults' must be a list of fault tables, got {short(raw)}")
     return tuple(parse_fault(f, f"{where}[{i}]") for i, f in enumerate(raw))
 
 
@@ -113,6 +114,9 @@ class FaultPlan:
             channel: tuple(i for i, f in enumerate(self.faults) if f.applies_to(channel))
             for channel in CHANNELS
         }
+        # (channel, target) -> the faults whose channel and tools match: computed once per
+        # target, so a call that no fault can hit costs one dict lookup
+        self._by_target: dict[tuple[str, str], tuple[int, ...]] = {}
 
     @classmethod
     def from_schedule(
@@ -125,7 +129,7 @@ class FaultPlan:
         entry is validated first (a bad one is a ``ChaosConfigError`` naming it and its key).
         """
         if isinstance(schedule, (str, bytes, Mapping)) or not isinstance(schedule, Iterable):
-            raise fail("schedule", f"expected a list of decisions, got {schedule!r}")
+            raise fail("schedule", f"expected a list of decisions, got {short(schedule)}")
         plan = cls(faults)
         table: dict[tuple[str, str, int], Decision] = {}
         for i, entry in enumerate(schedule):
@@ -133,7 +137,7 @@ class FaultPlan:
             check_table(entry, _ENTRY_KEYS, where, "a schedule entry")
             missing = [k for k in _ENTRY_KEYS[:4] if k not in entry]
             if missing:
-                raise fail(where, f"missing {missing[0]!r}")
+                raise fail(where, f"missing {short(missing[0])}")
             channel = choice(CHANNELS)(entry["channel"], f"{where}: channel")
             target = text(entry["target"], f"{where}: target")
             index = integer(minimum=1)(entry["index"], f"{where}: index")
@@ -141,10 +145,13 @@ class FaultPlan:
             detail = kind_cls.check_detail(entry.get("detail", {}), f"{where}: detail")
             fault = integer(minimum=-1)(entry.get("fault", -1), f"{where}: fault")
             if (channel, target, index) in table:
-                raise fail(where, f"a second decision for call {index} of {channel} {target!r}")
+                raise fail(
+                    where, f"a second decision for call {index} of {channel} {short(target)}"
+                )
             table[(channel, target, index)] = Decision(fault, kind_cls(), detail)
         plan._schedule = table
         plan._by_channel = {c: (0,) if any(k[0] == c for k in table) else () for c in CHANNELS}
+        plan._by_target = {(c, t): (0,) for c, t, _ in table}
         return plan
 
     @property
@@ -159,6 +166,24 @@ class FaultPlan:
         """Whether any fault (or recorded decision) can hit calls on ``channel``: when not,
         callers skip :meth:`decide` altogether (the cheap path of every call)."""
         return bool(self._by_channel.get(channel))
+
+    def candidates(self, channel: str, target: str) -> tuple[int, ...]:
+        """The faults that may hit calls of ``target`` on ``channel`` (empty: none can, and
+        :meth:`decide` need not be asked)."""
+        key = (channel, target)
+        found = self._by_target.get(key)
+        if found is None:
+            if self._schedule is not None:
+                return ()
+            found = tuple(
+                i
+                for i in self._by_channel.get(channel, ())
+                if self.faults[i].selector.matches_target(target)
+            )
+            for i in found:
+                self._matched[i] = True
+            self._by_target[key] = found
+        return found
 
     def unmatched(self) -> list[int]:
         """Indexes of the faults whose ``tools`` matched no call so far (a typo in a glob,
@@ -178,12 +203,9 @@ class FaultPlan:
             ):
                 return None
             return decision
-        matched = self._matched
-        for i in self._by_channel.get(call.channel, ()):
+        for i in self.candidates(call.channel, call.target):
             spec = self.faults[i]
             sel = spec.selector
-            if not matched[i] and sel.matches_target(call.target):
-                matched[i] = True
             if sel.max_count is not None and self._fired[i] >= sel.max_count:
                 continue
             if not sel.matches(call):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..saferepr import short
 from .kinds import CHANNELS, CallInfo
 from .params import choice, fail, integer, number, one_or_many
 
@@ -68,7 +69,7 @@ class Selector:
 def _globs(value: Any, where: str) -> tuple[str, ...]:
     def one(v: Any, w: str) -> str:
         if not isinstance(v, str) or not v:
-            raise fail(w, f"expected a tool-name glob (a non-empty string), got {v!r}")
+            raise fail(w, f"expected a tool-name glob (a non-empty string), got {short(v)}")
         return v
 
     return tuple(one_or_many(one)(value, where))
@@ -76,7 +77,7 @@ def _globs(value: Any, where: str) -> tuple[str, ...]:
 
 def _window(value: Any, where: str) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise fail(where, f"expected [start, end] in virtual seconds, got {value!r}")
+        raise fail(where, f"expected [start, end] in virtual seconds, got {short(value)}")
     start = number(minimum=0)(value[0], where)
     end = value[1] if value[1] == math.inf else number(minimum=0)(value[1], where)
     if end <= start:

@@ -10,6 +10,7 @@ the watchdog. :meth:`Run.finish` ends the run after the test body and judges it.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -31,7 +32,7 @@ from ..verdicts.judge import Expectations, judge
 from ..verdicts.verdict import Verdict
 from .settings import SessionSettings
 from .spec import RunSpec
-from .unwind import Unwinder
+from .unwind import Unwinder, caller_outside_runtime
 from .watchdog import Watchdog
 
 if TYPE_CHECKING:
@@ -284,7 +285,14 @@ def build_run(
         stack.callback(chaos.close)
         session = chaos.session
         session.trace.meta["session_seed"] = settings.seed
-        run = Run(chaos, plan, Unwinder(lambda: run.closed))
+        owner = caller_outside_runtime(sys._getframe(1))
+        # Unwinding ends with the test body (finish) or, at the latest, with the run.
+        run = Run(
+            chaos,
+            plan,
+            Unwinder(lambda: run.outcome is not None or run.closed, id(owner) if owner else None),
+        )
+        del owner
         if plan.trace_path is not None:
             stack.callback(_write_trace, run, plan.trace_path)
         stack.callback(_threads_left, run, baseline)
@@ -320,7 +328,11 @@ def build_run(
             run.watchdog.start()
             stack.callback(run.watchdog.stop)
         stack.callback(run.finish)  # ends the run if the caller did not
-        yield run
+        try:
+            yield run
+        except BaseException as exc:
+            run.finish(exc)
+            raise
 
 
 def _quiet_thread_halts(session: ChaosSession) -> Callable[[], None]:
@@ -370,6 +382,6 @@ def _threads_left(run: Run, baseline: set[int | None]) -> None:
         and t.is_alive()
         and not t.name.startswith(("agentchaos-", "asyncio_"))
     ]
-    run.threads_left = [f"{safe_repr(t.name, 60)}{' (daemon)' if t.daemon else ''}" for t in left]
+    run.threads_left = [f"{safe_str(t.name, 60)}{' (daemon)' if t.daemon else ''}" for t in left]
     if run.threads_left:
         run.trace.meta["threads_left"] = list(run.threads_left)

@@ -65,10 +65,7 @@ def ini_bool(raw: object, where: str) -> bool:
 
 def ini_number(raw: object, where: str, *, minimum: float, maximum: float) -> float:
     """An ini number within the bounds."""
-    try:
-        value: object = float(str(raw).strip())
-    except ValueError:
-        value = raw
+    value = _ini_value(raw)
     result: float = number(minimum=minimum, maximum=maximum)(value, where)
     return result
 
@@ -88,7 +85,10 @@ def parse_trace_dir(raw: str | None, where: str) -> Path | None:
         return None
     if not raw.strip():
         raise fail(where, "expected a directory, got an empty path")
-    path = Path(raw).expanduser().resolve()
+    try:
+        path = Path(raw).expanduser().resolve()
+    except (RuntimeError, OSError) as exc:  # `~nobody/x`: an unknown user's home
+        raise fail(where, f"cannot create {raw}: {exc}") from None
     if path.exists() and not path.is_dir():
         raise fail(where, f"{path} exists and is not a directory")
     try:
@@ -108,10 +108,18 @@ def parse_allow(raw: Sequence[str], where: str) -> tuple[str, ...]:
     return parse_allow_hosts(list(raw), where).entries
 
 
+def _ini_value(raw: object) -> object:
+    """An ini number as written: ``-1`` stays an int (so a message shows ``-1``, not ``-1.0``)."""
+    text = str(raw).strip()
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            continue
+    return raw
+
+
 def parse_wall_timeout(raw: object, where: str) -> float:
-    try:
-        value: object = float(str(raw).strip())
-    except ValueError:
-        value = raw
+    value = _ini_value(raw)
     result: float = wall_timeout(value, where)
     return result

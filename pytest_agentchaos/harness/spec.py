@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import boolean, fail, integer, number, optional
 from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
+from ..saferepr import short
 
 if TYPE_CHECKING:
     from ..faults.plan import FaultSpec
@@ -88,7 +89,7 @@ class RunSpec:
 def _kwargs(mark: MarkLike, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
     unknown = sorted(str(k) for k in mark.kwargs if k not in allowed)
     if unknown:
-        raise fail(where, f"unknown argument {unknown[0]!r}; allowed: {', '.join(allowed)}")
+        raise fail(where, f"unknown argument {short(unknown[0])}; allowed: {', '.join(allowed)}")
     return dict(mark.kwargs)
 
 
@@ -110,7 +111,7 @@ def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, An
         if mark.args:
             kw["profile"] = mark.args[0]
         if "profile" in kw and (not isinstance(kw["profile"], str) or not kw["profile"]):
-            raise fail(f"{where}: profile", f"expected a profile name, got {kw['profile']!r}")
+            raise fail(f"{where}: profile", f"expected a profile name, got {short(kw['profile'])}")
         if "seed" in kw:
             kw["seed"] = integer(minimum=0)(kw["seed"], f"{where}: seed")
         for key in ("virtual_sleep", "freeze_time"):

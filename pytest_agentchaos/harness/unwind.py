@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import HaltSwallowed, HardHalt
 
-__all__ = ["RUNTIME", "Unwinder", "is_agent_frame"]
+__all__ = ["RUNTIME", "Unwinder", "caller_outside_runtime", "is_agent_frame"]
 
 #: Modules whose frames belong to the runtime, never to the agent: nothing is raised there.
 RUNTIME = (
@@ -79,6 +79,14 @@ def is_agent_frame(frame: FrameType) -> bool:
 TraceFunction = Callable[[FrameType, str, Any], Any]
 
 
+def caller_outside_runtime(frame: FrameType | None) -> FrameType | None:
+    """The first frame from ``frame`` up that is not the runtime's: the code that called into
+    the harness (a test using it directly), or pytest's launcher under the plugin."""
+    while frame is not None and not is_agent_frame(frame):
+        frame = frame.f_back
+    return frame
+
+
 class Unwinder:
     """Raises ``HaltSwallowed`` into agent code of the threads it is armed in.
 
@@ -86,8 +94,11 @@ class Unwinder:
     hooks at its next call or line.
     """
 
-    def __init__(self, done: Callable[[], bool]) -> None:
+    def __init__(self, done: Callable[[], bool], owner: int | None = None) -> None:
         self._done = done
+        #: ``id`` of the frame that owns the run (the code that entered the harness): it and
+        #: the frames above it are the harness's user, never unwound.
+        self._owner = owner
         self._halt: HardHalt | None = None
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -134,7 +145,7 @@ class Unwinder:
             self.armed_threads.discard(threading.get_ident())
 
     def _rearm(self, frame: FrameType | None) -> None:
-        while frame is not None:
+        while frame is not None and id(frame) != self._owner:
             if is_agent_frame(frame):
                 frame.f_trace = self._line_hook
             frame = frame.f_back

@@ -110,6 +110,7 @@ class Watchdog:
         self._baseline: set[int] = set()
         self._previous_handler: Any = None
         self._signal_installed = False
+        self._handler = self._on_signal  # bound once: restored only if still ours (identity)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -148,7 +149,7 @@ class Watchdog:
         try:
             if signal.getsignal(SIGNAL) not in (signal.SIG_DFL, None):
                 return  # the user's own handler: leave it alone
-            self._previous_handler = signal.signal(SIGNAL, self._on_signal)
+            self._previous_handler = signal.signal(SIGNAL, self._handler)
             self._signal_installed = True
         except (ValueError, OSError):  # pragma: no cover - not the main interpreter
             pass
@@ -158,7 +159,7 @@ class Watchdog:
             return
         self._signal_installed = False
         try:
-            if signal.getsignal(SIGNAL) is self._on_signal:  # type: ignore[arg-type]
+            if signal.getsignal(SIGNAL) is self._handler:  # type: ignore[arg-type]
                 signal.signal(SIGNAL, self._previous_handler or signal.SIG_DFL)  # type: ignore[arg-type]
         except (ValueError, OSError):  # pragma: no cover
             pass

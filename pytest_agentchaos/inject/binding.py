@@ -48,14 +48,18 @@ class Binder:
         if not args:
             return kwargs
         names = self._names
-        if names is not None and len(args) <= len(names):
-            mapping = dict(zip(names, args, strict=False))
-            if kwargs:
-                if not mapping.keys().isdisjoint(kwargs):
+        if names is None or len(args) > len(names):
+            return self._bind(args, kwargs)
+        # the common one-argument case skips zip
+        mapping = (
+            {names[0]: args[0]} if len(args) == 1 else dict(zip(names[: len(args)], args))  # noqa: B905 - equal lengths
+        )
+        if kwargs:
+            for key in kwargs:
+                if key in mapping:
                     return self._bind(args, kwargs)  # a clash: let bind() say what is wrong
-                mapping.update(kwargs)
-            return mapping
-        return self._bind(args, kwargs)
+            mapping.update(kwargs)
+        return mapping
 
     def _bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if self.signature is None:

@@ -76,6 +76,7 @@ def wrap(
     ``schema`` is checked against its JSON Schema meta-schema now, so a bad schema fails here
     rather than inside a later fault.
     """
+    __tracebackhide__ = True
     if not callable(fn):
         raise TypeError(f"chaos.wrap() needs a callable, got {safe_repr(fn, 80)}")
     target = check_name(name, "chaos.wrap(): name") if name is not None else tool_name(fn)
@@ -83,7 +84,8 @@ def wrap(
         check_tool_schema(schema, f"chaos.wrap({target}): schema")
     binder = Binder(fn)
     to_mapping = binder.to_mapping
-    begin, finish_ok, finish_error = session.begin, session.finish_ok, session.finish_error
+    begin, finish_error = session.begin, session.finish_error
+    finish_ok, finish_plain = session.finish_ok, session.finish_plain
     if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -110,14 +112,14 @@ def wrap(
 
         def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
-            state = begin(channel, target, to_mapping(args, kwargs), schema)
-            if state.effect is None:
+            state = begin(channel, target, to_mapping(args, kwargs) if args else kwargs, schema)
+            if state[6] is None:  # no effect: the path of every call no fault hits
                 try:
                     out = fn(*args, **kwargs)
                 except Exception as exc:
                     finish_error(state, exc)
                     raise
-                return finish_ok(state, out)
+                return finish_plain(state, out)
             session.delay(state)
             replayed, mapping = apply_effect(session, state)
             if replayed is not _MISSING:
@@ -145,6 +147,7 @@ def wrap_tools(
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Any:
     """Wrap every tool of a name -> callable mapping (or a list, named by ``__name__``)."""
+    __tracebackhide__ = True
     if schemas is not None and not isinstance(schemas, Mapping):
         raise fail(
             "chaos.wrap_tools(): schemas",

@@ -98,6 +98,7 @@ class Chaos:
 
     def wrap(self, fn: F, name: str | None = None, schema: Mapping[str, Any] | None = None) -> F:
         """Wrap a sync or async tool; name, signature and docstring are kept."""
+        __tracebackhide__ = True
         return wrap(self.session, fn, name=name, schema=schema)
 
     def wrap_tools(
@@ -106,14 +107,17 @@ class Chaos:
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Any:
         """Wrap a name -> tool mapping (or a list of tools); returns the same shape."""
+        __tracebackhide__ = True
         return wrap_tools(self.session, tools, schemas)
 
     def model(self, fn: F, name: str = "model", tokens: TokenCounter | None = None) -> F:
         """Wrap a model-call function; ``tokens(output)`` reports usage (default: ``.usage``)."""
+        __tracebackhide__ = True
         return wrap_model(self.session, fn, name=name, tokens=tokens)
 
     def step(self, label: str | None = None) -> int:
         """Count one agent step; returns the step index."""
+        __tracebackhide__ = True
         return self.session.step(label)
 
     @property

@@ -61,11 +61,13 @@ def _usage(count: TokenCounter, output: Any) -> tuple[int | None, str | None]:
     """(tokens, None), or (None, why the usage could not be read)."""
     try:
         tokens = count(output)
-    except Exception as exc:
+    except ValueError as exc:  # default_tokens: a usage whose counts are not counts
         return None, safe_str(exc, 200)
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {safe_str(exc, 200)}"
     if tokens is None or _is_count(tokens):
         return tokens, None
-    return None, f"{safe_repr(tokens, 60)}, not a count"
+    return None, f"the counter returned {safe_repr(tokens, 60)}, not a count"
 
 
 def wrap_model(
@@ -76,6 +78,7 @@ def wrap_model(
     tokens: TokenCounter | None = None,
 ) -> F:
     """Return the model function ``fn`` wrapped: traced, budgeted, subject to the plan."""
+    __tracebackhide__ = True
     if not callable(fn):
         raise TypeError(f"chaos.model() needs a callable, got {safe_repr(fn, 80)}")
     if tokens is not None and not callable(tokens):

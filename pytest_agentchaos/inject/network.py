@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import fail
-from ..saferepr import safe_repr
+from ..saferepr import safe_repr, short
 
 __all__ = ["AllowList", "NetworkGuard", "parse_allow_hosts"]
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 _LOOPBACK = ("127.0.0.0/8", "::1/128")
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
+#: A dotted run of digits is an IP address or nothing (never a host name): 300.1.1.1.
+_NUMERIC = re.compile(r"[0-9.]+")
 _HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?")
 
 
@@ -68,6 +70,13 @@ def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+def _not_a_host(value: str) -> str:
+    return (
+        f"{short(value)} is not a host name, an IP address, a network (10.0.0.0/8), "
+        "'localhost' or '*'"
+    )
+
+
 def parse_allow_hosts(values: object, where: str) -> AllowList:
     """Validate a list of allowed hosts: ``"api.example.com"``, ``"10.0.0.7"``,
     ``"10.0.0.0/8"``, ``"::1"``, ``"localhost"`` (all of loopback) or ``"*"`` (anything)."""
@@ -85,28 +94,24 @@ def parse_allow_hosts(values: object, where: str) -> AllowList:
     for i, value in enumerate(values):
         at = f"{where}[{i}]"
         if not isinstance(value, str) or not value.strip():
-            raise fail(at, f"expected a host name or address, got {safe_repr(value, 80)}")
+            raise fail(at, f"expected a host name or address, got {short(value)}")
         entry = value.strip().lower()
         if entry == "*":
             any_host = True
         elif entry == "localhost":
             hosts.add("localhost")
             networks.extend(ipaddress.ip_network(net) for net in _LOOPBACK)
-        elif "/" in entry:
+        elif "/" in entry and "://" not in entry:
             try:
                 networks.append(ipaddress.ip_network(entry, strict=False))
             except ValueError:
-                raise fail(at, f"{value!r} is not an IP network such as 10.0.0.0/8") from None
+                raise fail(at, f"{short(value)} is not an IP network such as 10.0.0.0/8") from None
         elif _ip(entry) is not None:
             networks.append(ipaddress.ip_network(entry.split("%", 1)[0]))
-        elif _HOSTNAME.fullmatch(entry):
+        elif _HOSTNAME.fullmatch(entry) and not _NUMERIC.fullmatch(entry):
             hosts.add(entry.rstrip("."))
-        else:
-            raise fail(
-                at,
-                f"{value!r} is not a host name, an IP address, a network (10.0.0.0/8), "
-                "'localhost' or '*'",
-            )
+        else:  # a URL, a bad address such as 300.1.1.1, spaces ...
+            raise fail(at, _not_a_host(value))
     return AllowList(frozenset(hosts), tuple(networks), any_host, tuple(str(v) for v in values))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
@@ -22,7 +23,7 @@ from ..faults.effects import Effect
 from ..faults.kinds import CallInfo
 from ..faults.plan import Decision, FaultPlan
 from ..profiles.budgets import Budgets
-from ..saferepr import safe_repr, safe_str
+from ..saferepr import safe_repr, safe_str, short
 from ..status import status_of
 from ..trace.events import (
     BudgetExhaustedEvent,
@@ -61,13 +62,26 @@ class UnreadableUsage(HardHalt):
     reason = "usage"
 
 
-class CallState:
-    """One call in flight: which call it is and what the plan decided for it."""
+class CallState(tuple):  # type: ignore[type-arg]
+    """One call in flight: which call it is and what the plan decided for it.
 
-    __slots__ = ("channel", "target", "index", "step", "t", "key", "effect", "fault", "decision")
+    A tuple underneath (built on every call, so it must be cheap); read it by field name.
+    """
 
-    def __init__(
-        self,
+    __slots__ = ()
+
+    channel: str = property(itemgetter(0))  # type: ignore[assignment]
+    target: str = property(itemgetter(1))  # type: ignore[assignment]
+    index: int = property(itemgetter(2))  # type: ignore[assignment]
+    step: int = property(itemgetter(3))  # type: ignore[assignment]
+    t: float = property(itemgetter(4))  # type: ignore[assignment]
+    key: tuple[str, str] = property(itemgetter(5))  # type: ignore[assignment]
+    effect: Effect | None = property(itemgetter(6))  # type: ignore[assignment]
+    fault: FaultInjected | None = property(itemgetter(7))  # type: ignore[assignment]
+    decision: Decision | None = property(itemgetter(8))  # type: ignore[assignment]
+
+    def __new__(
+        cls,
         channel: str,
         target: str,
         index: int,
@@ -77,19 +91,14 @@ class CallState:
         effect: Effect | None = None,
         fault: FaultInjected | None = None,
         decision: Decision | None = None,
-    ) -> None:
-        self.channel = channel
-        self.target = target
-        self.index = index
-        self.step = step
-        self.t = t
-        self.key = key
-        self.effect = effect
-        self.fault = fault
-        self.decision = decision
+    ) -> CallState:
+        return _new_tuple(cls, (channel, target, index, step, t, key, effect, fault, decision))
 
     def __repr__(self) -> str:
         return f"<CallState {self.channel} {self.target!r} #{self.index} step={self.step}>"
+
+
+_new_tuple = tuple.__new__
 
 
 class ChaosSession:
@@ -132,8 +141,10 @@ class ChaosSession:
         self._max_model_calls = budgets.max_model_calls
         self._max_seconds = budgets.max_seconds
         self._max_tokens = budgets.max_tokens
-        self._active = {c: self.plan.active(c) for c in ("tool", "http", "model")}
-        self._t0 = self.clock.now()
+        self._budgeted = bool(budgets)
+        self._active = frozenset(c for c in ("tool", "http", "model") if self.plan.active(c))
+        self._now = self.clock.now  # bound once: read on every call
+        self._t0 = self._now()
         self._counts: dict[tuple[str, str], int] = {}
         self._previous: dict[tuple[str, str], Any] = {}
         self._halted: HardHalt | None = None
@@ -189,6 +200,8 @@ class ChaosSession:
 
     def step(self, label: str | None = None) -> int:
         """Count one agent step (for agents whose steps are not tool or model calls)."""
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"chaos.step(): label must be a string or None, got {short(label)}")
         with self._lock:
             if self._halted is not None:
                 self._raise_halted()
@@ -234,6 +247,19 @@ class ChaosSession:
         log.info("chaos run %s stopped: %s", self.test_id, exc)
         raise exc
 
+    def _check_call_budgets(self, channel: str) -> None:
+        """Raise ``BudgetExhausted`` if one more call on ``channel`` would exceed a budget."""
+        if channel == "model":
+            if self._max_model_calls is not None and self.model_calls >= self._max_model_calls:
+                self._exhaust("max_model_calls", self._max_model_calls, self.model_calls + 1)
+        elif self._max_tool_calls is not None and self.tool_calls >= self._max_tool_calls:
+            self._exhaust("max_tool_calls", self._max_tool_calls, self.tool_calls + 1)
+        limit = self._max_steps
+        if limit is not None and self.steps >= limit:
+            self._exhaust("max_steps", limit, self.steps + 1)
+        if self._max_seconds is not None:
+            self._check_seconds()
+
     def _advance_step(self) -> None:
         limit = self._max_steps
         if limit is not None and self.steps >= limit:
@@ -262,32 +288,32 @@ class ChaosSession:
         with self._lock:
             if self._halted is not None:
                 self._raise_halted()
+            if self._budgeted:
+                self._check_call_budgets(channel)
             if channel == "model":
-                if self._max_model_calls is not None and self.model_calls >= self._max_model_calls:
-                    self._exhaust("max_model_calls", self._max_model_calls, self.model_calls + 1)
-                self._advance_step()
                 self.model_calls += 1
             else:
-                if self._max_tool_calls is not None and self.tool_calls >= self._max_tool_calls:
-                    self._exhaust("max_tool_calls", self._max_tool_calls, self.tool_calls + 1)
-                self._advance_step()
                 self.tool_calls += 1
+            self.steps = step = self.steps + 1
             key = (channel, target)
-            index = self._counts.get(key, 0) + 1
-            self._counts[key] = index
-            step = self.steps
-            t = self.clock.now() - self._t0
+            counts = self._counts
+            counts[key] = index = counts.get(key, 0) + 1
+            t = self._now() - self._t0
             shown = capture(args if recorded is None else recorded, self.max_value)
             if channel == "model":
                 self.trace.append(_model_call(step, t, target, index, shown))
             else:
                 self.trace.append(_tool_call(step, t, target, index, shown, channel))
-            if not self._active.get(channel):
-                return CallState(channel, target, index, step, t, key)
+            if channel not in self._active or not self.plan.candidates(channel, target):
+                return _new_tuple(
+                    CallState, (channel, target, index, step, t, key, None, None, None)
+                )
             call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
             decision = self.plan.decide(call)
             if decision is None:
-                return CallState(channel, target, index, step, t, key)
+                return _new_tuple(
+                    CallState, (channel, target, index, step, t, key, None, None, None)
+                )
             fault = self.trace.append(
                 FaultInjected(
                     step,
@@ -358,45 +384,45 @@ class ChaosSession:
         is what the trace shows. ``usage_error`` says why a model call's token usage could
         not be read: with ``max_tokens`` set, the run stops (the budget cannot be enforced).
         """
-        effect = state.effect
+        effect = state[6]
         if transform and effect is not None and effect.transform is not None:
             output = effect.transform(output)
-        self._previous[state.key] = output
+        channel, target, index, step = state[0], state[1], state[2], state[3]
+        self._previous[state[5]] = output
         shown = capture(output if recorded is _MISSING else recorded, self.max_value)
-        t = self.now()
-        if state.channel == "model":
+        t = self.clock.now() - self._t0
+        if channel != "model":
             self.trace.append(
-                _model_result(
-                    state.step, t, state.target, state.index, True, shown, tokens, None, None
-                )
+                _tool_result(step, t, target, index, True, shown, None, None, status, channel)
             )
-            if usage_error is not None and self._max_tokens is not None:
-                halt = UnreadableUsage(
-                    f"max_tokens={self._max_tokens} cannot be enforced: model {state.target!r} "
-                    f"call {state.index} reported token usage {usage_error}"
-                )
-                raise self.stop(halt, model=state.target, index=state.index)
-            if tokens:
-                with self._lock:
-                    self.tokens += tokens
-                    limit = self._max_tokens
-                    if limit is not None and self.tokens > limit:
-                        self._exhaust("max_tokens", limit, self.tokens)
-        else:
-            self.trace.append(
-                _tool_result(
-                    state.step,
-                    t,
-                    state.target,
-                    state.index,
-                    True,
-                    shown,
-                    None,
-                    None,
-                    status,
-                    state.channel,
-                )
+            return output
+        self.trace.append(_model_result(step, t, target, index, True, shown, tokens, None, None))
+        if usage_error is not None and self._max_tokens is not None:
+            halt = UnreadableUsage(
+                f"max_tokens={self._max_tokens} cannot be enforced: the token usage of model "
+                f"{target!r} call {index} cannot be read: {usage_error}"
             )
+            raise self.stop(halt, model=target, index=index)
+        if tokens:
+            with self._lock:
+                self.tokens += tokens
+                limit = self._max_tokens
+                if limit is not None and self.tokens > limit:
+                    self._exhaust("max_tokens", limit, self.tokens)
+        return output
+
+    def finish_plain(self, state: CallState, output: Any) -> Any:
+        """:meth:`finish_ok` for the common case (a tool or HTTP call's own output, nothing to
+        transform): the shortest path, for every call of a passing test."""
+        if state[6] is not None or state[0] == "model":
+            return self.finish_ok(state, output)
+        self._previous[state[5]] = output
+        self.trace.append(
+            _tool_result(
+                state[3], self._now() - self._t0, state[1], state[2], True,
+                capture(output, self.max_value), None, None, None, state[0],
+            )
+        )  # fmt: skip
         return output
 
     def finish_error(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import config_error as fail
+from ..saferepr import short
 
 BUDGET_KEYS = ("max_steps", "max_tool_calls", "max_model_calls", "max_seconds", "max_tokens")
 
@@ -21,6 +22,9 @@ class Budgets:
     max_model_calls: int | None = None
     max_seconds: float | None = None
     max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        _checked(self.as_dict(), "Budgets")
 
     def override(self, other: Budgets) -> Budgets:
         """``other``'s limits where it sets them, ours elsewhere."""
@@ -44,24 +48,33 @@ class Budgets:
         return bool(self.as_dict())
 
 
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too big for a float
+        return False
+
+
 def parse_budgets(raw: Any, where: str) -> Budgets:
     """Validate a ``[budgets]`` table or the budget keyword arguments of a marker."""
-    if raw is None:
-        return Budgets()
+    return Budgets() if raw is None else Budgets(**_checked(raw, where))
+
+
+def _checked(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
-        raise fail(where, f"budgets must be a table/dict, got {raw!r}")
-    unknown = sorted(set(raw) - set(BUDGET_KEYS))
+        raise fail(where, f"budgets must be a table/dict, got {short(raw)}")
+    unknown = sorted((k for k in raw if k not in BUDGET_KEYS), key=str)
     if unknown:
-        raise fail(where, f"unknown budget {unknown[0]!r}; allowed: {', '.join(BUDGET_KEYS)}")
+        raise fail(where, f"unknown budget {short(unknown[0])}; allowed: {', '.join(BUDGET_KEYS)}")
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if value is None:
             continue
         ok_type = (int, float) if key == "max_seconds" else (int,)
-        if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, ok_type) or not _finite(value):
             kind = "a finite number of seconds" if key == "max_seconds" else "an integer"
-            raise fail(f"{where}: {key}", f"expected {kind}, got {value!r}")
+            raise fail(f"{where}: {key}", f"expected {kind}, got {short(value)}")
         if value <= 0:
-            raise fail(f"{where}: {key}", f"must be > 0, got {value!r}")
+            raise fail(f"{where}: {key}", f"must be > 0, got {short(value)}")
         values[key] = float(value) if key == "max_seconds" else value
-    return Budgets(**values)
+    return values

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import check_table
 from ..errors import ChaosConfigError
 from ..errors import config_error as fail
+from ..saferepr import short
 from .budgets import Budgets, parse_budgets
 from .sections import parse_section, sections
 
@@ -94,15 +95,18 @@ class ProfileRegistry:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise fail(
                 where,
-                f"{name!r} is not a profile name (letters, digits, '_', '-', '.'; no paths)",
+                f"{short(name)} is not a profile name (letters, digits, '_', '-', '.'; no paths)",
             )
         return name
 
     def _find(self, name: str, start: int = 0) -> tuple[Path, int] | None:
         for i in range(start, len(self.dirs)):
             path = self.dirs[i] / f"{name}.toml"
-            if path.is_file():
-                return path, i
+            try:
+                if path.is_file():
+                    return path, i
+            except OSError:  # a name too long for the file system: no such profile
+                continue
         return None
 
     def names(self) -> list[str]:
@@ -123,7 +127,7 @@ class ProfileRegistry:
         hit = self._find(name, start)
         if hit is None:
             raise fail(
-                f"chaos profile {name!r}",
+                f"chaos profile {short(name)}",
                 f"not found; available: {', '.join(self.names()) or 'none'} "
                 f"(searched {', '.join(str(d) for d in self.dirs)})",
             )
@@ -134,25 +138,27 @@ class ProfileRegistry:
         if key in chain:
             cycle = " -> ".join([*(c.split("@")[0] for c in chain), name])
             raise fail(str(path), f"'extends' cycle: {cycle}")
+        if len(chain) >= MAX_EXTENDS:
+            raise fail(str(path), f"'extends' chain longer than {MAX_EXTENDS} profiles")
         raw = _read_toml(path)
         parent: Profile | None = None
         extends = raw.get("extends")
         if extends is not None:
             if not isinstance(extends, str):
-                raise fail(str(path), f"extends: expected a profile name, got {extends!r}")
+                raise fail(str(path), f"extends: expected a profile name, got {short(extends)}")
             self.check_name(extends, f"{path}: extends")
             # A user profile that extends its own name builds on the one it shadows.
             if extends == name and self._find(name, index + 1) is None:
                 raise fail(
                     f"{path}: extends",
-                    f"{name!r} extends itself, but no other profile {name!r} is there to build "
-                    f"on (a profile may extend its own name only to shadow one in a later "
+                    f"{short(name)} extends itself, but no other profile {short(name)} is there to "
+                    f"build on (a profile may extend its own name only to shadow one in a later "
                     f"directory: {', '.join(str(d) for d in self.dirs[index + 1 :]) or 'none'})",
                 )
             try:
                 parent = self._load(extends, index + 1 if extends == name else 0, (*chain, key))
             except ChaosConfigError as exc:
-                if str(exc).startswith(f"chaos profile {extends!r}:"):
+                if str(exc).startswith(f"chaos profile {short(extends)}:"):
                     raise fail(f"{path}: extends", str(exc)) from None
                 raise
         profile = _build(name, raw, path, parent)
@@ -192,6 +198,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+#: The longest chain of profiles extending each other (real ones have two or three).
+MAX_EXTENDS = 32
 #: How deep a profile's tables and arrays may nest (real profiles use three or four levels).
 MAX_NESTING = 32
 
@@ -217,7 +225,7 @@ def _build(name: str, raw: Mapping[str, Any], path: Path, parent: Profile | None
     check_table(raw, (*OWN_KEYS, *sections()), where, "a profile")
     description = raw.get("description", parent.description if parent else "")
     if not isinstance(description, str):
-        raise fail(where, f"description: expected a string, got {description!r}")
+        raise fail(where, f"description: expected a string, got {short(description)}")
     faults: tuple[FaultSpec, ...] = ()
     if raw.get("faults") is not None:
         from ..faults.plan import parse_faults  # only profiles with faults need the fault kinds

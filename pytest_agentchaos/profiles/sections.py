@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config import fail
+from ..saferepr import short
 
 __all__ = ["SectionParser", "parse_section", "register_section", "sections"]
 
@@ -29,8 +30,8 @@ def _reserved(part: str) -> SectionParser:
             key = sorted(str(k) for k in table)[0]
             raise fail(
                 where,
-                f"unknown key {key!r}: the {part} is not in this version of pytest-agentchaos, "
-                "so its table must be empty",
+                f"unknown key {short(key)}: the {part} is not in this version of "
+                "pytest-agentchaos, so its table must be empty",
             )
         return table
 
@@ -49,7 +50,7 @@ def register_section(name: str, parser: SectionParser | str) -> None:
     """Make ``[name]`` a profile table parsed by ``parser`` (a callable, or a lazily imported
     ``"module:attribute.path"``). Re-registering a name replaces its parser."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a section name must be an identifier, got {name!r}")
+        raise ValueError(f"a section name must be an identifier, got {short(name)}")
     _PARSERS[name] = parser
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -18,12 +19,18 @@ _NO_CAP = 1 << 62
 
 
 def dump_event(data: Mapping[str, Any], indent: int | None = None) -> str:
-    """One event (or the meta table) as JSON text; values that are not JSON data (written by
-    hand into an event, not through the session) are made so with :func:`capture`."""
+    """One event (or the meta table) as JSON text that encodes as UTF-8; values that are not
+    JSON data (written by hand into an event, not through the session) are made so with
+    :func:`capture`, and text with lone surrogates (undecodable file names) is escaped."""
     try:
-        return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return json.dumps(capture(dict(data), _NO_CAP), ensure_ascii=False, indent=indent)
+        text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    except Exception:
+        text = json.dumps(capture(dict(data), _NO_CAP), ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(json.loads(text), ensure_ascii=True, indent=indent)
+    return text
 
 
 def _write(
@@ -54,7 +61,7 @@ def write_trace(
         _write(target, fmt, meta, events, indent)
         return
     path = Path(target)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as fh:
             _write(fh, fmt, meta, events, indent)
