@@ -446,3 +446,22 @@ def test_the_watchdog_gives_its_signal_back(tmp_path: Path) -> None:
         with build_run(settings(wall_timeout=30), RunSpec(), "t", registry(tmp_path)):
             assert signal.getsignal(signal.SIGUSR2) is not before
         assert signal.getsignal(signal.SIGUSR2) is before
+
+
+def test_a_ctrl_c_during_teardown_does_not_skip_the_other_undos() -> None:
+    """A second Ctrl-C while the run is being undone: every other undo still runs."""
+    from pytest_agentchaos.inject import Chaos
+
+    chaos = Chaos.create(virtual_sleep=True)
+    undone: list[str] = []
+    chaos.session.add_cleanup(lambda: undone.append("first registered"))
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    chaos.session.add_cleanup(interrupted)
+    chaos.session.add_cleanup(lambda: undone.append("last registered"))
+    with pytest.raises(KeyboardInterrupt):
+        chaos.close()
+    assert undone == ["last registered", "first registered"]
+    assert untouched()  # virtual time was undone too
