@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import fields
 
 import pytest
 from hypothesis import given, settings
@@ -389,7 +388,7 @@ _BY_ANNOTATION = {
 
 
 def _event_strategy(cls: type[Event]) -> st.SearchStrategy[Event]:
-    kwargs = {f.name: _BY_ANNOTATION[str(f.type)] for f in fields(cls)}
+    kwargs = {name: _BY_ANNOTATION[kind] for name, kind in cls.field_types.items()}
     return st.builds(cls, **kwargs)
 
 

@@ -58,6 +58,8 @@ class FaultKind:
     details: ClassVar[dict[str, Validator]] = {}
     #: Detail keys that may be left out.
     optional_details: ClassVar[tuple[str, ...]] = ()
+    #: Whether the kind replays a call's previous output (the run must then keep outputs).
+    needs_previous: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
     channels: ClassVar[tuple[str, ...]] = CHANNELS
     summary: ClassVar[str] = ""
@@ -267,6 +269,7 @@ class MalformedParams(FaultKind):
 @register
 class RepeatedOutput(FaultKind):
     name = "repeated_output"
+    needs_previous = True
     summary = "the tool is not run; its previous output is returned again (stale)"
     params = {}
 

@@ -158,6 +158,17 @@ class FaultPlan:
     def replaying(self) -> bool:
         return self._schedule is not None
 
+    @property
+    def needs_previous(self) -> bool:
+        """Whether a fault may replay a call's previous output (``repeated_output``): only
+        then does a run keep each tool's last output."""
+        kinds = (
+            [d.kind for d in self._schedule.values()]
+            if self._schedule is not None
+            else [f.kind for f in self.faults]
+        )
+        return any(kind.needs_previous for kind in kinds)
+
     def fired(self) -> list[int]:
         """How many times each fault has fired so far."""
         return list(self._fired)

@@ -37,7 +37,6 @@ from ..trace.events import (
     Step,
     ToolCall,
     ToolResult,
-    positional_constructor,
 )
 from ..trace.trace import Trace
 from ..trace.values import DEFAULT_MAX_VALUE, capture
@@ -49,10 +48,7 @@ log = logging.getLogger(__name__)
 _MISSING: Any = object()
 _MESSAGE_LIMIT = 500
 
-_tool_call = positional_constructor(ToolCall)
-_tool_result = positional_constructor(ToolResult)
-_model_call = positional_constructor(ModelCall)
-_model_result = positional_constructor(ModelResult)
+_new_tuple = tuple.__new__  # builds an event (or a call state) from its field values, fast
 
 
 class UnreadableUsage(HardHalt):
@@ -96,9 +92,6 @@ class CallState(tuple):  # type: ignore[type-arg]
 
     def __repr__(self) -> str:
         return f"<CallState {self.channel} {self.target!r} #{self.index} step={self.step}>"
-
-
-_new_tuple = tuple.__new__
 
 
 class ChaosSession:
@@ -146,7 +139,10 @@ class ChaosSession:
         self._now = self.clock.now  # bound once: read on every call
         self._t0 = self._now()
         self._counts: dict[tuple[str, str], int] = {}
+        # Each target's last output, kept only when a fault may replay it (memory: outputs
+        # can be large, and the trace keeps only a capped copy).
         self._previous: dict[tuple[str, str], Any] = {}
+        self._keep_previous = self.plan.needs_previous
         self._halted: HardHalt | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
@@ -301,9 +297,9 @@ class ChaosSession:
             t = self._now() - self._t0
             shown = capture(args if recorded is None else recorded, self.max_value)
             if channel == "model":
-                self.trace.append(_model_call(step, t, target, index, shown))
+                self.trace.append(_new_tuple(ModelCall, (step, t, target, index, shown)))
             else:
-                self.trace.append(_tool_call(step, t, target, index, shown, channel))
+                self.trace.append(_new_tuple(ToolCall, (step, t, target, index, shown, channel)))
             if channel not in self._active or not self.plan.candidates(channel, target):
                 return _new_tuple(
                     CallState, (channel, target, index, step, t, key, None, None, None)
@@ -388,15 +384,45 @@ class ChaosSession:
         if transform and effect is not None and effect.transform is not None:
             output = effect.transform(output)
         channel, target, index, step = state[0], state[1], state[2], state[3]
-        self._previous[state[5]] = output
+        if self._keep_previous:
+            self._previous[state[5]] = output
         shown = capture(output if recorded is _MISSING else recorded, self.max_value)
         t = self.clock.now() - self._t0
         if channel != "model":
             self.trace.append(
-                _tool_result(step, t, target, index, True, shown, None, None, status, channel)
+                _new_tuple(
+                    ToolResult,
+                    (
+                        step,
+                        t,
+                        target,
+                        index,
+                        True,
+                        shown,
+                        None,
+                        None,
+                        status,
+                        channel,
+                    ),
+                )
             )
             return output
-        self.trace.append(_model_result(step, t, target, index, True, shown, tokens, None, None))
+        self.trace.append(
+            _new_tuple(
+                ModelResult,
+                (
+                    step,
+                    t,
+                    target,
+                    index,
+                    True,
+                    shown,
+                    tokens,
+                    None,
+                    None,
+                ),
+            )
+        )
         if usage_error is not None and self._max_tokens is not None:
             halt = UnreadableUsage(
                 f"max_tokens={self._max_tokens} cannot be enforced: the token usage of model "
@@ -416,12 +442,12 @@ class ChaosSession:
         transform): the shortest path, for every call of a passing test."""
         if state[6] is not None or state[0] == "model":
             return self.finish_ok(state, output)
-        self._previous[state[5]] = output
+        if self._keep_previous:
+            self._previous[state[5]] = output
         self.trace.append(
-            _tool_result(
+            _new_tuple(ToolResult, (
                 state[3], self._now() - self._t0, state[1], state[2], True,
-                capture(output, self.max_value), None, None, None, state[0],
-            )
+                capture(output, self.max_value), None, None, None, state[0],))
         )  # fmt: skip
         return output
 
@@ -444,17 +470,15 @@ class ChaosSession:
         t = self.now()
         if state.channel == "model":
             self.trace.append(
-                _model_result(
+                _new_tuple(ModelResult, (
                     state.step, t, state.target, state.index, False, shown, None, error_type,
-                    message,
-                )
+                    message,))
             )  # fmt: skip
         else:
             self.trace.append(
-                _tool_result(
+                _new_tuple(ToolResult, (
                     state.step, t, state.target, state.index, False, shown, error_type, message,
-                    status, state.channel,
-                )
+                    status, state.channel,))
             )  # fmt: skip
 
     # -- lifecycle ---------------------------------------------------------------------

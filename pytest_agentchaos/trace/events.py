@@ -3,54 +3,178 @@
 Every event carries the step index at which it happened and a virtual timestamp ``t``
 (seconds since the run started, on the run's clock). Fields hold plain JSON-able data so a
 trace written by one run can be read, rendered and replayed by another.
+
+An event is an immutable value with named fields, declared like a frozen dataclass (type
+checkers treat it as one). Underneath it is a tuple: every tool call records two events, and
+a tuple is built several times faster than a frozen dataclass, which sets each field through
+``object.__setattr__``. It compares equal only to an event of the same type.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeVar
+from dataclasses import field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..saferepr import safe_repr
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return lambda cls: cls
+
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
 E = TypeVar("E", bound="Event")
+R = TypeVar("R", bound="_Record")
+
+_MISSING: Any = dataclasses.MISSING
+_new = tuple.__new__
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Base of all events; subclasses register themselves under their class name."""
+def _rebuild(cls: type[R], values: tuple[Any, ...]) -> R:
+    """Unpickling and copying: the event ``cls`` holding ``values``."""
+    return _new(cls, values)
 
-    step: int
-    t: float
 
-    type_name: ClassVar[str] = "Event"
+class _Factory:
+    """A default made fresh for each event (``field(default_factory=dict)``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def _constructor(
+    cls: type[R], names: tuple[str, ...], defaults: dict[str, Any]
+) -> Callable[..., R]:
+    """``cls.__new__``: keyword or positional fields, defaults filled in, checked like a
+    dataclass ``__init__`` (a missing or unknown field is a ``TypeError``)."""
+    namespace: dict[str, Any] = {"new": _new, "Factory": _Factory}
+    params, values = [], []
+    for name in names:
+        if name in defaults:
+            namespace[f"d_{name}"] = defaults[name]
+            params.append(f"{name}=d_{name}")
+            default = defaults[name]
+            values.append(f"({name}.make() if type({name}) is Factory else {name})"
+                          if isinstance(default, _Factory) else name)  # fmt: skip
+        else:
+            params.append(name)
+            values.append(name)
+    source = (
+        f"def __new__(cls, {', '.join(params)}):\n    return new(cls, ({', '.join(values)},))\n"
+    )
+    exec(source, namespace)  # noqa: S102 - built from field names only
+    constructor: Callable[..., R] = namespace["__new__"]
+    constructor.__qualname__ = f"{cls.__name__}.__new__"
+    return constructor
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+class _Record(tuple):  # type: ignore[type-arg]
+    """An immutable record whose fields are its annotations (see the module doc)."""
+
+    __slots__ = ()
+
+    type_name: ClassVar[str] = "Record"
+    #: the field names, in order
+    fields: ClassVar[tuple[str, ...]] = ()
+    #: each field's annotation, as written
+    field_types: ClassVar[dict[str, str]] = {}
+    _defaults: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls) -> None:
-        # No super() call: slots=True recreates the class, breaking the zero-arg form.
         if "type_name" not in cls.__dict__:
             cls.type_name = cls.__name__
-        EVENT_TYPES[cls.type_name] = cls
+        annotations = {
+            name: str(annotation)
+            for name, annotation in cls.__dict__.get("__annotations__", {}).items()
+            if "ClassVar" not in str(annotation)
+        }
+        own = list(annotations)
+        cls.field_types = {**cls.field_types, **annotations}
+        defaults = dict(cls._defaults)
+        for name in own:
+            value = cls.__dict__.get(name, _MISSING)
+            if isinstance(value, dataclasses.Field):
+                value = (
+                    value.default_factory
+                    if value.default_factory is not _MISSING
+                    else (value.default)
+                )
+                defaults[name] = _Factory(value) if callable(value) else value
+            elif value is not _MISSING:
+                defaults[name] = value
+        names = tuple(dict.fromkeys((*cls.fields, *own)))
+        cls.fields = names
+        cls._defaults = defaults
+        for i, name in enumerate(names):
+            setattr(cls, name, property(itemgetter(i), doc=f"the {name!r} field"))
+        cls.__new__ = _constructor(cls, names, defaults)  # type: ignore[method-assign,assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented if not isinstance(other, _Record) else False
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), tuple(self)))
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{name}={value!r}" for name, value in zip(self.fields, self, strict=True))
+        return f"{type(self).__name__}({body})"
+
+    def __copy__(self) -> _Record:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Record:
+        import copy
+
+        return _rebuild(type(self), tuple(copy.deepcopy(list(self), memo)))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the event as a JSON-able dict with a ``type`` key."""
         data: dict[str, Any] = {"type": self.type_name}
-        for f in fields(self):
-            data[f.name] = getattr(self, f.name)
+        data.update(zip(self.fields, self, strict=True))
         return data
+
+
+class Event(_Record):
+    """Base of all events; subclasses declare their fields as annotations with defaults and
+    register themselves under their class name."""
+
+    __slots__ = ()
+
+    step: int
+    t: float
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        EVENT_TYPES[cls.type_name] = cls
 
     def describe(self) -> str:
         """One line for humans: used in failure reports and the timeline."""
         body = ", ".join(
-            f"{f.name}={safe_repr(getattr(self, f.name), 80)}"
-            for f in fields(self)
-            if f.name not in ("step", "t") and getattr(self, f.name) not in (None, {}, [])
+            f"{name}={safe_repr(value, 80)}"
+            for name, value in zip(self.fields, self, strict=True)
+            if name not in ("step", "t") and value not in (None, {}, [])
         )
         return f"#{self.step:<4} t={self.t:>9.3f}s {self.type_name}({body})"
 
 
-@dataclass(frozen=True, slots=True)
 class RunStarted(Event):
     """A chaos run began: which test, seed and profile."""
 
@@ -59,7 +183,6 @@ class RunStarted(Event):
     profile: str = ""
 
 
-@dataclass(frozen=True, slots=True)
 class RunEnded(Event):
     """A chaos run ended: ``completed``, ``halted`` (hard halt) or ``error``."""
 
@@ -67,29 +190,26 @@ class RunEnded(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Step(Event):
     """An explicit agent step (``chaos.step()``), for agents whose steps are not tool calls."""
 
     label: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class ToolCall(Event):
     """A tool (``channel='tool'``) or HTTP (``channel='http'``) call, before it runs."""
 
     tool: str = ""
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     args: dict[str, Any] = field(default_factory=dict)
     channel: str = "tool"
 
 
-@dataclass(frozen=True, slots=True)
 class ToolResult(Event):
     """The outcome of a tool or HTTP call: ``ok`` with an output, or an error."""
 
     tool: str = ""
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     ok: bool = True
     output: Any = None
     error_type: str | None = None
@@ -98,21 +218,19 @@ class ToolResult(Event):
     channel: str = "tool"
 
 
-@dataclass(frozen=True, slots=True)
 class ModelCall(Event):
     """A call to a model function wrapped by ``chaos.model``."""
 
     model: str = "model"
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     input: Any = None
 
 
-@dataclass(frozen=True, slots=True)
 class ModelResult(Event):
     """A model call's output (or error) and the tokens it reported."""
 
     model: str = "model"
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     ok: bool = True
     output: Any = None
     tokens: int | None = None
@@ -120,7 +238,6 @@ class ModelResult(Event):
     message: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class FaultInjected(Event):
     """A fault fired: the resolved decision, enough to replay it from the trace alone.
 
@@ -131,12 +248,11 @@ class FaultInjected(Event):
     kind: str = ""
     channel: str = "tool"
     target: str = ""
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     fault: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Detection(Event):
     """A detector (loop, repetition, stagnation ...) reported something."""
 
@@ -145,7 +261,6 @@ class Detection(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Intervention(Event):
     """The stack acted: retry, backoff, fallback, path change, escalation ..."""
 
@@ -153,7 +268,6 @@ class Intervention(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Repair(Event):
     """Parameters of a tool call were repaired (or the repair failed)."""
 
@@ -165,7 +279,6 @@ class Repair(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Snapshot(Event):
     """A snapshot was saved or restored (the Phoenix pattern)."""
 
@@ -174,7 +287,6 @@ class Snapshot(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class Halt(Event):
     """Something decided the run must stop (a heuristic, a framework cap, an emergency stop)."""
 
@@ -183,32 +295,11 @@ class Halt(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
 class BudgetExhaustedEvent(Event):
     """A hard budget was hit and the harness raised ``BudgetExhausted``."""
 
     budget: str = ""
     limit: float = 0
-    count: float = 0
+    count: float = 0  # type: ignore[assignment]  # shadows tuple.count
 
     type_name: ClassVar[str] = "BudgetExhausted"
-
-
-def positional_constructor(cls: type[E]) -> Callable[..., E]:
-    """A constructor of ``cls`` taking every field positionally, in declaration order.
-
-    For the recording hot path: it fills the slots directly instead of going through the
-    frozen dataclass ``__init__`` (whose ``object.__setattr__`` per field costs about twice as
-    much). The event is the same frozen, equal-comparing object.
-    """
-    names = [f.name for f in fields(cls)]
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    lines = [f"def make({', '.join(names)}):", "    o = new(cls)"]
-    for i, name in enumerate(names):
-        namespace[f"set{i}"] = getattr(cls, name).__set__  # the slot's member descriptor
-        lines.append(f"    set{i}(o, {name})")
-    lines.append("    return o")
-    exec("\n".join(lines), namespace)  # noqa: S102 - code built from field names only
-    make: Callable[..., E] = namespace["make"]
-    make.__qualname__ = f"{cls.__name__}.positional"
-    return make

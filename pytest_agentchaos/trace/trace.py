@@ -6,7 +6,6 @@ import io
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import fields
 from typing import IO, Any, TypeVar
 
 from .events import (
@@ -210,7 +209,7 @@ def _event_from_dict(raw: Any, position: int) -> Event:
             f"trace event #{position} has unknown type {raw['type']!r}; "
             f"known: {', '.join(sorted(EVENT_TYPES))}"
         )
-    names = {f.name for f in fields(kind)}
+    names = set(kind.fields)
     unknown = set(raw) - names - {"type"}
     if unknown:
         raise ValueError(
