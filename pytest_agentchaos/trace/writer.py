@@ -18,14 +18,29 @@ __all__ = ["dump_event", "write_trace"]
 _NO_CAP = 1 << 62
 
 
+#: One encoder per indent, reused (``json.dumps`` with options builds one per call).
+_ENCODERS: dict[int | None, json.JSONEncoder] = {}
+
+
+def _encoder(indent: int | None) -> json.JSONEncoder:
+    encoder = _ENCODERS.get(indent)
+    if encoder is None:
+        encoder = _ENCODERS[indent] = json.JSONEncoder(
+            ensure_ascii=False, allow_nan=False, indent=indent
+        )
+    return encoder
+
+
 def dump_event(data: Mapping[str, Any], indent: int | None = None) -> str:
     """One event (or the meta table) as JSON text that encodes as UTF-8; values that are not
     JSON data (written by hand into an event, not through the session) are made so with
     :func:`capture`, and text with lone surrogates (undecodable file names) is escaped."""
     try:
-        text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+        text = _encoder(indent).encode(data)
     except Exception:
-        text = json.dumps(capture(dict(data), _NO_CAP), ensure_ascii=False, indent=indent)
+        text = _encoder(indent).encode(capture(dict(data), _NO_CAP))
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
