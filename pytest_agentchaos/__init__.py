@@ -5,15 +5,19 @@ Public names are imported lazily, so loading the pytest plugin stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import exports
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     "BudgetExhausted": "errors",
     "ChaosConfigError": "errors",
+    "HaltSwallowed": "errors",
     "HardHalt": "errors",
+    "NetworkBlocked": "errors",
+    "WallTimeout": "errors",
     "Trace": "trace",
     "Clock": "clock",
     "RealClock": "clock",
@@ -39,22 +43,19 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:
     from .clock import Clock, RealClock, VirtualClock
-    from .errors import BudgetExhausted, ChaosConfigError, HardHalt
+    from .errors import (
+        BudgetExhausted,
+        ChaosConfigError,
+        HaltSwallowed,
+        HardHalt,
+        NetworkBlocked,
+        WallTimeout,
+    )
     from .faults import FaultPlan, FaultSpec, Selector, parse_fault, parse_faults
     from .inject import (
         Chaos,
