@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .errors import ChaosConfigError, config_error
+from .errors import ChaosConfigError
 from .saferepr import safe_repr, short
 
 
@@ -42,8 +42,9 @@ __all__ = [
 
 
 def fail(where: str, message: str) -> ChaosConfigError:
-    """``ChaosConfigError("<where>: <message>")``."""
-    return config_error(where, message)
+    """``ChaosConfigError("<where>: <message>")``: every configuration error names its
+    source."""
+    return ChaosConfigError(f"{where}: {message}")
 
 
 def check_table(

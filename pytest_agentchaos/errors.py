@@ -16,11 +16,6 @@ class ChaosConfigError(ValueError):
     """
 
 
-def config_error(where: str, message: str) -> ChaosConfigError:
-    """``ChaosConfigError("<where>: <message>")``: every config error names its source."""
-    return ChaosConfigError(f"{where}: {message}")
-
-
 class HardHalt(BaseException):
     """Base of every halt that an agent must not be able to swallow.
 
@@ -36,6 +31,7 @@ class HardHalt(BaseException):
 
     @property
     def message(self) -> str:
+        """The halt's message (its class name when it was raised without one)."""
         return str(self.args[0]) if self.args else type(self).__name__
 
     def again(self) -> HardHalt:
@@ -63,6 +59,7 @@ class BudgetExhausted(HardHalt):
 
     @property
     def reason(self) -> str:  # type: ignore[override]
+        """The name of the budget that was hit."""
         return self.budget
 
 
@@ -78,6 +75,13 @@ class WallTimeout(HardHalt):
     stopped an agent that would not stop."""
 
     reason = "wall_timeout"
+
+
+class UnreadableUsage(HardHalt):
+    """A model call reported token usage that is not a count, while ``max_tokens`` is set:
+    the budget cannot be enforced, so the run stops rather than overspend in silence."""
+
+    reason = "usage"
 
 
 class HaltSwallowed(HardHalt):

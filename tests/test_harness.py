@@ -8,6 +8,7 @@ import builtins
 import concurrent.futures
 import datetime
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -28,8 +29,6 @@ from pytest_agentchaos.harness import RunSpec, SessionSettings, build_run, find_
 from pytest_agentchaos.inject.network import NetworkGuard
 from pytest_agentchaos.profiles import Budgets, ProfileRegistry
 
-REAL = (time.time, time.sleep, socket.getaddrinfo, socket.socket.connect, datetime.datetime)
-
 
 def registry(tmp_path: Path, **profiles: str) -> ProfileRegistry:
     for name, text in profiles.items():
@@ -44,8 +43,26 @@ def settings(**kw: Any) -> SessionSettings:
 
 
 def untouched() -> bool:
-    now = (time.time, time.sleep, socket.getaddrinfo, socket.socket.connect, datetime.datetime)
-    return all(a is b for a, b in zip(REAL, now, strict=True)) and sys.gettrace() is None
+    """Whether everything a run patches is as it was before it (time, sockets, tracers, the
+    threads' excepthook, the watchdog's signal)."""
+    return now_installed() == REAL
+
+
+def now_installed() -> tuple[Any, ...]:
+    return (
+        time.time,
+        time.sleep,
+        socket.getaddrinfo,
+        socket.socket.connect,
+        datetime.datetime,
+        sys.gettrace(),
+        sys.getprofile(),
+        threading.excepthook,
+        signal.getsignal(signal.SIGUSR2),
+    )
+
+
+REAL = now_installed()
 
 
 def swallowing_loop(tool: Callable[[], Any]) -> None:
@@ -105,6 +122,26 @@ def test_every_undo_runs_even_when_one_is_interrupted(tmp_path: Path) -> None:
     assert untouched()
 
 
+def test_overlapping_runs_are_refused_and_the_first_keeps_its_patches(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    with build_run(settings(), RunSpec(virtual_sleep=True), "first", reg):
+        during = now_installed()
+        with (
+            pytest.raises(ChaosConfigError) as exc,
+            build_run(settings(), RunSpec(), "second", reg),
+        ):
+            pass  # pragma: no cover - never entered
+        assert now_installed() == during  # the refused run undid nothing of the first's
+        assert socket.socket.connect is not REAL[3]  # the first run's guard is still on
+    assert str(exc.value) == (
+        "second: another chaos run is active in this process (first): a run patches time, "
+        "sockets and signal handlers process-wide, so runs cannot overlap"
+    )
+    assert untouched()
+    with build_run(settings(), RunSpec(), "third", reg):  # the claim was given back
+        pass
+
+
 def test_the_trace_file_is_written_on_exit_whatever_happened(tmp_path: Path) -> None:
     out = tmp_path / "traces"
     out.mkdir()
@@ -144,6 +181,34 @@ def test_an_agent_catching_base_exception_is_unwound(tmp_path: Path) -> None:
     assert "pytest-agentchaos raised it again in the agent's code" in outcome.message
     assert run.session.tool_calls == 2
     assert untouched()
+
+
+def test_with_blocks_of_an_unwound_agent_still_exit(tmp_path: Path) -> None:
+    """The unwinder cuts ``finally`` blocks short, but a ``with`` block's exit still runs: a
+    lock is released and a patch undone."""
+    from unittest import mock
+
+    class Target:
+        value = "real"
+
+    lock = threading.Lock()
+
+    def agent(tool: Callable[[], Any]) -> None:
+        with mock.patch.object(Target, "value", "patched"):
+            while True:
+                with lock:
+                    try:  # noqa: SIM105
+                        tool()
+                    except BaseException:
+                        pass
+
+    with halting_run(tmp_path) as run:
+        tool = run.chaos.wrap(lambda: "ok", name="t")
+        with pytest.raises(HaltSwallowed):
+            agent(tool)
+        run.finish(None)
+    assert Target.value == "real"
+    assert not lock.locked()
 
 
 def test_nested_swallowers_and_logging_handlers_are_unwound(tmp_path: Path) -> None:
@@ -301,8 +366,10 @@ def test_markers_parse_without_pytest() -> None:
 # -- the watchdog, as a user meets it ----------------------------------------------------------
 
 WATCHED = """
+import concurrent.futures
 import queue
 import threading
+import time
 
 import pytest
 
@@ -349,13 +416,47 @@ def test_a_thread_swallows_the_budget(chaos):
 
 def test_later_tests_are_untouched():
     assert threading.active_count() == BEFORE, threading.enumerate()
+
+
+POOL = []
+
+
+@pytest.mark.chaos(wall_timeout=0.4)
+def test_a_library_pool_made_during_the_run(chaos):
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="libpool")
+    POOL.append(pool)  # a lazily built global executor outlives the test
+    assert pool.submit(lambda: 1).result() == 1
+    while True:
+        try:
+            time.sleep(0.01)
+        except BaseException:
+            pass
+
+
+@pytest.mark.chaos(wall_timeout=0.4)
+def test_an_idle_thread_beside_a_spinning_agent(chaos):
+    q = queue.SimpleQueue()
+    threading.Thread(target=q.get, name="idle-consumer", daemon=True).start()
+    while True:
+        try:
+            time.sleep(0.01)
+        except BaseException:
+            pass
+
+
+def test_the_library_pool_still_works():
+    assert POOL[0].submit(lambda: 42).result(timeout=5) == 42
+    POOL[0].shutdown()
 """
 
 
 def test_the_watchdog_ends_agents_that_never_stop(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_watched=WATCHED)
-    result = pytester.runpytest("-p", "no:randomly", "-W", "ignore::DeprecationWarning")
-    result.assert_outcomes(failed=3, passed=1)
+    # In a subprocess with a time limit: a watchdog that regresses hangs instead of failing.
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-W", "ignore::DeprecationWarning", timeout=120
+    )
+    result.assert_outcomes(failed=5, passed=2)
     result.stdout.fnmatch_lines(
         [
             "*_ test_blocked_on_a_dead_worker _*",
@@ -404,9 +505,41 @@ def test_the_last_resort_ends_the_process_and_says_why(pytester: pytest.Pytester
         [
             "*+ agentchaos watchdog +*",
             "pytest-agentchaos: the agent could not be stopped: test_stuck.py::test_unstoppable "
-            "ran 0.2s of real time (chaos_wall_timeout) and ignored the halt for another 1s; "
+            "ran 0.2s of real time (chaos_wall_timeout) and ignored the halt for another 2s; "
             "ending the test process, as pytest-timeout's thread method does.",
             "*test_stuck.py*, line *, in test_unstoppable",
+        ]
+    )
+
+
+def test_the_last_resort_ends_what_the_unwinder_cannot(pytester: pytest.Pytester) -> None:
+    """Catching the halt twice in nested ``try`` blocks of one looping frame defeats the
+    unwinder (its documented limit); the watchdog on real time still ends the process."""
+    pytester.makepyfile(
+        test_nested="""
+        import pytest
+
+        @pytest.mark.chaos(wall_timeout=0.3, max_tool_calls=1)
+        def test_nested_swallower(chaos):
+            tool = chaos.wrap(lambda: "ok", name="t")
+            while True:
+                try:
+                    try:
+                        tool()
+                    finally:
+                        pass
+                except BaseException:
+                    pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=60)
+    assert result.ret == 1
+    result.stderr.fnmatch_lines(
+        [
+            "pytest-agentchaos: the agent could not be stopped: "
+            "test_nested.py::test_nested_swallower ran 0.3s of real time (chaos_wall_timeout) "
+            "and ignored the halt for another 2s; ending the test process*",
+            "*test_nested.py*, line *, in test_nested_swallower",
         ]
     )
 
@@ -439,8 +572,6 @@ def test_a_refused_request_in_any_thread_halts_the_run(tmp_path: Path) -> None:
 
 
 def test_the_watchdog_gives_its_signal_back(tmp_path: Path) -> None:
-    import signal
-
     before = signal.getsignal(signal.SIGUSR2)
     for _ in range(2):  # a handler left by one run would make the next one skip the signal
         with build_run(settings(wall_timeout=30), RunSpec(), "t", registry(tmp_path)):

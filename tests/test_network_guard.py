@@ -210,6 +210,22 @@ def test_the_guard_refuses_udp_and_lets_local_ipc_through() -> None:
         guard.uninstall()
     assert blocked == ["socket.sendto 192.0.2.1:53", "gethostbyname example.com"]
     assert socket.socket.connect is not None and "guard" not in repr(socket.getaddrinfo)
+    # The methods socket.socket inherits from _socket.socket are inherited again, not copied.
+    assert {"connect", "connect_ex", "sendto"}.isdisjoint(vars(socket.socket))
+
+
+def test_uninstall_leaves_alone_what_someone_else_patched_since() -> None:
+    real = socket.getaddrinfo
+    guard = NetworkGuard(AllowList(), _refuse([]))
+    guard.install()
+    theirs = object()
+    try:
+        socket.getaddrinfo = theirs  # type: ignore[assignment] # a later patcher, still active
+        guard.uninstall()
+        assert socket.getaddrinfo is theirs
+        assert "connect" not in vars(socket.socket)  # the rest was undone
+    finally:
+        socket.getaddrinfo = real
 
 
 def test_addresses_an_allowed_name_resolves_to_are_allowed(monkeypatch: Any) -> None:

@@ -56,6 +56,7 @@ class VirtualLoops:
         self._installed = False
 
     def install(self) -> None:
+        """Patch the loop class's ``time``: a loop goes virtual on its first reading, if it can."""
         loops = self
 
         def time(loop: asyncio.AbstractEventLoop) -> float:
@@ -66,6 +67,7 @@ class VirtualLoops:
         self._installed = True
 
     def uninstall(self) -> None:
+        """Give the loop class its real ``time`` back, and each virtual loop its real selector."""
         if self._installed:
             self._cls.time = self._real_time
             self._installed = False

@@ -1,5 +1,4 @@
 """Clocks: real time for production, virtual time for tests.
-from ..saferepr import short
 
 Code that waits (backoff, Retry-After, a breaker's reset timeout) takes a :class:`Clock`,
 so in a chaos test those waits advance a virtual clock and cost no wall time.
@@ -39,12 +38,15 @@ class RealClock:
     """The wall clock: ``time.monotonic``, ``time.sleep`` and ``asyncio.sleep``."""
 
     def now(self) -> float:
+        """``time.monotonic()``."""
         return time.monotonic()
 
     def sleep(self, seconds: float) -> None:
+        """Block for ``seconds`` of wall time."""
         time.sleep(_check_seconds(seconds))
 
     async def asleep(self, seconds: float) -> None:
+        """``await asyncio.sleep(seconds)``."""
         await asyncio.sleep(_check_seconds(seconds))
 
 
@@ -82,6 +84,7 @@ class VirtualClock:
             self.advance(t - self._elapsed)
 
     def now(self) -> float:
+        """Virtual seconds since the clock was made."""
         return self._elapsed
 
     @property
@@ -106,6 +109,7 @@ class VirtualClock:
             raise error
 
     def sleep(self, seconds: float) -> None:
+        """Advance virtual time by ``seconds`` at once, without waiting."""
         self.advance(seconds)
 
     async def asleep(self, seconds: float) -> None:
@@ -131,6 +135,7 @@ class VirtualClock:
         self._listeners.append(listener)
 
     def remove_listener(self, listener: _Listener) -> None:
+        """Stop calling ``listener`` on advances (no error if it was not added)."""
         if listener in self._listeners:
             self._listeners.remove(listener)
 

@@ -13,29 +13,13 @@ import time
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
+from ..runtime import is_runtime
 from .clock import VirtualClock
 
 #: Modules whose clocks stay real: pytest's own timing (``--durations``, report times).
 #: freezegun also answers real time to any call with such a module in its last few frames,
 #: so this must name only modules that never call into the code under test.
 _LEAVE_ALONE = ("_pytest.timing",)
-#: Modules whose ``sleep`` stays real under virtual sleep: the runtime, not the agent.
-_SLEEP_LEAVE_ALONE = (
-    "_pytest",
-    "pluggy",
-    "pytest_agentchaos",
-    "freezegun",
-    "threading",
-    "asyncio.",
-    "concurrent.",
-    "selectors",
-    "multiprocessing",
-    "queue",
-    "subprocess",
-    "execnet",
-    "xdist",
-)
-
 #: Where frozen wall time starts: fixed, so runs are identical whatever day they run.
 DEFAULT_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -51,11 +35,13 @@ class ClockInstallation:
         self._undo.append(undo)
 
     def uninstall(self) -> None:
+        """Undo everything :func:`install` did, most recent first."""
         while self._undo:
             self._undo.pop()()
 
     @property
     def active(self) -> bool:
+        """Whether anything is still installed (not yet uninstalled)."""
         return bool(self._undo)
 
 
@@ -117,7 +103,7 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
     for name, module in list(sys.modules.items()):
         if module is None or module is time or module is asyncio:
             continue
-        if name.startswith(_SLEEP_LEAVE_ALONE) or f"{name}.".startswith(_SLEEP_LEAVE_ALONE):
+        if is_runtime(name):  # the runtime's own waits stay real: only the agent's are virtual
             continue
         try:
             attrs = vars(module)

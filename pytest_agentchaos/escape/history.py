@@ -45,6 +45,7 @@ class ActionKey:
     shown_args: Any = field(default=None, compare=False)
 
     def describe(self) -> str:
+        """A short human label, e.g. ``@node search(q='x') -> ok`` (``step`` when empty)."""
         if self.tool is not None and self.shown_args is not None:
             return _label(self.node, self.tool, self.shown_args, self.outcome)
         parts = [p for p in (self.node and f"@{self.node}", self.tool, self.outcome) if p]
@@ -85,6 +86,8 @@ def _label(node: str | None, tool: str, args: Any, outcome: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One action in a :class:`History`: its key, its step and the time ``t`` it was taken."""
+
     key: ActionKey
     step: int
     t: float
@@ -100,6 +103,7 @@ class History:
         self.total = 0
 
     def append(self, key: ActionKey, step: int, t: float) -> Entry:
+        """Remember an action (dropping the oldest when full) and return its entry."""
         entry = Entry(key, step, t)
         self._entries.append(entry)
         self.total += 1

@@ -46,6 +46,7 @@ class LoopPolicy:
         _check_periods(self.min_period, self.max_period, "LoopPolicy")
 
     def repeats_for(self, period: int) -> int:
+        """How many repeats of a block of ``period`` actions make a loop."""
         return self.repeats_period_1 if period == 1 else self.repeats
 
     @classmethod
@@ -114,6 +115,7 @@ class Loop:
         }
 
     def describe(self) -> str:
+        """One line for humans: what repeats, how often and since which step."""
         if self.kind == "repeat":
             block = " -> ".join(k.describe() for k in self.keys)
             return (

@@ -18,7 +18,9 @@ E = TypeVar("E", bound=Event)
 class Recorder(Protocol):
     """Appends an event of type ``cls`` at the current step and time, and returns it."""
 
-    def record(self, cls: type[E], **fields: Any) -> E: ...
+    def record(self, cls: type[E], **fields: Any) -> E:
+        """Append ``cls(**fields)`` at the current step and time; return the event."""
+        ...
 
 
 class TraceRecorder:
@@ -31,6 +33,8 @@ class TraceRecorder:
         self._t0 = self.clock.now()
 
     def record(self, cls: type[E], **fields: Any) -> E:
+        """Append ``cls(**fields)`` to this trace at ``step``, timed from the recorder's
+        creation; return the event."""
         event = cls(step=self.step, t=self.clock.now() - self._t0, **fields)
         self.trace.append(event)
         return event

@@ -20,7 +20,9 @@ class Headers(Protocol):
     """Response headers: a mapping (httpx, requests, a dict) or an ``email.message.Message``
     (urllib); anything whose ``items()`` gives name/value pairs."""
 
-    def items(self) -> Iterable[tuple[str, str]]: ...
+    def items(self) -> Iterable[tuple[str, str]]:
+        """The headers as (name, value) pairs."""
+        ...
 
 
 _UNITS = {

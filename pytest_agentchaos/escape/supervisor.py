@@ -147,6 +147,7 @@ class Supervisor:
     async def acall_outcome(
         self, tool: str, fn: Callable[..., Awaitable[Any]], args: Mapping[str, Any] | None = None
     ) -> CallOutcome:
+        """:meth:`call_outcome` for coroutine functions."""
         kwargs = dict(args or {})
         try:
             value, attempts = await self._aattempt(tool, fn, kwargs)

@@ -105,6 +105,8 @@ class FaultKind:
         return {k: cls.details[k](v, f"{where}.{k}") for k, v in detail.items()}
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        """What a decided ``detail`` does to ``call`` (the detail alone decides it, so a
+        replayed schedule acts the same)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -129,6 +131,7 @@ def register(kind: type[FaultKind]) -> type[FaultKind]:
 
 
 def kind_class(name: object, where: str) -> type[FaultKind]:
+    """The kind registered as ``name``; an unknown name is an error naming ``where``."""
     if not isinstance(name, str):
         raise fail(where, f"expected a fault kind name (a string), got {short(name)}")
     try:
@@ -153,6 +156,9 @@ def _reason(status: int) -> str:
 
 @register
 class Timeout(FaultKind):
+    """The call hangs for ``seconds`` of virtual time (a number or a ``[low, high]`` range to
+    draw from; 30 by default), then fails with a timeout."""
+
     name = "timeout"
     summary = "the call hangs for `seconds` (virtual), then raises TimeoutError / httpx.ReadTimeout"
     params = {"seconds": seconds_or_range}
@@ -169,6 +175,9 @@ class Timeout(FaultKind):
 
 @register
 class HttpError(FaultKind):
+    """The call fails with an HTTP ``status`` (one code or a list to draw from; 500 by
+    default) and ``body`` (by default ``{"error": <reason phrase>, "status": <code>}``)."""
+
     name = "http_error"
     summary = "the call fails with an HTTP status (one or a list to draw from) and optional body"
     params = {"status": one_or_many(http_status), "body": json_data}
@@ -192,6 +201,10 @@ class HttpError(FaultKind):
 
 @register
 class RateLimit(FaultKind):
+    """The call fails with 429 Too Many Requests, asking to retry after ``retry_after``
+    seconds (a number or a ``[low, high]`` range; 30 by default; the ``Retry-After`` header
+    rounds it up to whole seconds)."""
+
     name = "rate_limit"
     summary = "the call fails with 429 Too Many Requests and a Retry-After of `retry_after` seconds"
     params = {"retry_after": seconds_or_range}
@@ -219,6 +232,8 @@ class RateLimit(FaultKind):
 
 @register
 class ConnectionFault(FaultKind):
+    """The call fails at once with a refused connection (no parameters)."""
+
     name = "connection_error"
     summary = "the connection is refused or dropped: ConnectionError / httpx.ConnectError"
     params = {}
@@ -229,6 +244,9 @@ class ConnectionFault(FaultKind):
 
 @register
 class Latency(FaultKind):
+    """The call is delayed by ``seconds`` of virtual time (a number or a ``[low, high]``
+    range; 2 by default), then runs for real."""
+
     name = "latency"
     summary = "the call takes `seconds` (virtual) longer, then runs for real"
     params = {"seconds": seconds_or_range}
@@ -244,6 +262,10 @@ class Latency(FaultKind):
 
 @register
 class MalformedParams(FaultKind):
+    """The call's arguments are corrupted before it runs, by one of ``mutations`` (all by
+    default) drawn with a key it can corrupt, using the tool's schema when there is one. Tool
+    and HTTP calls only; it does not fire when no mutation fits the arguments."""
+
     name = "malformed_params"
     summary = (
         "the arguments are corrupted before the tool runs (schema-aware when a schema is given)"
@@ -268,6 +290,9 @@ class MalformedParams(FaultKind):
 
 @register
 class RepeatedOutput(FaultKind):
+    """The tool is not run: its previous output comes back again (no parameters). It does
+    not fire until the target has an output to repeat."""
+
     name = "repeated_output"
     needs_previous = True
     summary = "the tool is not run; its previous output is returned again (stale)"
@@ -285,6 +310,9 @@ GARBLE_MODES = ("truncate", "non_json")
 
 @register
 class GarbledOutput(FaultKind):
+    """The call runs for real, but its output comes back garbled by one of ``mode``
+    (``truncate`` or ``non_json``, see :func:`garble`; both by default)."""
+
     name = "garbled_output"
     summary = "the real output comes back truncated or as a non-JSON payload"
     params = {"mode": one_or_many(choice(GARBLE_MODES))}

@@ -44,6 +44,7 @@ seconds = number(minimum=0, maximum=MAX_SECONDS)
 
 
 def http_status(value: Any, where: str) -> int:
+    """An HTTP error status: an integer from 400 to 599."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(
             where, f"expected an HTTP status code (an integer from 400 to 599), got {short(value)}"

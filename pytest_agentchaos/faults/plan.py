@@ -29,10 +29,12 @@ class FaultSpec:
     selector: Selector = Selector()
 
     def applies_to(self, channel: str) -> bool:
+        """Whether this fault may hit calls on ``channel`` (its kind and selector allow it)."""
         allowed = self.selector.channels or self.kind.channels
         return channel in allowed and channel in self.kind.channels
 
     def to_dict(self) -> dict[str, Any]:
+        """The fault as a table: ``kind``, its parameters and its selector's keys."""
         out: dict[str, Any] = {"kind": self.kind.name}
         out.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.kind.values.items()})
         out.update(self.selector.to_dict())
@@ -75,6 +77,7 @@ def parse_fault(raw: Any, where: str) -> FaultSpec:
 
 
 def parse_faults(raw: Any, where: str) -> tuple[FaultSpec, ...]:
+    """Build the specs of a ``faults`` list (``None``: no faults)."""
     if raw is None:
         return ()
     if isinstance(raw, (Mapping, str, bytes, bytearray)) or not isinstance(raw, Sequence):
@@ -156,6 +159,7 @@ class FaultPlan:
 
     @property
     def replaying(self) -> bool:
+        """Whether the plan replays a recorded schedule (see :meth:`from_schedule`)."""
         return self._schedule is not None
 
     @property

@@ -41,6 +41,7 @@ class Selector:
         object.__setattr__(self, "_pattern", re.compile(regex))
 
     def matches_target(self, target: str) -> bool:
+        """Whether ``target`` (a tool or route name) matches one of the ``tools`` globs."""
         return self._pattern.match(target) is not None
 
     def matches(self, call: CallInfo) -> bool:
@@ -58,6 +59,7 @@ class Selector:
         return self.matches_target(call.target)
 
     def to_dict(self) -> dict[str, Any]:
+        """The selector's keys of a fault table: ``tools`` and every condition that is set."""
         out: dict[str, Any] = {"tools": list(self.tools)}
         for key in SELECTOR_KEYS[1:]:
             value = getattr(self, key)

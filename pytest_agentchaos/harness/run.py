@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import fail
 from ..errors import HaltSwallowed, HardHalt, WallTimeout
 from ..inject.chaos import Chaos
 from ..inject.network import AllowList, NetworkGuard, parse_allow_hosts
@@ -33,7 +34,7 @@ from ..verdicts.verdict import Verdict
 from .settings import SessionSettings
 from .spec import RunSpec
 from .unwind import Unwinder, caller_outside_runtime
-from .watchdog import Watchdog
+from .watchdog import Watchdog, is_agent_thread
 
 if TYPE_CHECKING:
     from ..errors import NetworkBlocked
@@ -171,18 +172,22 @@ class Run:
 
     @property
     def session(self) -> ChaosSession:
+        """The chaos session that counts, injects and records this run's calls."""
         return self.chaos.session
 
     @property
     def trace(self) -> Trace:
+        """The run's trace."""
         return self.chaos.trace
 
     @property
     def replay(self) -> str:
+        """The pytest command that replays this run (same test, session seed and profile)."""
         return self.plan.replay
 
     @property
     def closed(self) -> bool:
+        """Whether the run has been torn down (set as :func:`build_run` exits)."""
         return self._closed
 
     def finish(self, error: BaseException | None = None) -> RunOutcome:
@@ -271,6 +276,7 @@ def build_run(
     plan = plan_run(settings, spec, test_id, registry, replay_id=replay_id)
     baseline = {t.ident for t in threading.enumerate()}
     with ExitStack() as stack:
+        stack.callback(_claim(test_id))
         chaos = Chaos.create(
             plan.profile,
             seed=plan.seed,
@@ -317,22 +323,47 @@ def build_run(
 
         if not plan.allow.any:
             guard = NetworkGuard(plan.allow, refuse)
+            stack.callback(guard.uninstall)  # first: an install that fails midway is undone
             guard.install()
-            stack.callback(guard.uninstall)
         chaos.http  # noqa: B018 - httpx goes through the run's router, imported now or later
         stack.callback(_quiet_thread_halts(session))
         if plan.wall_timeout > 0:
             run.watchdog = Watchdog(
                 session, run.unwinder, plan.wall_timeout, last_resort=last_resort
             )
-            run.watchdog.start()
             stack.callback(run.watchdog.stop)
+            run.watchdog.start()
         stack.callback(run.finish)  # ends the run if the caller did not
         try:
             yield run
         except BaseException as exc:
             run.finish(exc)
             raise
+
+
+#: The run whose patches are installed. Process-wide on purpose: what a run patches (time,
+#: sockets, the thread excepthook, a signal handler) is process-wide, so runs cannot overlap.
+_ACTIVE: list[str] = []
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _claim(test_id: str) -> Callable[[], None]:
+    """Mark ``test_id``'s run as the process's active one; returns the release."""
+    with _ACTIVE_LOCK:
+        if _ACTIVE:
+            raise fail(
+                test_id,
+                f"another chaos run is active in this process ({_ACTIVE[0]}): a run patches "
+                "time, sockets and signal handlers process-wide, so runs cannot overlap",
+            )
+        _ACTIVE.append(test_id)
+
+    def release() -> None:
+        with _ACTIVE_LOCK:
+            if test_id in _ACTIVE:
+                _ACTIVE.remove(test_id)
+
+    return release
 
 
 def _quiet_thread_halts(session: ChaosSession) -> Callable[[], None]:
@@ -364,24 +395,14 @@ def _quiet_thread_halts(session: ChaosSession) -> Callable[[], None]:
 
 
 def _write_trace(run: Run, path: Path) -> None:
-    from ..errors import config_error
-
     try:
         run.trace.write(path, indent=1)
     except OSError as exc:
-        raise config_error(
-            "--chaos-trace-dir", f"cannot write {path}: {exc.strerror or exc}"
-        ) from None
+        raise fail("--chaos-trace-dir", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _threads_left(run: Run, baseline: set[int | None]) -> None:
-    left = [
-        t
-        for t in threading.enumerate()
-        if t.ident not in baseline
-        and t.is_alive()
-        and not t.name.startswith(("agentchaos-", "asyncio_"))
-    ]
+    left = [t for t in threading.enumerate() if t.ident not in baseline and is_agent_thread(t)]
     run.threads_left = [f"{safe_str(t.name, 60)}{' (daemon)' if t.daemon else ''}" for t in left]
     if run.threads_left:
         run.trace.meta["threads_left"] = list(run.threads_left)

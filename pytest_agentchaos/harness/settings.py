@@ -71,6 +71,7 @@ def ini_number(raw: object, where: str, *, minimum: float, maximum: float) -> fl
 
 
 def ini_int(raw: object, where: str, *, minimum: int) -> int:
+    """An ini integer of at least ``minimum``."""
     try:
         value: object = int(str(raw).strip())
     except ValueError:
@@ -120,6 +121,7 @@ def _ini_value(raw: object) -> object:
 
 
 def parse_wall_timeout(raw: object, where: str) -> float:
+    """The ini wall-clock limit of a chaos test, in real seconds (0: no watchdog)."""
     value = _ini_value(raw)
     result: float = wall_timeout(value, where)
     return result

@@ -13,7 +13,8 @@ the agent's (pytest, the event loop, the thread's bootstrap), where nothing is r
 
 Only frames already on the stack are traced, never frames started later (a garbage collector
 callback, pytest's own calls into the standard library): they cannot be holding the halt.
-"The agent's code" is every frame whose module is not part of the runtime (:data:`RUNTIME`).
+"The agent's code" is every frame whose module is not part of the runtime
+(:mod:`pytest_agentchaos.runtime`).
 The unwinder costs nothing until armed; once the run ends, every thread it armed drops its
 hooks at its next return.
 
@@ -31,32 +32,9 @@ from types import FrameType
 from typing import Any
 
 from ..errors import HaltSwallowed, HardHalt
+from ..runtime import RUNTIME, is_runtime
 
-__all__ = ["RUNTIME", "Unwinder", "caller_outside_runtime", "is_agent_frame"]
-
-#: Modules whose frames belong to the runtime, never to the agent: nothing is raised there.
-RUNTIME = (
-    "_pytest",
-    "pytest",
-    "pluggy",
-    "pytest_agentchaos",
-    "pytest_asyncio",
-    "anyio",
-    "trio",
-    "sniffio",
-    "asyncio",
-    "concurrent",
-    "threading",
-    "selectors",
-    "contextlib",
-    "queue",
-    "xdist",
-    "execnet",
-    "freezegun",
-    "coverage",
-    "runpy",
-)
-
+__all__ = ["Unwinder", "caller_outside_runtime", "is_agent_frame"]
 
 _RUNTIME_DIRS = frozenset(RUNTIME)
 
@@ -69,7 +47,7 @@ def is_agent_frame(frame: FrameType) -> bool:
     if name == "__main__":  # `python -m pytest`: the module's real name is in its spec
         spec = frame.f_globals.get("__spec__")
         name = getattr(spec, "name", None) or name
-    if name.partition(".")[0] in RUNTIME:
+    if is_runtime(name):
         return False
     # Code run under another module name (execnet runs xdist's worker as `__channelexec__`).
     parent = PurePath(frame.f_code.co_filename).parent
@@ -110,7 +88,17 @@ class Unwinder:
 
     @property
     def halt(self) -> HardHalt | None:
+        """The swallowed halt that first armed the unwinder (``None`` until armed)."""
         return self._halt
+
+    def runs_agent_code(self, frame: FrameType | None) -> bool:
+        """Whether the agent's code is on the stack from ``frame`` up to the run's owner: only
+        then may a halt be raised there (not into pytest's own setup or teardown)."""
+        while frame is not None and id(frame) != self._owner:
+            if is_agent_frame(frame):
+                return True
+            frame = frame.f_back
+        return False
 
     def arm(self, halt: HardHalt) -> None:
         """Start unwinding the calling thread's agent code (idempotent)."""

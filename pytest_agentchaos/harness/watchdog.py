@@ -31,7 +31,7 @@ from ..errors import HardHalt, WallTimeout
 from ..inject.session import ChaosSession
 from .unwind import Unwinder, is_agent_frame
 
-__all__ = ["Watchdog", "format_stacks"]
+__all__ = ["Watchdog", "format_stacks", "is_agent_thread"]
 
 #: The signal that interrupts the test's thread (its handler raises the halt there).
 SIGNAL = getattr(signal, "SIGUSR2", None)
@@ -68,16 +68,26 @@ def format_stacks(skip: set[int] | None = None, limit: int = 12) -> str:
 
 
 def grace_for(timeout: float) -> float:
-    """How long the gentle means get before the last resort."""
-    return min(10.0, max(1.0, timeout / 5))
+    """How long the gentle means get before the last resort (they take milliseconds; the
+    floor is for a machine under load)."""
+    return min(10.0, max(2.0, timeout / 5))
 
 
-def _raise_async(ident: int, cls: type[BaseException]) -> bool:
+def is_agent_thread(thread: threading.Thread) -> bool:
+    """A live thread that is not the harness's own (its watchdog) nor an event loop's default
+    executor worker (created by the loop, shut down with it)."""
+    return thread.is_alive() and not thread.name.startswith(("agentchaos-", "asyncio_"))
+
+
+def _set_async(ident: int, cls: type[BaseException] | None) -> bool:
+    """Make ``cls`` pending in thread ``ident`` (raised at its next bytecode boundary), or
+    clear what is pending there (``None``): a pending exception that is never raised (its
+    thread blocked in C) keeps every thread checking for it, and would hit the thread later."""
     try:
         import ctypes
 
         done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
-            ctypes.c_ulong(ident), ctypes.py_object(cls)
+            ctypes.c_ulong(ident), ctypes.py_object(cls) if cls is not None else None
         )
     except Exception:  # pragma: no cover - not CPython
         return False
@@ -110,11 +120,14 @@ class Watchdog:
         self._baseline: set[int] = set()
         self._previous_handler: Any = None
         self._signal_installed = False
+        self._pending: set[int] = set()  # threads an asynchronous halt was made pending in
         self._handler = self._on_signal  # bound once: restored only if still ours (identity)
 
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Start watching: the threads alive now are not the agent's; installs the signal
+        handler (main thread only) and starts the watchdog thread."""
         self._baseline = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._install_signal()
         self._thread = threading.Thread(target=self._watch, name="agentchaos-watchdog", daemon=True)
@@ -123,22 +136,20 @@ class Watchdog:
     def stop(self) -> None:
         """The test body is over: stand down (idempotent)."""
         self._stop.set()  # first: a signal arriving now finds it set and does nothing
-        with self._lock:  # then wait out a delivery in progress
-            pass
+        with self._lock:  # then wait out a delivery in progress, and take back the rest
+            self._clear_pending()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
         self._uninstall_signal()
 
     def agent_threads(self) -> list[threading.Thread]:
-        """Threads started since the run began that are still alive."""
+        """Threads started since the run began that are still alive (a library's idle pool
+        worker is one too: deliveries go only to those running the agent's code)."""
         return [
             t
             for t in threading.enumerate()
-            if t.ident not in self._baseline
-            and t is not self._thread
-            and t.is_alive()
-            and not t.name.startswith(("agentchaos-", "asyncio_"))
+            if t.ident not in self._baseline and t is not self._thread and is_agent_thread(t)
         ]
 
     # -- delivery -------------------------------------------------------------------------
@@ -166,22 +177,31 @@ class Watchdog:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         halt = self.fired
-        if halt is None or self._stop.is_set():
-            return
+        if halt is None or self._stop.is_set() or not self.unwinder.runs_agent_code(frame):
+            return  # not the agent's code (pytest between phases): the next delivery will do
         self.unwinder.arm(halt)
         raise halt.again()
+
+    def _clear_pending(self) -> None:
+        for ident in self._pending:
+            _set_async(ident, None)
+        self._pending.clear()
 
     def _deliver(self, halt: HardHalt) -> None:
         with self._lock:
             if self._stop.is_set():
                 return
+            self._clear_pending()
+            frames = sys._current_frames()
+            targets: list[int | None] = [self._owner] if not self._signal_installed else []
+            targets += [t.ident for t in self.agent_threads() if t.ident not in (None, self._owner)]
+            for ident in targets:
+                if ident is None or not self.unwinder.runs_agent_code(frames.get(ident)):
+                    continue
+                if _set_async(ident, _async_halt(self.unwinder, halt)):
+                    self._pending.add(ident)
             if self._signal_installed:
                 signal.pthread_kill(self._owner, SIGNAL)  # type: ignore[arg-type]
-            else:
-                _raise_async(self._owner, _async_halt(self.unwinder, halt))
-            for thread in self.agent_threads():
-                if thread.ident is not None and thread.ident != self._owner:
-                    _raise_async(thread.ident, _async_halt(self.unwinder, halt))
 
     def _watch(self) -> None:
         if self._stop.wait(self.timeout):

@@ -13,7 +13,7 @@ from ..lazy import exports
 _EXPORTS = {
     "Chaos": "chaos",
     "ChaosRouter": "http",
-    "CallState": "session",
+    "CallState": "call",
     "ChaosSession": "session",
     "InjectedConnectionError": "errors",
     "InjectedFault": "errors",
@@ -43,6 +43,7 @@ __getattr__, __dir__ = exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:
+    from .call import CallState
     from .chaos import Chaos
     from .errors import (
         InjectedConnectionError,
@@ -53,4 +54,4 @@ if TYPE_CHECKING:
     from .http import ChaosRouter
     from .model import default_tokens
     from .network import AllowList, NetworkGuard
-    from .session import CallState, ChaosSession
+    from .session import ChaosSession

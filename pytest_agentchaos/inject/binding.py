@@ -45,6 +45,8 @@ class Binder:
         self._names: tuple[str, ...] | None = tuple(leading) if simple else None
 
     def to_mapping(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments by parameter name (``**kwargs`` merged in; positional ones
+        that cannot be bound go under ``"args"``); with no positional ones, ``kwargs`` itself."""
         if not args:
             return kwargs
         names = self._names

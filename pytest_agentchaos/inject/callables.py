@@ -16,14 +16,16 @@ from typing import Any, TypeVar
 from ..config import fail
 from ..saferepr import safe_repr
 from .binding import Binder
+from .call import CallState
 from .errors import failure_exception
 from .schemas import check_tool_schema
-from .session import _MISSING, CallState, ChaosSession
+from .session import _MISSING, ChaosSession
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def tool_name(fn: Callable[..., Any]) -> str:
+    """The name a tool is known by: ``fn.__name__``, or its class's name for a callable object."""
     name = getattr(fn, "__name__", None)
     return name if isinstance(name, str) and name else type(fn).__name__
 
@@ -58,6 +60,7 @@ def apply_effect(session: ChaosSession, state: CallState) -> tuple[Any, Any]:
 
 
 def check_name(name: object, where: str) -> str:
+    """A tool name given explicitly: it must be a non-empty string."""
     if not isinstance(name, str) or not name:
         raise fail(where, f"expected a non-empty tool name, got {safe_repr(name, 80)}")
     return name

@@ -136,22 +136,27 @@ class Chaos:
 
     @property
     def trace(self) -> Trace:
+        """The run's trace: every call, fault, step and halt recorded so far."""
         return self.session.trace
 
     @property
     def seed(self) -> int:
+        """The seed this run's fault plan draws from (unused when it replays a schedule)."""
         return self.session.seed
 
     @property
     def clock(self) -> Clock:
+        """The run's clock (a :class:`VirtualClock` unless ``create`` was given another)."""
         return self.session.clock
 
     @property
     def budgets(self) -> Budgets:
+        """The run's hard budgets: the profile's, with any overrides applied."""
         return self.session.budgets
 
     @property
     def plan(self) -> FaultPlan:
+        """The run's fault plan."""
         return self.session.plan
 
     def close(self) -> None:

@@ -21,8 +21,9 @@ from respx.models import AllMockedAssertionError, PassThrough
 
 from ..errors import NetworkBlocked
 from ..faults.effects import Failure
+from .call import CallState
 from .network import AllowList
-from .session import _MISSING, CallState, ChaosSession
+from .session import _MISSING, ChaosSession
 
 
 def _payload(request: httpx.Request) -> tuple[str, dict[str, Any]]:
@@ -199,6 +200,8 @@ class ChaosRouter(respx.MockRouter):
         return response
 
     def handler(self, request: httpx.Request) -> httpx.Response:
+        """Answer a request: a declared route's response, with the plan's fault for this call
+        applied and the call recorded; an undeclared request goes on as the module doc says."""
         target = self._route_target(request)
         if target is None:
             return self._undeclared(request)
@@ -216,6 +219,7 @@ class ChaosRouter(respx.MockRouter):
         return self._finish(state, response)
 
     async def async_handler(self, request: httpx.Request) -> httpx.Response:
+        """:meth:`handler` for async httpx clients."""
         target = self._route_target(request)
         if target is None:
             return await self._aundeclared(request)

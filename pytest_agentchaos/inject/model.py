@@ -7,8 +7,9 @@ from typing import Any, TypeVar
 
 from ..saferepr import safe_repr, safe_str
 from .binding import Binder
+from .call import CallState
 from .callables import apply_effect, check_name, finish_wrapper, is_async_callable
-from .session import _MISSING, CallState, ChaosSession
+from .session import _MISSING, ChaosSession
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -26,6 +26,8 @@ from ..saferepr import safe_repr, short
 
 __all__ = ["AllowList", "NetworkGuard", "parse_allow_hosts"]
 
+_INHERITED: Any = object()
+
 if TYPE_CHECKING:
     import ipaddress
 
@@ -127,7 +129,7 @@ class NetworkGuard:
         self.refuse = refuse
         self._resolved: set[str] = set()  # addresses that allowed host names resolved to
         self._lock = threading.Lock()
-        self._undo: list[tuple[Any, str, Any]] = []
+        self._undo: list[tuple[Any, str, Any, Any]] = []
 
     def _allowed(self, host: object) -> bool:
         if not isinstance(host, str):
@@ -148,6 +150,8 @@ class NetworkGuard:
             raise self.refuse(f"{host}:{port}", via)
 
     def install(self) -> None:
+        """Patch ``socket``'s connects, ``sendto`` and name lookups to refuse hosts that are
+        not allowed (addresses an allowed name resolved to count as allowed)."""
         guard = self
         cls = socket.socket
         real_connect, real_connect_ex, real_sendto = cls.connect, cls.connect_ex, cls.sendto
@@ -190,27 +194,37 @@ class NetworkGuard:
             guard._remember(found[2])
             return found
 
-        self._undo = [
-            (cls, "connect", real_connect),
-            (cls, "connect_ex", real_connect_ex),
-            (cls, "sendto", real_sendto),
-            (socket, "getaddrinfo", real_getaddrinfo),
-            (socket, "gethostbyname", real_gethostbyname),
-            (socket, "gethostbyname_ex", real_gethostbyname_ex),
+        patches: list[tuple[Any, str, Any]] = [
+            (cls, "connect", connect),
+            (cls, "connect_ex", connect_ex),
+            (cls, "sendto", sendto),
+            (socket, "getaddrinfo", getaddrinfo),
+            (socket, "gethostbyname", gethostbyname),
+            (socket, "gethostbyname_ex", gethostbyname_ex),
         ]
-        cls.connect = connect  # type: ignore[method-assign,assignment]
-        cls.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
-        cls.sendto = sendto  # type: ignore[method-assign,assignment]
-        socket.getaddrinfo = getaddrinfo
-        socket.gethostbyname = gethostbyname
-        socket.gethostbyname_ex = gethostbyname_ex
+        for owner, name, replacement in patches:
+            # inherited methods (socket.socket.connect is _socket.socket's) are removed again
+            # on uninstall, not copied into the class
+            own = (
+                owner.__dict__.get(name, _INHERITED)
+                if isinstance(owner, type)
+                else getattr(owner, name)
+            )
+            self._undo.append((owner, name, own, replacement))
+            setattr(owner, name, replacement)
 
     def _remember(self, addresses: Iterable[object]) -> None:
         with self._lock:
             self._resolved.update(str(a).split("%", 1)[0] for a in addresses)
 
     def uninstall(self) -> None:
-        """Put the real socket functions back; safe to call twice."""
+        """Put the real socket functions back (unless someone replaced ours since); safe to
+        call twice."""
         while self._undo:
-            owner, name, real = self._undo.pop()
-            setattr(owner, name, real)
+            owner, name, real, ours = self._undo.pop()
+            if getattr(owner, name, None) is not ours:
+                continue
+            if real is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, real)

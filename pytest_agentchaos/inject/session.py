@@ -14,14 +14,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from operator import itemgetter
 from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
-from ..errors import BudgetExhausted, HardHalt
-from ..faults.effects import Effect
+from ..errors import BudgetExhausted, HardHalt, UnreadableUsage
 from ..faults.kinds import CallInfo
-from ..faults.plan import Decision, FaultPlan
+from ..faults.plan import FaultPlan
 from ..profiles.budgets import Budgets
 from ..saferepr import safe_repr, safe_str, short
 from ..status import status_of
@@ -37,9 +35,11 @@ from ..trace.events import (
     Step,
     ToolCall,
     ToolResult,
+    build,
 )
 from ..trace.trace import Trace
 from ..trace.values import DEFAULT_MAX_VALUE, capture
+from .call import CHANNEL, EFFECT, INDEX, KEY, STEP, TARGET, CallState, new_state
 
 E = TypeVar("E", bound=Event)
 
@@ -47,51 +47,6 @@ log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
 _MESSAGE_LIMIT = 500
-
-_new_tuple = tuple.__new__  # builds an event (or a call state) from its field values, fast
-
-
-class UnreadableUsage(HardHalt):
-    """A model call reported token usage that is not a count, while ``max_tokens`` is set:
-    the budget cannot be enforced, so the run stops rather than overspend in silence."""
-
-    reason = "usage"
-
-
-class CallState(tuple):  # type: ignore[type-arg]
-    """One call in flight: which call it is and what the plan decided for it.
-
-    A tuple underneath (built on every call, so it must be cheap); read it by field name.
-    """
-
-    __slots__ = ()
-
-    channel: str = property(itemgetter(0))  # type: ignore[assignment]
-    target: str = property(itemgetter(1))  # type: ignore[assignment]
-    index: int = property(itemgetter(2))  # type: ignore[assignment]
-    step: int = property(itemgetter(3))  # type: ignore[assignment]
-    t: float = property(itemgetter(4))  # type: ignore[assignment]
-    key: tuple[str, str] = property(itemgetter(5))  # type: ignore[assignment]
-    effect: Effect | None = property(itemgetter(6))  # type: ignore[assignment]
-    fault: FaultInjected | None = property(itemgetter(7))  # type: ignore[assignment]
-    decision: Decision | None = property(itemgetter(8))  # type: ignore[assignment]
-
-    def __new__(
-        cls,
-        channel: str,
-        target: str,
-        index: int,
-        step: int,
-        t: float,
-        key: tuple[str, str],
-        effect: Effect | None = None,
-        fault: FaultInjected | None = None,
-        decision: Decision | None = None,
-    ) -> CallState:
-        return _new_tuple(cls, (channel, target, index, step, t, key, effect, fault, decision))
-
-    def __repr__(self) -> str:
-        return f"<CallState {self.channel} {self.target!r} #{self.index} step={self.step}>"
 
 
 class ChaosSession:
@@ -297,33 +252,28 @@ class ChaosSession:
             t = self._now() - self._t0
             shown = capture(args if recorded is None else recorded, self.max_value)
             if channel == "model":
-                self.trace.append(_new_tuple(ModelCall, (step, t, target, index, shown)))
+                self.trace.append(build(ModelCall, (step, t, target, index, shown)))
             else:
-                self.trace.append(_new_tuple(ToolCall, (step, t, target, index, shown, channel)))
+                self.trace.append(build(ToolCall, (step, t, target, index, shown, channel)))
             if channel not in self._active or not self.plan.candidates(channel, target):
-                return _new_tuple(
-                    CallState, (channel, target, index, step, t, key, None, None, None)
-                )
+                return new_state(channel, target, index, step, t, key)
             call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
             decision = self.plan.decide(call)
             if decision is None:
-                return _new_tuple(
-                    CallState, (channel, target, index, step, t, key, None, None, None)
-                )
-            fault = self.trace.append(
-                FaultInjected(
-                    step,
-                    t,
-                    kind=decision.kind.name,
-                    channel=channel,
-                    target=target,
-                    index=index,
-                    fault=decision.fault,
-                    detail=capture(dict(decision.detail), self.max_value),
-                )
+                return new_state(channel, target, index, step, t, key)
+            fault = FaultInjected(
+                step,
+                t,
+                kind=decision.kind.name,
+                channel=channel,
+                target=target,
+                index=index,
+                fault=decision.fault,
+                detail=capture(dict(decision.detail), self.max_value),
             )
+            self.trace.append(fault)
             effect = decision.kind.effect(decision.detail, call)
-            return CallState(channel, target, index, step, t, key, effect, fault, decision)  # type: ignore[arg-type]
+            return new_state(channel, target, index, step, t, key, effect, fault, decision)
 
     def previous_output(self, state: CallState) -> Any:
         """The last successful output of the same target on the same channel."""
@@ -380,49 +330,23 @@ class ChaosSession:
         is what the trace shows. ``usage_error`` says why a model call's token usage could
         not be read: with ``max_tokens`` set, the run stops (the budget cannot be enforced).
         """
-        effect = state[6]
+        effect = state[EFFECT]
         if transform and effect is not None and effect.transform is not None:
             output = effect.transform(output)
-        channel, target, index, step = state[0], state[1], state[2], state[3]
+        channel, target, index, step = state[CHANNEL], state[TARGET], state[INDEX], state[STEP]
         if self._keep_previous:
-            self._previous[state[5]] = output
+            self._previous[state[KEY]] = output
         shown = capture(output if recorded is _MISSING else recorded, self.max_value)
         t = self.clock.now() - self._t0
         if channel != "model":
             self.trace.append(
-                _new_tuple(
-                    ToolResult,
-                    (
-                        step,
-                        t,
-                        target,
-                        index,
-                        True,
-                        shown,
-                        None,
-                        None,
-                        status,
-                        channel,
-                    ),
-                )
-            )
+                build(ToolResult, (
+                    step, t, target, index, True, shown, None, None, status, channel,))
+            )  # fmt: skip
             return output
         self.trace.append(
-            _new_tuple(
-                ModelResult,
-                (
-                    step,
-                    t,
-                    target,
-                    index,
-                    True,
-                    shown,
-                    tokens,
-                    None,
-                    None,
-                ),
-            )
-        )
+            build(ModelResult, (step, t, target, index, True, shown, tokens, None, None,))
+        )  # fmt: skip
         if usage_error is not None and self._max_tokens is not None:
             halt = UnreadableUsage(
                 f"max_tokens={self._max_tokens} cannot be enforced: the token usage of model "
@@ -440,14 +364,14 @@ class ChaosSession:
     def finish_plain(self, state: CallState, output: Any) -> Any:
         """:meth:`finish_ok` for the common case (a tool or HTTP call's own output, nothing to
         transform): the shortest path, for every call of a passing test."""
-        if state[6] is not None or state[0] == "model":
+        if state[EFFECT] is not None or state[CHANNEL] == "model":
             return self.finish_ok(state, output)
         if self._keep_previous:
-            self._previous[state[5]] = output
+            self._previous[state[KEY]] = output
         self.trace.append(
-            _new_tuple(ToolResult, (
-                state[3], self._now() - self._t0, state[1], state[2], True,
-                capture(output, self.max_value), None, None, None, state[0],))
+            build(ToolResult, (
+                state[STEP], self._now() - self._t0, state[TARGET], state[INDEX], True,
+                capture(output, self.max_value), None, None, None, state[CHANNEL],))
         )  # fmt: skip
         return output
 
@@ -470,13 +394,13 @@ class ChaosSession:
         t = self.now()
         if state.channel == "model":
             self.trace.append(
-                _new_tuple(ModelResult, (
+                build(ModelResult, (
                     state.step, t, state.target, state.index, False, shown, None, error_type,
                     message,))
             )  # fmt: skip
         else:
             self.trace.append(
-                _new_tuple(ToolResult, (
+                build(ToolResult, (
                     state.step, t, state.target, state.index, False, shown, error_type, message,
                     status, state.channel,))
             )  # fmt: skip
@@ -489,6 +413,7 @@ class ChaosSession:
 
     @property
     def ended(self) -> bool:
+        """Whether :meth:`end` has written the closing ``RunEnded`` event."""
         return self._ended
 
     def end(self, status: str | None = None, **detail: Any) -> None:
@@ -521,6 +446,7 @@ class ChaosSession:
         return dict(self._counts)
 
     def counters(self) -> dict[str, Any]:
+        """The run's totals so far: steps, tool and model calls, tokens and seconds."""
         return {
             "steps": self.steps,
             "tool_calls": self.tool_calls,

@@ -43,6 +43,7 @@ def _seed(value: str) -> int:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``--chaos-*`` options and the ``chaos_*`` ini keys."""
     group = parser.getgroup("agentchaos", "chaos testing for tool-using agents")
     group.addoption(
         "--chaos-profile",
@@ -118,6 +119,7 @@ def _registry(config: pytest.Config) -> ProfileRegistry:
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """With ``--chaos-list-profiles``, print the available profiles and exit."""
     if not config.getoption("chaos_list_profiles"):
         return None
     from ..report.profiles import profile_listing
@@ -185,6 +187,8 @@ def _ini_bool(config: pytest.Config, key: str) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Declare the markers, validate the session's settings (a bad one is a usage error) and
+    register the summary and, under xdist, the seed hand-off."""
     for description in MARKERS.values():
         config.addinivalue_line("markers", description)
     registry = _registry(config)
@@ -196,6 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    """Show the default profile and the session seed, and how to replay with that seed."""
     settings = config.stash[STATE].settings
     return (
         f"agentchaos: profile={settings.default_profile} seed={settings.seed} "
@@ -220,6 +225,7 @@ def _has_marker(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Validate the chaos markers of the items collected: a bad one fails the collection."""
     report = yield
     state = collector.config.stash.get(STATE, None)
     if state is None or not report.passed or not report.result:
@@ -240,6 +246,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Parse chaos markers again (a bad one now fails its test when it runs) and give every
+    marked test the ``chaos`` fixture."""
     state = config.stash.get(STATE, None)
     for item in items:
         # Parse again: a conftest or plugin may have added markers since collection.
@@ -314,6 +322,8 @@ _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exce
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """End a chaos test's run with its body and judge it: a hard halt or a failing verdict
+    fails the test with the harness's message."""
     run = item.stash.get(RUN, None)
     if run is None:
         return (yield)
@@ -339,6 +349,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Add the agentchaos section (replay command, last events) to a failed chaos test's
+    report, and the test's summary row to its teardown report."""
     report = yield
     run = item.stash.get(RUN, None)
     if run is None:

@@ -21,11 +21,13 @@ class Summary:
         self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep the summary row a chaos test's teardown report carries."""
         row = getattr(report, "agentchaos", None)
         if isinstance(row, dict):
             self.state.rows.append(row)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print the agentchaos section: the rows, totals per profile and the session seed."""
         rows = self.state.rows
         if not rows:
             return
@@ -46,4 +48,5 @@ class XdistSeed:
         self.seed = seed
 
     def pytest_configure_node(self, node: Any) -> None:
+        """Give the worker the controller's session seed (the one the header shows)."""
         node.workerinput[SEED_KEY] = self.seed

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..errors import config_error as fail
+from ..config import fail
 from ..saferepr import short
 
 BUDGET_KEYS = ("max_steps", "max_tool_calls", "max_model_calls", "max_seconds", "max_tokens")

@@ -14,9 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import check_table
+from ..config import check_table, fail
 from ..errors import ChaosConfigError
-from ..errors import config_error as fail
 from ..saferepr import short
 from .budgets import Budgets, parse_budgets
 from .sections import parse_section, sections
@@ -81,6 +80,7 @@ class ProfileRegistry:
 
     @classmethod
     def default(cls, user_dir: Path | str | None = None) -> ProfileRegistry:
+        """The user's profiles in ``user_dir`` (when it is a directory), then the built-in ones."""
         dirs: list[Path] = []
         if user_dir is not None and Path(user_dir).is_dir():
             dirs.append(Path(user_dir))
@@ -115,6 +115,7 @@ class ProfileRegistry:
         return sorted(found)
 
     def path(self, name: str) -> Path | None:
+        """The file profile ``name`` would load from, or ``None`` when there is none."""
         hit = self._find(name)
         return hit[0] if hit else None
 

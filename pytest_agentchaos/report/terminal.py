@@ -65,6 +65,8 @@ def summary_row(
 
 
 def format_row(row: dict[str, Any]) -> str:
+    """One line of the summary for a :func:`summary_row`: outcome, test, seed, faults, usage
+    and verdicts."""
     faults = ",".join(f"{k}:{v}" for k, v in row["faults"].items()) or "none"
     verdicts = ",".join(f"{k}={'ok' if ok else 'FAIL'}" for k, ok in row["verdicts"].items())
     if row["halted"]:

@@ -36,6 +36,10 @@ R = TypeVar("R", bound="_Record")
 _MISSING: Any = dataclasses.MISSING
 _new = tuple.__new__
 
+#: ``build(EventType, (value, ...))``: an event from every one of its field values, in the
+#: order of ``EventType.fields``, without the keyword constructor: for the recording hot path.
+build = tuple.__new__
+
 
 def _rebuild(cls: type[R], values: tuple[Any, ...]) -> R:
     """Unpickling and copying: the event ``cls`` holding ``values``."""

@@ -64,6 +64,7 @@ class Trace:
 
     @property
     def events(self) -> tuple[Event, ...]:
+        """Every event, in order (a snapshot copy)."""
         return tuple(self._events)
 
     def __iter__(self) -> Iterator[Event]:
@@ -100,12 +101,15 @@ class Trace:
         ]
 
     def tool_results(self, tool: str | None = None) -> list[ToolResult]:
+        """Results of tool and HTTP calls, optionally for one tool name."""
         return [e for e in self._events if isinstance(e, ToolResult) and tool in (None, e.tool)]
 
     def model_calls(self) -> list[ModelCall]:
+        """Model calls, in order."""
         return self.of_type(ModelCall)
 
     def model_results(self) -> list[ModelResult]:
+        """Results of model calls, in order."""
         return self.of_type(ModelResult)
 
     def faults(self, kind: str | None = None) -> list[FaultInjected]:
@@ -117,6 +121,7 @@ class Trace:
         return [e for e in self._events if isinstance(e, (ToolResult, ModelResult)) and not e.ok]
 
     def budget_exhausted(self) -> list[BudgetExhaustedEvent]:
+        """The hard budgets that were hit."""
         return self.of_type(BudgetExhaustedEvent)
 
     def hard_halts(self) -> list[Halt]:
@@ -165,6 +170,7 @@ class Trace:
     # -- serialisation -------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
+        """The trace as plain data: format version, ``meta`` and every event's dict."""
         return {
             "format": FORMAT_VERSION,
             "meta": self.meta,
@@ -184,6 +190,7 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
+        """Rebuild a trace from :meth:`to_dict`'s data; ``ValueError`` when it is not one."""
         if not isinstance(data, dict) or "events" not in data:
             raise ValueError("not a pytest-agentchaos trace: expected an object with 'events'")
         version = data.get("format", FORMAT_VERSION)
