@@ -24,7 +24,8 @@ import statistics
 import sys
 import time
 
-from pytest_agentchaos.escape.history import ActionKey, action_key, digest, outcome_of
+from pytest_agentchaos.escape.history import ActionKey, digest
+from pytest_agentchaos.escape.keys import action_key, outcome_of
 from pytest_agentchaos.escape.loops import LoopDetector
 
 _clock = (time.perf_counter_ns,)

@@ -36,6 +36,10 @@ _EXPORTS = {
     "InjectedTimeout": "inject",
     "InjectedHTTPError": "inject",
     "InjectedConnectionError": "inject",
+    "LoopObserver": "escape",
+    "LoopPolicy": "escape",
+    "Supervisor": "escape",
+    "detect_loops": "escape",
     "Verdict": "verdicts",
     "must_halt": "verdicts",
 }
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
         NetworkBlocked,
         WallTimeout,
     )
+    from .escape import LoopObserver, LoopPolicy, Supervisor, detect_loops
     from .faults import FaultPlan, FaultSpec, Selector, parse_fault, parse_faults
     from .inject import (
         Chaos,

@@ -49,8 +49,9 @@ CATEGORIES = (
 )
 MUTATIONS = "wrong_type, reformat_date, out_of_range, missing_required, invalid_enum, unknown_key"
 LOOP_KEYS = (
-    "min_period, max_period, repeats_period_1, repeats, state_repeats, state_window, "
-    "node_visits, node_window_events, node_window_seconds"
+    "min_period, max_period, repeats_period_1, repeats, error_streak, state_repeats, "
+    "state_window, node_visits, node_window_events, node_window_seconds, text_similarity, "
+    "ignore_fields, keys"
 )
 NOT_JSON = "expected JSON data (string, number, boolean, null, list or table), got"
 HUGE = 9 * int("1" * 400)  # 400 nines: an integer no float can hold

@@ -54,8 +54,9 @@ def test_the_ladder_is_climbed_one_rung_per_check_while_the_loop_persists() -> N
 
 def test_explore_takes_the_edge_out_of_the_cycle_at_the_node_that_has_one() -> None:
     supervisor = Supervisor(graph=RING)
-    kinds = circle(supervisor, 2)
-    assert kinds[-1] == "retry"  # the loop A B C A B C is detected at the second C
+    kinds = circle(supervisor, 3)
+    assert kinds[-1] == "retry"  # the loop A B C is detected at the third C
+    assert kinds[:-1] == ["continue"] * 8
     supervisor.visit("A")
     assert supervisor.check().kind == "continue"  # A has no exit: explore waits for C
     supervisor.visit("B")
@@ -143,9 +144,9 @@ def test_must_escape_fails_on_the_naive_ring_agent_and_explains(pytester: pytest
             "*_ test_naive _*",
             "must_escape failed: the agent did not escape its loop",
             "  - hard budget max_steps=500 stopped the run at step 500: it did not finish",
-            "  - loop #1 [[]repeat[]]: @A -> @B -> fetch_data(source='B') -> "
-            "error:InjectedHTTPError:503 -> @C repeated 2x (period 4); began at step 1, "
-            "detected at step 8; never broken",
+            "  - loop #1 [[]repeat[]]: fetch_data(source='B') -> "
+            "error:InjectedHTTPError:503 repeated 3x (period 1); began at step 3, "
+            "detected at step 11; never broken",
             "  interventions tried: none recorded (is the agent running an escape stack?)",
             "  the run ended halted at step 500*",
             "replay: pytest test_ring.py::test_naive --chaos-seed=7 --chaos-profile=outage",

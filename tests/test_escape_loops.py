@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.errors import ChaosConfigError
-from pytest_agentchaos.escape.history import ActionKey, History, action_key, digest, outcome_of
+from pytest_agentchaos.escape.history import ActionKey, History, digest
+from pytest_agentchaos.escape.keys import action_key, outcome_of
 from pytest_agentchaos.escape.loops import LoopDetector, LoopPolicy
 
 POLICY = LoopPolicy(max_period=5, node_visits=4, node_window_events=10, node_window_seconds=30)
@@ -31,7 +32,21 @@ def ref_repeat(keys: list[str], i: int, policy: LoopPolicy) -> tuple[int, int, i
     return None
 
 
-def ref_node(nodes: list[str | None], times: list[float], i: int, policy: LoopPolicy) -> bool:
+def ref_progress(items: list[list[object]], first: int, i: int) -> bool:
+    """Something new that stayed new: an item first seen after ``first`` and never again."""
+    seen: dict[object, list[int]] = {}
+    for j in range(i + 1):
+        for item in items[j]:
+            seen.setdefault(item, []).append(j)
+    return any(len(at) == 1 and at[0] > first for at in seen.values())
+
+
+def ref_node(
+    nodes: list[str | None], times: list[float], items: list[list[object]], i: int,
+    policy: LoopPolicy,
+) -> bool:  # fmt: skip
+    """The node rule: ``node_visits`` visits in the window (seconds when time moved between
+    the first and the last, else events), nothing new in between."""
     node = nodes[i]
     if node is None:
         return False
@@ -39,17 +54,38 @@ def ref_node(nodes: list[str | None], times: list[float], i: int, policy: LoopPo
     if len(visits) < policy.node_visits:
         return False
     first = visits[-policy.node_visits]
-    return (
-        i - first < policy.node_window_events
-        or times[i] - times[first] <= policy.node_window_seconds
-    )
+    if times[i] > times[first]:
+        recent = times[i] - times[first] <= policy.node_window_seconds
+    else:
+        recent = i - first < policy.node_window_events
+    return recent and not ref_progress(items, first, i)
 
 
-def ref_state(states: list[str | None], i: int, policy: LoopPolicy) -> bool:
+def ref_state(
+    states: list[str | None], items: list[list[object]], i: int, policy: LoopPolicy
+) -> bool:
+    """The state rule: the state seen ``state_repeats`` times in the window, nothing new in
+    between."""
     if states[i] is None:
         return False
-    seen = [s for s in states[: i + 1] if s is not None][-policy.state_window :]
-    return seen.count(states[i]) >= policy.state_repeats
+    sightings = [j for j in range(i + 1) if states[j] == states[i]]
+    if len(sightings) < policy.state_repeats:
+        return False
+    first = sightings[-policy.state_repeats]
+    return i - first <= policy.state_window and not ref_progress(items, first, i)
+
+
+def ref_held(found: list[bool], items: list[list[object]], window: int) -> list[bool]:
+    """Episodes: a state or node loop holds from a finding until something new happens after
+    its latest finding, or ``window`` actions pass."""
+    holds, last = [], None
+    for i, now in enumerate(found):
+        if now:
+            last = i
+        elif last is not None and (ref_progress(items, last, i) or i - last > window):
+            last = None
+        holds.append(last is not None)
+    return holds
 
 
 alphabet = st.sampled_from("ABCDE")
@@ -70,23 +106,32 @@ def streams(draw: st.DrawFn) -> list[str]:
 def test_online_detector_agrees_with_brute_force(keys: list[str], data: st.DataObject) -> None:
     nodes = [data.draw(st.sampled_from([None, "n1", "n2", "n3"])) for _ in keys]
     states = [data.draw(st.sampled_from([None, "s1", "s2", "s3", "s4"])) for _ in keys]
-    times = [float(sum(data.draw(st.integers(0, 10)) for _ in range(1))) for _ in keys]
-    for j in range(1, len(times)):
-        times[j] += times[j - 1]
+    steps = [data.draw(st.integers(0, 10)) for _ in keys]
+    times = [float(sum(steps[: j + 1])) for j in range(len(keys))]
+    items: list[list[object]] = [
+        [k] + ([("node", n)] if n else []) + ([("state", s)] if s else [])
+        for k, n, s in zip(keys, nodes, states, strict=True)
+    ]
+    node_found = [ref_node(nodes, times, items, i, POLICY) for i in range(len(keys))]
+    state_found = [ref_state(states, items, i, POLICY) for i in range(len(keys))]
+    node_holds = ref_held(node_found, items, POLICY.node_window_events)
+    state_holds = ref_held(state_found, items, POLICY.state_window)
     detector = LoopDetector(POLICY)
-    previous_repeat = False
+    previous = {"repeat": False, "node": False, "state": False}
     for i, k in enumerate(keys):
         alarms = detector.observe(ActionKey(tool=k), i, times[i], state=states[i], node=nodes[i])
         by_kind = {a.kind: a for a in alarms}
+        assert len(by_kind) == len(alarms)  # one alarm per kind
         expected = ref_repeat(keys, i, POLICY)
         got = by_kind.get("repeat")
         assert ((got.period, got.repeats, got.began_step) if got else None) == expected
         if got:
-            assert got.new == (not previous_repeat)
             assert [b.tool for b in got.keys] == keys[i - got.period + 1 : i + 1]
-        previous_repeat = got is not None
-        assert ("node" in by_kind) == ref_node(nodes, times, i, POLICY)
-        assert ("state" in by_kind) == ref_state(states, i, POLICY)
+        assert ("node" in by_kind) == node_holds[i]
+        assert ("state" in by_kind) == state_holds[i]
+        for kind, alarm in by_kind.items():
+            assert alarm.new == (not previous[kind])  # an episode begins once
+        previous = {kind: kind in by_kind for kind in previous}
 
 
 @given(st.lists(st.integers(0, 10**6), unique=True, max_size=200))
@@ -108,14 +153,14 @@ def test_polling_that_makes_progress_is_not_a_loop_but_stale_polling_is() -> Non
     ]
     assert all(a == [] for a in progress)
     stale = [detector.observe(poll("running"), i, i) for i in range(5, 10)]
-    assert [bool(a) for a in stale] == [False, False, False, True, True]
-    assert stale[3][0].keys[0].describe() == "status(job=1) -> ok"
+    assert [bool(a) for a in stale] == [False, False, True, True, True]  # at the third
+    assert stale[2][0].keys[0].describe() == "status(job=1) -> ok"
 
 
 def test_alarm_stops_when_the_agent_stops_repeating() -> None:
     detector = LoopDetector()
     seen = [bool(detector.observe(ActionKey(tool=c), i, i)) for i, c in enumerate("ABABABXYZW")]
-    assert seen == [False, False, False, True, True, True, False, False, False, False]
+    assert seen == [False, False, False, False, False, True, False, False, False, False]
 
 
 def test_outcome_keys_and_digests() -> None:

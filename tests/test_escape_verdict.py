@@ -13,7 +13,7 @@ from pytest_agentchaos.verdicts import must_escape
 def run(actions: list[str], **marks: object) -> Trace:
     """A traced run: each action is a tool call with that argument ('@node' = a node visit)."""
     with Chaos.create() as chaos:
-        chaos.trace.subscribe(LoopObserver(chaos.session))
+        LoopObserver.watch(chaos.trace)
         tool = chaos.wrap(lambda q: "no results", name="search")
         for action in actions:
             if action.startswith("@"):
@@ -26,7 +26,7 @@ def run(actions: list[str], **marks: object) -> Trace:
 
 
 def test_a_loop_broken_in_time_passes() -> None:
-    trace = run(["a"] * 5 + ["b", "c", "d"])
+    trace = run(["a"] * 4 + ["b", "c", "d"])  # detected at the third "a", broken at "b"
     verdict = must_escape(trace, within_steps=2)
     assert verdict.ok, verdict.explanation
     assert verdict.explanation.startswith("must_escape ok: 1 loop(s) detected and broken")
@@ -40,7 +40,7 @@ def test_a_loop_never_broken_fails_and_explains() -> None:
     assert lines[0] == "must_escape failed: the agent did not escape its loop"
     assert lines[1] == (
         "  - loop #1 [repeat]: search(q='a') -> ok -> search(q='b') -> ok -> search(q='c') -> ok "
-        "repeated 2x (period 3); began at step 3, detected at step 8; never broken"
+        "repeated 3x (period 3); began at step 3, detected at step 11; never broken"
     )
     assert lines[2] == "  interventions tried: retry@14, backoff@14"
     assert lines[3].startswith("  the run ended completed at step 17")
@@ -51,7 +51,7 @@ def test_breaking_too_late_fails_with_within_steps() -> None:
     assert must_escape(trace).ok
     verdict = must_escape(trace, within_steps=3)
     assert not verdict.ok
-    assert "broken only at step 11, 7 steps after detection (within_steps=3)" in verdict.explanation
+    assert "broken only at step 11, 8 steps after detection (within_steps=3)" in verdict.explanation
 
 
 def test_no_loop_fails_unless_allowed() -> None:
@@ -99,7 +99,7 @@ def test_a_run_stopped_by_a_budget_did_not_escape(pytester: pytest.Pytester) -> 
             "must_escape failed: the agent did not escape its loop",
             "  - hard budget max_steps=20 stopped the run at step 20: it did not finish",
             "  - loop #1 [[]repeat[]]: search(q='same') -> ok repeated * (period 1); "
-            "began at step 1, detected at step 4; never broken",
+            "began at step 1, detected at step 3; never broken",
             "  interventions tried: none recorded (is the agent running an escape stack?)",
             "  the run ended halted at step 20*",
             "replay: pytest test_a_run_stopped_by_a_budget_did_not_escape.py::test_stuck "

@@ -83,8 +83,9 @@ def test_a_bad_stack_table_fails_before_anything_is_installed(tmp_path: Path) ->
         pass  # pragma: no cover - never entered
     assert str(exc.value) == (
         f"{tmp_path / 'typo.toml'}: [escape.loops]: unknown key 'max_perod'; allowed: "
-        "min_period, max_period, repeats_period_1, repeats, state_repeats, state_window, "
-        "node_visits, node_window_events, node_window_seconds"
+        "min_period, max_period, repeats_period_1, repeats, error_streak, state_repeats, "
+        "state_window, node_visits, node_window_events, node_window_seconds, text_similarity, "
+        "ignore_fields, keys"
     )
     assert untouched()
 

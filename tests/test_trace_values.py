@@ -652,7 +652,7 @@ def test_equal_big_dicts_capture_equal_whatever_their_key_order():
 
 def _run_fetches(make_chaos, outputs: list[str]) -> Trace:
     chaos = make_chaos()
-    chaos.trace.subscribe(LoopObserver(chaos.session))
+    LoopObserver.watch(chaos.trace)
     pages = iter(outputs)
     fetch = chaos.wrap(lambda url: next(pages), name="fetch")
     for _ in outputs:
@@ -903,7 +903,7 @@ def test_an_output_with_a_surrogate_escaped_file_name_is_written_to_a_file(make_
 def test_the_loop_observer_survives_a_surrogate_escaped_file_name(make_chaos):
     name = os.fsdecode(b"caf\xe9.txt")
     chaos = make_chaos()
-    chaos.trace.subscribe(LoopObserver(chaos.session))
+    LoopObserver.watch(chaos.trace)
     ls = chaos.wrap(lambda: [name], name="ls")
     assert ls() == [name]
 

@@ -17,9 +17,13 @@ from .breaker import (
 from .classifier_policy import ClassifierPolicy
 from .classify import ErrorClass, ErrorClassifier
 from .error_tables import CATEGORIES, MessageRule
-from .history import ActionKey, History, action_key, digest, outcome_of
+from .history import ActionKey, History, digest
 from .interventions import LADDER, Action, EmergencyStop, Escalated
+from .keys import Keyer, action_key, outcome_of
+from .loop_policy import KeyFunction, LoopCall
 from .loops import Loop, LoopDetector, LoopPolicy
+from .normalize import error_template, mask, mask_text
+from .observer import LoopObserver, detect_loops
 from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
 from .retry_after import retry_after_from_headers, retry_after_from_message
@@ -52,14 +56,22 @@ __all__ = [
     "RetryDecision",
     "Supervisor",
     "History",
+    "KeyFunction",
+    "Keyer",
     "Loop",
+    "LoopCall",
     "LoopDetector",
+    "LoopObserver",
     "LoopPolicy",
     "MessageRule",
     "Recorder",
     "TraceRecorder",
     "action_key",
+    "detect_loops",
     "digest",
+    "error_template",
+    "mask",
+    "mask_text",
     "outcome_of",
     "retry_after_from_headers",
     "retry_after_from_message",

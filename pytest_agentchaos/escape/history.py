@@ -1,7 +1,8 @@
-"""What the escape stack remembers of a run: events reduced to small hashable keys.
+"""What the escape stack remembers of a run: actions reduced to small hashable keys.
 
-A key is (node, tool, arguments digest, outcome). The outcome is part of it, so polling that
-makes progress (same call, new result) is not mistaken for a loop.
+A key is (node, tool, outcome, digest of the masked arguments and result). The result is part
+of it, so polling that makes progress (same call, new result) is not mistaken for a loop.
+:mod:`.keys` builds keys from calls.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ class ActionKey:
     """One agent action as the loop detector sees it.
 
     ``outcome`` is a short label (``ok``, ``error:TimeoutError``, ``error:HTTPStatusError:503``);
-    ``digest`` covers the arguments and the result together, one digest per action.
+    ``digest`` covers the (masked) arguments and the result or error message together, one
+    digest per action. ``channel`` is ``tool``, ``http`` or ``model``. ``coarse`` (not part of
+    the identity) keys a failed call by its tool and error template alone, for "same error,
+    other arguments" streaks.
     """
 
     node: str | None = None
@@ -43,6 +47,16 @@ class ActionKey:
     # The call's arguments, kept only to describe the action to humans (formatted on demand,
     # as that is rare); not part of the key's identity.
     shown_args: Any = field(default=None, compare=False)
+    channel: str = "tool"
+    coarse: str | None = field(default=None, compare=False)
+
+    @property
+    def stream(self) -> str:
+        """Which stream the action belongs to: ``tool`` (tool and HTTP calls), ``model``, or
+        ``node`` (a visit to a node of a graph agent, or a bare step)."""
+        if self.tool is None:
+            return "node"
+        return "model" if self.channel == "model" else "tool"
 
     def describe(self) -> str:
         """A short human label, e.g. ``@node search(q='x') -> ok`` (``step`` when empty)."""
@@ -50,27 +64,6 @@ class ActionKey:
             return _label(self.node, self.tool, self.shown_args, self.outcome)
         parts = [p for p in (self.node and f"@{self.node}", self.tool, self.outcome) if p]
         return "/".join(parts) or "step"
-
-
-def outcome_of(ok: bool, error_type: str | None = None, status: int | None = None) -> str:
-    """``ok`` or ``error:<type>[:<status>]``."""
-    if ok:
-        return "ok"
-    return f"error:{error_type or 'Error'}" + (f":{status}" if status is not None else "")
-
-
-def action_key(
-    *,
-    node: str | None = None,
-    tool: str | None = None,
-    args: Any = None,
-    outcome: str | None = None,
-    result: Any = None,
-) -> ActionKey:
-    """The key of an action: the same call with the same result gives the same key, so a
-    poll that returns something new each time is progress, not a loop."""
-    both = None if args is None and result is None else digest([args, result])
-    return ActionKey(node, tool, outcome, both, args)
 
 
 def _label(node: str | None, tool: str, args: Any, outcome: str | None) -> str:

@@ -1,123 +1,88 @@
 """Online loop detection: is the agent repeating itself *now*?
 
-Three detectors share one pass over the action stream:
+One pass over the agent's actions (tool, HTTP and model calls, node visits, reported states)
+feeds four rules:
 
-- **repeat**: the stream ends with a block of ``p`` actions repeated ``k`` times in a row,
-  for any period ``min_period <= p <= max_period`` (the block must not itself repeat a
-  shorter block: "A A" twice is four A's, a period-1 loop). For each ``p`` a match-run counter holds
-  how many of the latest actions equal the one ``p`` before; the suffix is a ``k``-fold
-  repeat iff that run reaches ``(k - 1) * p``. Cost per action: O(max_period), whatever the
-  history length (the seed's full rescan is O(n^3) and keeps flagging loops long broken).
-- **state**: the same state digest seen ``state_repeats`` times in the recent window.
-- **node**: a node visited ``node_visits`` times within the last ``node_window_events``
-  actions or ``node_window_seconds`` virtual seconds.
+- **repeat**: a stream ends with a block of ``p`` actions (``min_period <= p <= max_period``)
+  that occurred ``repeats`` times in a row (``repeats_period_1`` for a single action). Two
+  streams are watched: the tool calls alone, so the model's text between identical calls does
+  not hide them, and every action, so a loop of model outputs and node visits is seen too.
+  For each ``p`` a counter holds how many of the latest actions equal the one ``p`` before;
+  the end of the stream is a ``k``-fold repeat iff it reaches ``(k - 1) * p``: O(max_period)
+  per action, whatever the history's length. The same rule over failed calls keyed by their
+  tool and error alone finds the same error coming back while the arguments vary
+  (``error_streak`` in a row).
+- **state**: the same state seen ``state_repeats`` times within ``state_window`` actions,
+  with no progress between the first sighting and the last.
+- **node**: a node visited ``node_visits`` times within ``node_window_events`` actions (or,
+  when virtual time moves, ``node_window_seconds``), with no progress in between.
 
-Alarms are about the present: once the agent stops repeating, they stop.
+*Progress* is something new that stays new: a call with a new result, a new state or node,
+seen for the first time and not seen again since. A hub whose every visit leads to new work
+makes progress; an agent cycling through the same states in a shuffled order does not, as
+each state it "discovers" on the first lap recurs on the next.
+
+Alarms are about the present. A loop holds until the repetition really stops: a repeat until
+a call breaks the block (the model's text in between does not), a state or node loop until
+progress is made or the window passes. :meth:`LoopDetector.observe` returns the loops that
+hold after each action, marking the ones that just began.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import Validator, check_fields, count, fail, integer, number, parse_table
-from ..saferepr import short
 from .history import ActionKey, digest
+from .loop_policy import MAX_PERIOD, KeyFunction, LoopCall, LoopPolicy
 
-
-@dataclass(frozen=True, slots=True)
-class LoopPolicy:
-    """Thresholds of the loop detectors (``[escape.loops]`` in a profile)."""
-
-    min_period: int = 1
-    max_period: int = 8
-    repeats_period_1: int = 4  # identical actions in a row before a 1-step loop is reported
-    repeats: int = 2  # repeats of a longer block
-    state_repeats: int = 3
-    state_window: int = 64
-    node_visits: int = 5
-    node_window_events: int = 20
-    node_window_seconds: float = 60.0
-
-    def __post_init__(self) -> None:
-        check_fields(self, _FIELDS, "LoopPolicy")
-        _check_periods(self.min_period, self.max_period, "LoopPolicy")
-
-    def repeats_for(self, period: int) -> int:
-        """How many repeats of a block of ``period`` actions make a loop."""
-        return self.repeats_period_1 if period == 1 else self.repeats
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], where: str = "[escape.loops]") -> LoopPolicy:
-        """Validate an ``[escape.loops]`` table; errors name ``where``, the key and what is
-        allowed. Missing keys keep their defaults."""
-        values = parse_table(raw, _FIELDS, where, "loops")
-        _check_periods(
-            values.get("min_period", _DEFAULT.min_period),
-            values.get("max_period", _DEFAULT.max_period),
-            where,
-        )
-        return cls(**values)
-
-
-#: The fields of a :class:`LoopPolicy` (the keys of an ``[escape.loops]`` table).
-#: The longest repeating block the detector looks for.
-MAX_PERIOD = 256
-
-_FIELDS: dict[str, Validator] = {
-    # every action costs O(max_period): a longer block than this is no loop worth a test
-    "min_period": integer(minimum=1, maximum=MAX_PERIOD),
-    "max_period": integer(minimum=1, maximum=MAX_PERIOD),
-    "repeats_period_1": count(minimum=2),
-    "repeats": count(minimum=2),
-    "state_repeats": count(minimum=2),
-    "state_window": count(),
-    "node_visits": count(minimum=2),
-    "node_window_events": count(),
-    "node_window_seconds": number(minimum=0, exclusive_min=True, unit="seconds", finite=False),
-}
-
-
-def _check_periods(min_period: int, max_period: int, where: str) -> None:
-    if min_period > max_period:
-        raise fail(
-            f"{where}: min_period", f"must be <= max_period ({max_period}), got {short(min_period)}"
-        )
-
-
-#: Where ``from_dict`` finds the defaults a cross-field rule needs (a slotted dataclass has
-#: no class attributes to read them from).
-_DEFAULT = LoopPolicy()
+__all__ = ["MAX_PERIOD", "KeyFunction", "Loop", "LoopCall", "LoopDetector", "LoopPolicy"]
 
 
 @dataclass(frozen=True, slots=True)
 class Loop:
-    """One current alarm: what repeats, how often, and since which step."""
+    """One current alarm: what repeats, how often, and since which step.
 
-    kind: str  # "repeat" | "state" | "node"
+    ``kind`` is ``repeat``, ``state`` or ``node``. For a repeat, ``rule`` says what repeats:
+    ``block`` (the same actions; ``stream`` is ``tool`` or ``all``) or ``same_error`` (the same
+    error while the arguments vary).
+    """
+
+    kind: str
     period: int  # block length for "repeat"; 0 otherwise
-    repeats: int  # full repeats so far (visits for "node", sightings for "state")
+    repeats: int  # occurrences so far (visits for "node", sightings for "state")
     keys: tuple[ActionKey, ...]  # the repeating block (or the key that recurs)
     began_step: int
     new: bool  # the first report of this episode
     subject: str = ""  # the node or state digest, for "node" and "state"
+    stream: str = ""
+    rule: str = ""
 
     def to_detail(self) -> dict[str, Any]:
         """Plain data for a trace ``Detection`` event."""
-        return {
+        detail: dict[str, Any] = {
             "period": self.period,
             "repeats": self.repeats,
             "block": [k.describe() for k in self.keys],
             "began_step": self.began_step,
             "subject": self.subject,
         }
+        if self.kind == "repeat":
+            detail["stream"] = self.stream
+            detail["rule"] = self.rule
+        return detail
 
     def describe(self) -> str:
         """One line for humans: what repeats, how often and since which step."""
         if self.kind == "repeat":
             block = " -> ".join(k.describe() for k in self.keys)
+            if self.rule == "same_error":
+                return (
+                    f"{block} failed the same way {self.repeats}x in a row with varying "
+                    f"arguments since step {self.began_step}"
+                )
             return (
                 f"{block} repeated {self.repeats}x (period {self.period}) "
                 f"since step {self.began_step}"
@@ -127,28 +92,124 @@ class Loop:
         return f"state {self.subject} seen {self.repeats}x since step {self.began_step}"
 
 
+class _Periodic:
+    """Whether a stream of keys ends with a block repeated enough times."""
+
+    __slots__ = ("divisors", "max_p", "min_p", "need", "need1", "recent", "run", "run_began")
+
+    def __init__(self, policy: LoopPolicy) -> None:
+        self.min_p, self.max_p = policy.min_period, policy.max_period
+        self.need1, self.need = policy.repeats_period_1, policy.repeats
+        # (hash, key, step) of the latest actions: hashes make most comparisons int compares
+        self.recent: deque[tuple[int, ActionKey, int]] = deque(maxlen=self.max_p + 1)
+        self.run = [0] * (self.max_p + 1)
+        self.run_began = [0] * (self.max_p + 1)
+        # proper divisors of each period: a block that is a power of a shorter one ("A A")
+        # is that shorter loop, judged by that period's threshold
+        self.divisors = [[d for d in range(1, p) if p % d == 0] for p in range(self.max_p + 1)]
+
+    def push(self, key: ActionKey, step: int) -> tuple[int, int, int, tuple[ActionKey, ...]] | None:
+        """Take the next key; returns ``(period, occurrences, began_step, block)`` when the
+        stream now ends with a loop."""
+        recent, run, began = self.recent, self.run, self.run_began
+        size = len(recent)
+        h = hash(key)
+        found = None
+        for p in range(1, self.max_p + 1):
+            if p <= size:
+                ph, pkey, pstep = recent[size - p]
+                if ph == h and pkey == key:
+                    if run[p] == 0:
+                        began[p] = pstep  # the first block's first step
+                    run[p] += 1
+                else:
+                    run[p] = 0
+            if found is None and run[p] and p >= self.min_p:
+                k = self.need1 if p == 1 else self.need
+                if run[p] >= (k - 1) * p and all(run[d] < p - d for d in self.divisors[p]):
+                    found = p
+        recent.append((h, key, step))
+        if found is None:
+            return None
+        block = tuple(e[1] for e in list(recent)[-found:])
+        return found, run[found] // found + 1, began[found], block
+
+
+class _Novelty:
+    """Which items (action keys, states, nodes) are new, and whether something new that has
+    stayed new (a singleton) appeared since a position: progress."""
+
+    __slots__ = ("counts", "first", "order", "singles", "window")
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.counts: dict[Hashable, int] = {}
+        self.first: dict[Hashable, int] = {}
+        self.order: deque[tuple[int, Hashable]] = deque()
+        self.singles: list[tuple[int, Hashable]] = []
+
+    def see(self, item: Hashable, pos: int) -> None:
+        counts = self.counts
+        seen = counts.get(item, 0)
+        counts[item] = seen + 1
+        self.order.append((pos, item))
+        if not seen:
+            self.first[item] = pos
+            self.singles.append((pos, item))
+            if len(self.singles) > 2 * self.window:
+                self.singles = [s for s in self.singles if self._live(s)]
+        order = self.order
+        while order and order[0][0] <= pos - self.window:
+            _, old = order.popleft()
+            left = counts[old] - 1
+            if left:
+                counts[old] = left
+            else:
+                del counts[old]
+                del self.first[old]
+
+    def _live(self, single: tuple[int, Hashable]) -> bool:
+        pos, item = single
+        return self.counts.get(item) == 1 and self.first.get(item) == pos
+
+    def progress_since(self, pos: int) -> bool:
+        """Whether an item first seen after ``pos`` has not been seen again."""
+        singles = self.singles
+        while singles and not self._live(singles[-1]):
+            singles.pop()
+        return bool(singles) and singles[-1][0] > pos
+
+
+@dataclass
+class _Held:
+    """A loop that holds: the alarm, where it was detected and last continued."""
+
+    loop: Loop
+    detected: int
+    continued: int
+
+
 class LoopDetector:
     """Feed it actions with :meth:`observe`; it returns the loops happening now."""
 
     def __init__(self, policy: LoopPolicy | None = None) -> None:
         self.policy = policy = policy or LoopPolicy()
-        # (hash, key, step) of the latest actions: hashes make most comparisons int compares
-        self._recent: deque[tuple[int, ActionKey, int]] = deque(maxlen=policy.max_period + 1)
-        self._run = [0] * (policy.max_period + 1)
-        self._run_began = [0] * (policy.max_period + 1)
-        # proper divisors of each period: a block that is a power of a shorter one ("A A")
-        # is that shorter loop, judged by that period's threshold
-        self._divisors = [
-            [d for d in range(1, p) if p % d == 0] for p in range(policy.max_period + 1)
-        ]
-        self._repeating = False
-        self._states: deque[str] = deque()
-        self._state_counts: dict[str, int] = {}
-        self._state_first: dict[str, int] = {}
-        self._recurring: set[str] = set()
+        self._tools = _Periodic(policy)
+        self._all = _Periodic(policy)
+        self._streak: tuple[str | None, int, int, deque[ActionKey]] = (None, 0, 0, deque())
+        window = max(512, 4 * max(policy.state_window, policy.node_window_events))
+        self._novelty = _Novelty(window)
+        self._sightings: dict[str, deque[int]] = {}
         self._visits: dict[str, deque[tuple[int, float, int]]] = {}
-        self._node_alarm: set[str] = set()
+        self._held: dict[str, _Held] = {}
+        self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
+        self._tool_pos = 0  # the position of the latest tool call
         self._n = 0
+
+    @property
+    def actions(self) -> int:
+        """How many actions were observed."""
+        return self._n
 
     def observe(
         self,
@@ -159,79 +220,186 @@ class LoopDetector:
         state: Any = None,
         node: str | None = None,
     ) -> list[Loop]:
-        """Take one action; return the alarms that hold after it (empty when none)."""
-        n = self._n
+        """Take one action (``state``: what the agent reported of its state, any JSON-able
+        value or a digest; ``node``: the node visited, when ``key`` is not a visit itself);
+        return the loops that hold after it, the ones that just began marked ``new``."""
+        pos = self._n
         self._n += 1
-        alarms: list[Loop] = []
-        repeat = self._repeat(key, step)
-        if repeat is not None:
-            alarms.append(repeat)
-        if state is not None:
-            found = self._state(state if isinstance(state, str) else digest(state), key, step)
-            if found is not None:
-                alarms.append(found)
-        visited = node if node is not None else key.node
+        stream = key.stream
+        visited = node if node is not None else (key.node if stream == "node" else None)
+        novelty = self._novelty
+        if stream == "tool":
+            novelty.see(key, pos)
         if visited is not None:
-            found = self._node(visited, key, n, step, t)
-            if found is not None:
-                alarms.append(found)
-        return alarms
+            novelty.see(("node", visited), pos)
+        subject = None
+        if state is not None:
+            subject = state if isinstance(state, str) else digest(state)
+            novelty.see(("state", subject), pos)
 
-    def _repeat(self, key: ActionKey, step: int) -> Loop | None:
-        policy, recent, run, began = self.policy, self._recent, self._run, self._run_began
-        size = len(recent)
-        h = hash(key)
-        fired: Loop | None = None
-        for p in range(1, policy.max_period + 1):
-            if p <= size:
-                ph, pkey, pstep = recent[size - p]
-                if ph == h and pkey == key:
-                    if run[p] == 0:
-                        began[p] = pstep  # the first block's first step
-                    run[p] += 1
-                else:
-                    run[p] = 0
-            if fired is None and run[p] and p >= policy.min_period:
-                k = policy.repeats_period_1 if p == 1 else policy.repeats
-                if run[p] >= (k - 1) * p and all(run[d] < p - d for d in self._divisors[p]):
-                    block = tuple(e[1] for e in list(recent)[size - p + 1 :]) + (key,)
-                    fired = Loop("repeat", p, run[p] // p + 1, block, began[p], not self._repeating)
-        recent.append((h, key, step))
-        self._repeating = fired is not None
-        return fired
+        # kind -> (the loop, whether this action continued it)
+        found: dict[str, tuple[Loop, bool]] = {}
+        repeat = self._repeat(key, step, stream, pos)
+        if repeat is not None:
+            found["repeat"] = repeat
+        if subject is not None:
+            seen = self._state(subject, key, step, pos)
+            if seen is not None:
+                found["state"] = (seen, True)
+        if visited is not None:
+            seen = self._node(visited, key, step, t, pos)
+            if seen is not None:
+                found["node"] = (seen, True)
+        return self._episodes(found, pos)
 
-    def _state(self, state: str, key: ActionKey, step: int) -> Loop | None:
-        policy = self.policy
-        self._states.append(state)
-        self._state_counts[state] = self._state_counts.get(state, 0) + 1
-        self._state_first.setdefault(state, step)
-        if len(self._states) > policy.state_window:
-            old = self._states.popleft()
-            self._state_counts[old] -= 1
-            if not self._state_counts[old]:
-                del self._state_counts[old]
-                self._state_first.pop(old, None)
-                self._recurring.discard(old)
-        count = self._state_counts[state]
-        if count < policy.state_repeats:
-            self._recurring.discard(state)
+    @property
+    def holding(self) -> bool:
+        """Whether a loop holds now."""
+        return bool(self._held)
+
+    def finish(self) -> list[str]:
+        """The run ended: the kinds of the loops that hold but that the agent's last action
+        did not continue (it stopped repeating, then the run ended). They are dropped."""
+        last = self._n - 1
+        ended = [kind for kind, held in self._held.items() if held.continued < last]
+        for kind in ended:
+            del self._held[kind]
+        return ended
+
+    # -- the rules -------------------------------------------------------------------------
+
+    def _repeat(self, key: ActionKey, step: int, stream: str, pos: int) -> tuple[Loop, bool] | None:
+        """The repeat that holds after this action, and whether the action continued it: the
+        tool stream's (a block, else a same-error streak: model text and the nodes and states
+        of the cycle between the calls leave it as it is; a new node or state ends it), else
+        the stream of every action's."""
+        every = self._all.push(key, step)
+        if stream == "tool":
+            block = self._tools.push(key, step)
+            if block is not None:
+                self._tool_loop = self._loop(block, "tool")
+            else:
+                self._tool_loop = self._same_error(key, step)
+            self._tool_pos = pos
+            if self._tool_loop is not None:
+                return self._tool_loop, True
+        if every is not None:
+            return self._loop(every, "all"), True
+        if self._tool_loop is not None:
+            if self._novelty.progress_since(self._tool_pos):
+                self._tool_loop = None  # a new node or state between the calls: moved on
+            else:
+                return self._tool_loop, False
+        return None
+
+    @staticmethod
+    def _loop(found: tuple[int, int, int, tuple[ActionKey, ...]], stream: str) -> Loop:
+        period, occurrences, began, block = found
+        return Loop("repeat", period, occurrences, block, began, False, "", stream, "block")
+
+    def _same_error(self, key: ActionKey, step: int) -> Loop | None:
+        coarse, count, began, keys = self._streak
+        if key.coarse is None:
+            self._streak = (None, 0, 0, deque())
             return None
-        new = state not in self._recurring
-        self._recurring = {state}  # alarms are about now: only the current state recurs
-        return Loop("state", 0, count, (key,), self._state_first[state], new, state)
+        if key.coarse != coarse:
+            coarse, count, began, keys = key.coarse, 0, step, deque(maxlen=3)
+        count += 1
+        keys.append(key)
+        self._streak = (coarse, count, began, keys)
+        if count < self.policy.error_streak:
+            return None
+        return Loop("repeat", 1, count, (key,), began, False, "", "tool", "same_error")
 
-    def _node(self, node: str, key: ActionKey, n: int, step: int, t: float) -> Loop | None:
+    def _state(self, subject: str, key: ActionKey, step: int, pos: int) -> Loop | None:
+        policy = self.policy
+        sightings = self._sightings.get(subject)
+        if sightings is None:
+            if len(self._sightings) > 4 * policy.state_window:
+                self._forget(self._sightings, pos - policy.state_window)
+            sightings = self._sightings[subject] = deque(maxlen=policy.state_repeats)
+        sightings.append(pos)
+        if len(sightings) < policy.state_repeats:
+            return None
+        first = sightings[0]
+        if pos - first > policy.state_window or self._novelty.progress_since(first):
+            return None
+        held = self._held.get("state")
+        began = held.loop.began_step if held and held.loop.subject == subject else step
+        return Loop("state", 0, policy.state_repeats, (key,), began, False, subject)
+
+    def _node(self, node: str, key: ActionKey, step: int, t: float, pos: int) -> Loop | None:
         policy = self.policy
         visits = self._visits.get(node)
         if visits is None:
+            if len(self._visits) > 4 * policy.node_window_events:
+                self._forget(self._visits, pos - policy.node_window_events)
             visits = self._visits[node] = deque(maxlen=policy.node_visits)
-        visits.append((n, t, step))
-        if len(visits) == policy.node_visits:
-            first_n, first_t, first_step = visits[0]
-            recent = n - first_n < policy.node_window_events
-            if recent or t - first_t <= policy.node_window_seconds:
-                new = node not in self._node_alarm
-                self._node_alarm = {node}
-                return Loop("node", 0, policy.node_visits, (key,), first_step, new, node)
-        self._node_alarm.discard(node)
-        return None
+        visits.append((pos, t, step))
+        if len(visits) < policy.node_visits:
+            return None
+        first_pos, first_t, first_step = visits[0]
+        if t > first_t:  # virtual time moves: the window is in seconds
+            recent = t - first_t <= policy.node_window_seconds
+        else:  # it does not (a run on frozen time): the window is in actions
+            recent = pos - first_pos < policy.node_window_events
+        if not recent or self._novelty.progress_since(first_pos):
+            return None
+        return Loop("node", 0, policy.node_visits, (key,), first_step, False, node)
+
+    @staticmethod
+    def _forget(table: dict[str, Any], before: int) -> None:
+        """Drop the subjects last seen before ``before`` (keeps the tables bounded)."""
+        for subject in [s for s, seen in table.items() if _last(seen) < before]:
+            del table[subject]
+
+    # -- episodes --------------------------------------------------------------------------
+
+    def _episodes(self, found: dict[str, tuple[Loop, bool]], pos: int) -> list[Loop]:
+        """Loops found now continue or begin episodes; a held state or node loop stays while
+        no progress is made and its window has not passed."""
+        held = self._held
+        for kind in [k for k in held if k not in found]:
+            if not self._still(kind, held[kind], pos):
+                del held[kind]
+        alarms = []
+        for kind, (loop, continued) in found.items():
+            current = held.get(kind)  # another node or state of the same cycle continues it
+            if current is None:
+                held[kind] = _Held(loop, pos, pos)
+                alarms.append(_renew(loop, True))
+                continue
+            current.loop = loop
+            if continued:
+                current.continued = pos
+            alarms.append(loop)
+        alarms.extend(h.loop for kind, h in held.items() if kind not in found)
+        return alarms
+
+    def _still(self, kind: str, held: _Held, pos: int) -> bool:
+        """Whether a state or node loop not seen again at this action still holds."""
+        if kind == "repeat" or self._novelty.progress_since(held.continued):
+            return False
+        window = self.policy.state_window if kind == "state" else self.policy.node_window_events
+        return pos - held.continued <= window
+
+
+def _renew(loop: Loop, new: bool) -> Loop:
+    return Loop(
+        loop.kind,
+        loop.period,
+        loop.repeats,
+        loop.keys,
+        loop.began_step,
+        new,
+        loop.subject,
+        loop.stream,
+        loop.rule,
+    )
+
+
+def _last(seen: deque[Any]) -> int:
+    if not seen:
+        return -1
+    last = seen[-1]
+    return last[0] if isinstance(last, tuple) else int(last)

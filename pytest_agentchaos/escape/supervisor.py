@@ -9,18 +9,23 @@ cached_search_results 0.6``). Every decision is written to the trace through the
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..clock.clock import Clock, RealClock
 from ..rng import stable_random
+from ..saferepr import safe_str
+from ..status import status_of
 from ..trace.events import Detection, Intervention, Step
+from ..trace.values import capture
 from .backoff import Backoff, RetryDecision
 from .breaker import BreakerOpen, Breakers
 from .classify import ErrorClassifier
-from .history import ActionKey, action_key, outcome_of
+from .history import ActionKey
 from .interventions import CONTINUE, Action, EmergencyStop, Escalated
+from .keys import Keyer
 from .loops import Loop, LoopDetector
 from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
@@ -96,12 +101,15 @@ class Supervisor:
         self.rollback_hook = rollback
         self.escalate_hook = escalate
         self.loops = LoopDetector(self.policy.loops)
+        self.keyer = Keyer(self.policy.loops)
         self._loop: Loop | None = None
         self._rung = 0
         self._retries = 0
         self._node: str | None = None
         self._moves = 0
         self._tried: dict[tuple[str, str], int] = {}
+        # (move, node) of the latest visits: the nodes a tool loop cycles through
+        self._path: deque[tuple[int, str]] = deque(maxlen=4 * self.policy.loops.max_period)
 
     @classmethod
     def for_run(cls, run: _Run, **kwargs: Any) -> Supervisor:
@@ -165,32 +173,41 @@ class Supervisor:
             raise
 
     def _done(self, outcome: CallOutcome, args: dict[str, Any]) -> CallOutcome:
-        key = action_key(tool=outcome.tool, args=args, outcome="ok", result=outcome.value)
-        self._observe(key)
+        self._observe(self.keyer.tool(outcome.tool, _plain(args), result=_plain(outcome.value)))
         return outcome
 
     def _failed(self, tool: str, args: dict[str, Any], error: Exception) -> None:
-        self._observe(
-            action_key(tool=tool, args=args, outcome=outcome_of(False, type(error).__name__))
+        key = self.keyer.tool(
+            tool,
+            _plain(args),
+            ok=False,
+            error_type=type(error).__name__,
+            message=safe_str(error, 2000),
+            status=status_of(error),
         )
+        self._observe(key)
 
     # -- loops: visit / check ---------------------------------------------------------------
 
     def visit(self, node: str, state: Any = None) -> None:
         """The agent entered ``node`` (for graph agents): counts a step and feeds the loop
-        detector. ``state`` (any JSON-able value or a digest) adds state-recurrence checks."""
+        detector. ``state`` (any JSON-able value or a digest) adds state-recurrence checks:
+        the same state seen again with nothing new in between is a loop."""
         step = getattr(self.recorder, "step", None)
         if callable(step):
-            step(node)  # a chaos session: counts the step against the budgets too
+            step(node, state)  # a chaos session: counts the step against the budgets too
         else:
             if isinstance(self.recorder, TraceRecorder):
                 self.recorder.step += 1
-            self.recorder.record(Step, label=node)
+            shown = None if state is None else capture(state)
+            self.recorder.record(Step, label=node, state=shown)
         self._moves += 1
         if self._node is not None:
             self._tried[(self._node, node)] = self._moves
         self._node = node
-        self._observe(ActionKey(node=node), state=state, node=node)
+        self._path.append((self._moves, node))
+        subject = None if state is None else self.keyer.state(_plain(state))
+        self._observe(ActionKey(node=node), state=subject, node=node)
 
     def check(self) -> Action:
         """What to do about the loop happening now (``continue`` when there is none).
@@ -243,8 +260,13 @@ class Supervisor:
 
     def _exit(self, loop: Loop) -> str | None | object:
         """An edge from here to a node outside the cycle (least recently tried, seeded tie
-        break); ``_WAIT`` when another node of the cycle has one; ``None`` when none does."""
+        break); ``_WAIT`` when another node of the cycle has one; ``None`` when none does.
+
+        The cycle is the loop's nodes; for a loop of tool calls alone (the same failing call
+        at every lap), the nodes visited since the loop began."""
         cycle = {k.node for k in loop.keys if k.node is not None}
+        if not cycle:
+            cycle = {node for move, node in self._path if move >= loop.began_step}
         if not self.graph or not cycle:
             return None
         node = self._node
@@ -342,3 +364,9 @@ class Supervisor:
         value = await self.backoff.acall(once, should_retry=self._should_retry(tool), key=tool)
         self.classifier.record_success(tool)
         return value, attempts
+
+
+def _plain(value: Any) -> Any:
+    """A value as the trace would record it (plain data, bounded), so the Supervisor keys a
+    call exactly as the harness's observer keys the same call."""
+    return capture(value)

@@ -307,7 +307,7 @@ def build_run(
         if plan.loops is not None:
             from ..escape.observer import LoopObserver
 
-            stack.callback(session.trace.subscribe(LoopObserver(session, plan.loops)))
+            stack.callback(LoopObserver.watch(session.trace, plan.loops)[1])
 
         def refuse(target: str, via: str) -> NetworkBlocked:
             from ..errors import NetworkBlocked

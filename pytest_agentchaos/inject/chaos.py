@@ -115,10 +115,12 @@ class Chaos:
         __tracebackhide__ = True
         return wrap_model(self.session, fn, name=name, tokens=tokens)
 
-    def step(self, label: str | None = None) -> int:
-        """Count one agent step; returns the step index."""
+    def step(self, label: str | None = None, state: Any = None) -> int:
+        """Count one agent step; returns the step index. ``label`` names the node a graph
+        agent entered; ``state`` (any data; volatile fields are masked) is what it reports of
+        its state there: the same state seen again with nothing new in between is a loop."""
         __tracebackhide__ = True
-        return self.session.step(label)
+        return self.session.step(label, state)
 
     @property
     def http(self) -> ChaosRouter:

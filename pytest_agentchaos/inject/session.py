@@ -149,15 +149,18 @@ class ChaosSession:
         with self._lock:
             return self._emit(cls, **fields)  # type: ignore[no-any-return]
 
-    def step(self, label: str | None = None) -> int:
-        """Count one agent step (for agents whose steps are not tool or model calls)."""
+    def step(self, label: str | None = None, state: Any = None) -> int:
+        """Count one agent step (for agents whose steps are not tool or model calls):
+        ``label`` names the node entered, ``state`` is what the agent reports of its state
+        (recorded bounded, for state-recurrence checks)."""
         if label is not None and not isinstance(label, str):
             raise TypeError(f"chaos.step(): label must be a string or None, got {short(label)}")
+        shown = None if state is None else capture(state, self.max_value)
         with self._lock:
             if self._halted is not None:
                 self._raise_halted()
             self._advance_step()
-            self._emit(Step, label=None if label is None else safe_str(label, 200))
+            self._emit(Step, label=None if label is None else safe_str(label, 200), state=shown)
             return self.steps
 
     # -- halts -------------------------------------------------------------------------

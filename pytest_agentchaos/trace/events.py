@@ -195,9 +195,15 @@ class RunEnded(Event):
 
 
 class Step(Event):
-    """An explicit agent step (``chaos.step()``), for agents whose steps are not tool calls."""
+    """An explicit agent step (``chaos.step()``), for agents whose steps are not tool calls.
+
+    ``label`` names the node a graph agent entered; ``state`` is what the agent reported of
+    its state there (plain data, bounded like every recorded value), for state-recurrence
+    checks.
+    """
 
     label: str | None = None
+    state: Any = None
 
 
 class ToolCall(Event):
@@ -258,11 +264,16 @@ class FaultInjected(Event):
 
 
 class Detection(Event):
-    """A detector (loop, repetition, stagnation ...) reported something."""
+    """A detector (loop, repetition, stagnation ...) reported something.
+
+    ``at_event`` is the trace position (0-based) of the event that raised it, when the
+    detector knows it.
+    """
 
     detector: str = ""
     kind: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+    at_event: int | None = None
 
 
 class Intervention(Event):

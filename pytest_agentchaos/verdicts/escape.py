@@ -19,7 +19,9 @@ OBSERVER = "loop_observer"
 def _loop_line(detail: dict[str, Any]) -> str:
     kind = detail.get("loop_kind", "?")
     block = " -> ".join(detail.get("block") or []) or "?"
-    if kind == "repeat":
+    if kind == "repeat" and detail.get("rule") == "same_error":
+        what = f"{block} failed the same way {detail.get('repeats')}x with varying arguments"
+    elif kind == "repeat":
         what = f"{block} repeated {detail.get('repeats')}x (period {detail.get('period')})"
     elif kind == "node":
         what = f"node {detail.get('subject')} visited {detail.get('repeats')}x"

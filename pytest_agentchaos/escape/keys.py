@@ -1,0 +1,165 @@
+"""Calls reduced to action keys, the same way for the harness's observer and the Supervisor.
+
+A tool call's key digests its masked arguments, its outcome and its masked result, or for a
+failure its error template (:func:`~.normalize.error_template`): the same call failing with
+another message is another action, the same call failing with the same message about another
+id is the same one. A failed call also gets a coarse key, its tool and error template alone,
+for streaks of the same error while the arguments vary.
+
+A model call's key is its output, never its input (a chat model's input grows with the
+conversation, so it never repeats); near-duplicate texts (words in common >=
+``text_similarity``) share one key, so a slightly reworded thought repeats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict, deque
+from typing import Any
+
+from ..saferepr import safe_repr
+from .history import ActionKey, digest
+from .loop_policy import LoopCall, LoopPolicy
+from .normalize import error_template, mask, text_tokens
+
+__all__ = ["Keyer", "action_key", "outcome_of"]
+
+
+def outcome_of(ok: bool, error_type: str | None = None, status: int | None = None) -> str:
+    """``ok`` or ``error:<type>[:<status>]``."""
+    if ok:
+        return "ok"
+    return f"error:{error_type or 'Error'}" + (f":{status}" if status is not None else "")
+
+
+def action_key(
+    *,
+    node: str | None = None,
+    tool: str | None = None,
+    args: Any = None,
+    outcome: str | None = None,
+    result: Any = None,
+    message: str | None = None,
+    channel: str = "tool",
+) -> ActionKey:
+    """The key of an action with the default masking: the same call with the same result (or
+    the same error message, modulo numbers, quoted values and paths) gives the same key, so a
+    poll that returns something new each time is progress, not a loop."""
+    if args is None and result is None and message is None:
+        return ActionKey(node, tool, outcome, None, args, channel)
+    template = error_template(message) if message else None
+    both = digest([mask(args), outcome, mask(result), template])
+    coarse = None
+    if outcome is not None and outcome != "ok" and tool is not None:
+        coarse = _coarse(tool, channel, outcome, template)
+    return ActionKey(node, tool, outcome, both, args, channel, coarse)
+
+
+def _coarse(tool: str, channel: str, outcome: str, template: str | None) -> str:
+    return f"{channel}:{tool} -> {outcome} {template or ''}".rstrip()
+
+
+#: How many distinct model texts near-duplicates are looked for among.
+_RECENT_TEXTS = 32
+#: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
+_EXACT_TEXTS = 1024
+
+
+class Keyer:
+    """Makes action keys under a :class:`~.loop_policy.LoopPolicy`: its ignored fields, its
+    key functions and its near-duplicate threshold. Holds the recent model texts, so use one
+    per run."""
+
+    def __init__(self, policy: LoopPolicy | None = None) -> None:
+        policy = policy or LoopPolicy()
+        self.ignore = frozenset(policy.ignore_fields)
+        self.functions = dict(policy.keys)
+        self.similarity = policy.text_similarity
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._recent: deque[tuple[frozenset[str], str]] = deque(maxlen=_RECENT_TEXTS)
+        #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
+        self.failures: list[tuple[str, str]] = []
+
+    def tool(
+        self,
+        tool: str,
+        args: Any,
+        *,
+        ok: bool = True,
+        result: Any = None,
+        error_type: str | None = None,
+        message: str | None = None,
+        status: int | None = None,
+        channel: str = "tool",
+    ) -> ActionKey:
+        """The key of a completed tool or HTTP call."""
+        outcome = outcome_of(ok, error_type, status)
+        template = None if ok else error_template(message)
+        own = self.functions.get(tool)
+        if own is not None:
+            call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
+            try:
+                value = digest(own(call))
+            except Exception as exc:
+                self.functions.pop(tool)
+                self.failures.append((tool, f"{type(exc).__name__}: {safe_repr(exc, 200)}"))
+            else:
+                coarse = None if ok else _coarse(tool, channel, outcome, template)
+                return ActionKey(None, tool, outcome, value, args, channel, coarse)
+        ignore = self.ignore
+        shown = digest(
+            [mask(args, ignore), outcome, None if not ok else mask(result, ignore), template]
+        )
+        coarse = None if ok else _coarse(tool, channel, outcome, template)
+        return ActionKey(None, tool, outcome, shown, args, channel, coarse)
+
+    def model(
+        self,
+        model: str,
+        *,
+        ok: bool = True,
+        output: Any = None,
+        error_type: str | None = None,
+        message: str | None = None,
+    ) -> ActionKey:
+        """The key of a completed model call: its output (near-duplicates share a key) or its
+        error."""
+        if not ok:
+            outcome = outcome_of(False, error_type)
+            return ActionKey(None, model, outcome, digest(error_template(message)), None, "model")
+        text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
+        return ActionKey(None, model, "ok", self._text_key(text), None, "model")
+
+    def state(self, state: Any) -> str:
+        """The digest of a reported state, volatile fields masked."""
+        return state if isinstance(state, str) else digest(mask(state, self.ignore))
+
+    def _text_key(self, text: str) -> str:
+        known = self._texts.get(text)
+        if known is not None:
+            self._texts.move_to_end(text)
+            return known
+        words = text_tokens(text)
+        key = None
+        best = 0.0
+        size = len(words)
+        for other, other_key in self._recent:
+            both = len(words & other)
+            union = size + len(other) - both
+            share = both / union if union else 1.0
+            if share >= self.similarity and share > best:
+                key, best = other_key, share
+        if key is None:
+            key = digest(sorted(words)) if words else digest(text)
+            self._recent.append((words, key))
+        self._texts[text] = key
+        if len(self._texts) > _EXACT_TEXTS:
+            self._texts.popitem(last=False)
+        return key
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except Exception:  # too deep, or a key type JSON refuses: keyed by its repr then
+        return safe_repr(value, 4000)
