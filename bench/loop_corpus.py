@@ -30,6 +30,7 @@ from pytest_agentchaos.trace.events import (
     Event,
     ModelCall,
     ModelResult,
+    RunEnded,
     Step,
     ToolCall,
     ToolResult,
@@ -206,7 +207,8 @@ def load(paths: Iterable[Path] | None = None) -> list[Case]:
 
 
 def to_events(case: Case) -> tuple[list[Event], list[int]]:
-    """The case as trace events, and for each event the index of the action it came from."""
+    """The case as trace events, ending with ``RunEnded``, and for each event the index of the
+    action it came from (the last action's for ``RunEnded``)."""
     events: list[Event] = []
     owner: list[int] = []
     t = 0.0
@@ -271,6 +273,8 @@ def to_events(case: Case) -> tuple[list[Event], list[int]]:
                 add(ModelResult(step, t, model=name, index=index, output=action["output"]), i)
         else:
             add(Step(step, t, label=action.get("step"), state=action.get("state")), i)
+    # the run ends as a chaos run does, so a loop the last actions no longer continue closes
+    add(RunEnded(len(case.actions), t), len(case.actions) - 1)
     return events, owner
 
 
@@ -358,6 +362,19 @@ def run(cases: Sequence[Case], name: str, detector: Detector) -> Score:
         events, owner = to_events(case)
         found = [(owner[i], kind) for i, kind in detector(events) if 0 <= i < len(owner)]
         score_case(case, found, score)
+    return score
+
+
+#: A detector over the case's actions themselves (the baselines): actions -> (action index,
+#: kind) of each detection.
+ActionDetector = Callable[[Sequence[dict[str, Any]]], list[tuple[int, str]]]
+
+
+def run_actions(cases: Sequence[Case], name: str, detector: ActionDetector) -> Score:
+    """Score a detector that reads the actions rather than trace events."""
+    score = Score(name)
+    for case in cases:
+        score_case(case, detector(case.actions), score)
     return score
 
 

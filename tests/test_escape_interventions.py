@@ -144,9 +144,9 @@ def test_must_escape_fails_on_the_naive_ring_agent_and_explains(pytester: pytest
             "*_ test_naive _*",
             "must_escape failed: the agent did not escape its loop",
             "  - hard budget max_steps=500 stopped the run at step 500: it did not finish",
-            "  - loop #1 [[]repeat[]]: fetch_data(source='B') -> "
-            "error:InjectedHTTPError:503 repeated 3x (period 1); began at step 3, "
-            "detected at step 11; never broken",
+            "  - loop #1 [[]repeat[]]: @A -> @B -> fetch_data(source='B') -> "
+            "error:InjectedHTTPError:503 -> @C repeated 3x (period 4); began at step 1, "
+            "detected at step 12; never broken",
             "  interventions tried: none recorded (is the agent running an escape stack?)",
             "  the run ended halted at step 500*",
             "replay: pytest test_ring.py::test_naive --chaos-seed=7 --chaos-profile=outage",

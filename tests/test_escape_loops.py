@@ -61,28 +61,46 @@ def ref_node(
     return recent and not ref_progress(items, first, i)
 
 
-def ref_state(
-    states: list[str | None], items: list[list[object]], i: int, policy: LoopPolicy
-) -> bool:
-    """The state rule: the state seen ``state_repeats`` times in the window, nothing new in
-    between."""
-    if states[i] is None:
-        return False
-    sightings = [j for j in range(i + 1) if states[j] == states[i]]
-    if len(sightings) < policy.state_repeats:
-        return False
-    first = sightings[-policy.state_repeats]
-    return i - first <= policy.state_window and not ref_progress(items, first, i)
+def entries(states: list[str]) -> list[int]:
+    """Where the reported state changes: staying in a state is one sighting."""
+    return [i for i, x in enumerate(states) if i == 0 or states[i - 1] != x]
 
 
-def ref_held(found: list[bool], items: list[list[object]], window: int) -> list[bool]:
+def ref_state(states: list[str], i: int, policy: LoopPolicy) -> set[str] | None:
+    """The state rule at ``i``: the state entered ``state_repeats`` times in the window with
+    nothing new since the first of them, and every state entered since then entered as often
+    (three laps); returns the cycle's states, or None."""
+    k, window = policy.state_repeats, policy.state_window
+    at = [j for j in entries(states) if j <= i]
+    if not at or at[-1] != i:
+        return None
+    mine = [j for j in at if states[j] == states[i]]
+    if len(mine) < k or i - mine[-k] > window:
+        return None
+    first = mine[-k]
+    if ref_progress([[("state", states[j])] if j in at else [] for j in range(i + 1)], first, i):
+        return None
+    cycle = {states[j] for j in at if j >= first}
+    for other in cycle:
+        seen = [j for j in at if states[j] == other]
+        if len(seen) < k or i - seen[-k] > window:
+            return None
+    return cycle
+
+
+def ref_held(
+    found: list[bool], items: list[list[object]], window: int,
+    leaves: list[bool] | None = None,
+) -> list[bool]:  # fmt: skip
     """Episodes: a state or node loop holds from a finding until something new happens after
-    its latest finding, or ``window`` actions pass."""
+    its latest finding, the agent leaves the cycle (``leaves``), or ``window`` actions pass."""
     holds, last = [], None
     for i, now in enumerate(found):
         if now:
             last = i
-        elif last is not None and (ref_progress(items, last, i) or i - last > window):
+        elif last is not None and (
+            ref_progress(items, last, i) or i - last > window or (leaves and leaves[i])
+        ):
             last = None
         holds.append(last is not None)
     return holds
@@ -102,36 +120,62 @@ def streams(draw: st.DrawFn) -> list[str]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(streams(), st.data())
-def test_online_detector_agrees_with_brute_force(keys: list[str], data: st.DataObject) -> None:
-    nodes = [data.draw(st.sampled_from([None, "n1", "n2", "n3"])) for _ in keys]
-    states = [data.draw(st.sampled_from([None, "s1", "s2", "s3", "s4"])) for _ in keys]
-    steps = [data.draw(st.integers(0, 10)) for _ in keys]
-    times = [float(sum(steps[: j + 1])) for j in range(len(keys))]
-    items: list[list[object]] = [
-        [k] + ([("node", n)] if n else []) + ([("state", s)] if s else [])
-        for k, n, s in zip(keys, nodes, states, strict=True)
-    ]
-    node_found = [ref_node(nodes, times, items, i, POLICY) for i in range(len(keys))]
-    state_found = [ref_state(states, items, i, POLICY) for i in range(len(keys))]
-    node_holds = ref_held(node_found, items, POLICY.node_window_events)
-    state_holds = ref_held(state_found, items, POLICY.state_window)
+@given(streams())
+def test_repeat_rule_agrees_with_brute_force(keys: list[str]) -> None:
     detector = LoopDetector(POLICY)
-    previous = {"repeat": False, "node": False, "state": False}
+    previous = False
     for i, k in enumerate(keys):
-        alarms = detector.observe(ActionKey(tool=k), i, times[i], state=states[i], node=nodes[i])
-        by_kind = {a.kind: a for a in alarms}
-        assert len(by_kind) == len(alarms)  # one alarm per kind
+        alarms = detector.observe(ActionKey(tool=k), i, float(i))
+        got = next((a for a in alarms if a.kind == "repeat"), None)
         expected = ref_repeat(keys, i, POLICY)
-        got = by_kind.get("repeat")
         assert ((got.period, got.repeats, got.began_step) if got else None) == expected
         if got:
             assert [b.tool for b in got.keys] == keys[i - got.period + 1 : i + 1]
-        assert ("node" in by_kind) == node_holds[i]
-        assert ("state" in by_kind) == state_holds[i]
-        for kind, alarm in by_kind.items():
-            assert alarm.new == (not previous[kind])  # an episode begins once
-        previous = {kind: kind in by_kind for kind in previous}
+            assert got.new == (not previous)  # an episode begins once
+        previous = got is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["n1", "n1", "n2", "n3", "n4", "n5"]), max_size=80), st.data())
+def test_node_rule_agrees_with_brute_force(nodes: list[str], data: st.DataObject) -> None:
+    gaps = [data.draw(st.sampled_from([0, 0, 1, 5, 20])) for _ in nodes]
+    times = [float(sum(gaps[: j + 1])) for j in range(len(nodes))]
+    items: list[list[object]] = [[("node", n)] for n in nodes]
+    found = [ref_node(list(nodes), times, items, i, POLICY) for i in range(len(nodes))]
+    holds = ref_held(found, items, POLICY.node_window_events)
+    detector = LoopDetector(POLICY)
+    previous = False
+    for i, n in enumerate(nodes):
+        alarms = detector.observe(ActionKey(node=n), i, times[i])
+        got = [a for a in alarms if a.kind == "node"]
+        assert bool(got) == holds[i]
+        if got:
+            assert got[0].new == (not previous)
+        previous = bool(got)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["s1", "s2", "s3", "s4", "s5"]), max_size=60))
+def test_state_rule_agrees_with_brute_force(states: list[str]) -> None:
+    at = set(entries(states))
+    items: list[list[object]] = [[("state", x)] if i in at else [] for i, x in enumerate(states)]
+    cycles = [ref_state(states, i, POLICY) for i in range(len(states))]
+    found = [c is not None for c in cycles]
+    cycle: set[str] = set()
+    leaves = []
+    for i, x in enumerate(states):
+        leaves.append(i in at and cycle != set() and x not in cycle)
+        cycle = cycles[i] if cycles[i] is not None else cycle
+    holds = ref_held(found, items, POLICY.state_window, leaves)
+    detector = LoopDetector(POLICY)
+    previous = False
+    for i, x in enumerate(states):
+        alarms = detector.observe(ActionKey(digest=x), i, float(i), state=x)
+        got = [a for a in alarms if a.kind == "state"]
+        assert bool(got) == holds[i], i
+        if got:
+            assert got[0].new == (not previous)
+        previous = bool(got)
 
 
 @given(st.lists(st.integers(0, 10**6), unique=True, max_size=200))

@@ -63,7 +63,11 @@ class ActionKey:
         if self.tool is not None and self.shown_args is not None:
             return _label(self.node, self.tool, self.shown_args, self.outcome)
         parts = [p for p in (self.node and f"@{self.node}", self.tool, self.outcome) if p]
-        return "/".join(parts) or "step"
+        if self.tool is None and self.digest is not None:  # a visit or step with a state
+            parts.append(f"(state {self.digest[:8]})")
+        if self.tool is None:
+            return " ".join(parts) or "step"
+        return "/".join(parts)
 
 
 def _label(node: str | None, tool: str, args: Any, outcome: str | None) -> str:

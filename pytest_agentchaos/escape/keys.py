@@ -20,9 +20,9 @@ from typing import Any
 from ..saferepr import safe_repr
 from .history import ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import error_template, mask, text_tokens
+from .normalize import error_signature, error_template, mask, mask_args, text_tokens
 
-__all__ = ["Keyer", "action_key", "outcome_of"]
+__all__ = ["Keyer", "action_key", "failure_text", "outcome_of"]
 
 
 def outcome_of(ok: bool, error_type: str | None = None, status: int | None = None) -> str:
@@ -47,16 +47,69 @@ def action_key(
     poll that returns something new each time is progress, not a loop."""
     if args is None and result is None and message is None:
         return ActionKey(node, tool, outcome, None, args, channel)
-    template = error_template(message) if message else None
-    both = digest([mask(args), outcome, mask(result), template])
+    ok = outcome is None or outcome == "ok"
+    template = None if ok else error_template(message)
+    both = digest([mask_args(args), outcome, mask(result) if ok else None, template])
     coarse = None
-    if outcome is not None and outcome != "ok" and tool is not None:
-        coarse = _coarse(tool, channel, outcome, template)
+    if tool is not None:
+        coarse = _coarse_of(tool, channel, ok, outcome or "ok", message, result, None, args)
     return ActionKey(node, tool, outcome, both, args, channel, coarse)
 
 
-def _coarse(tool: str, channel: str, outcome: str, template: str | None) -> str:
-    return f"{channel}:{tool} -> {outcome} {template or ''}".rstrip()
+def _coarse_of(
+    tool: str,
+    channel: str,
+    ok: bool,
+    outcome: str,
+    message: str | None,
+    result: Any,
+    status: int | None,
+    args: Any,
+) -> str | None:
+    """The coarse key of a failed call (tool and error, the arguments' words taken out), or
+    of a call that returned a failure as data (a non-zero exit code, ``"error": ...``,
+    ``"success": false``, an HTTP error status); None for a success."""
+    if not ok:
+        return f"{channel}:{tool} -> {outcome} {error_signature(message, args)}".rstrip()
+    failure = failure_text(result, status)
+    if failure is None:
+        return None
+    return f"{channel}:{tool} -> failed {error_signature(failure, args)}".rstrip()
+
+
+#: Result fields that hold a failure's text, in the order they are read.
+_ERROR_TEXT = ("stderr", "error", "message", "detail", "output", "stdout", "content")
+_EXIT_CODES = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
+
+
+def failure_text(result: Any, status: int | None = None) -> str | None:
+    """The error a call's result reports, for tools that return failures as data: an HTTP
+    status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
+    code, ``status`` "error"/"failed", or a non-empty ``error`` field. None for a result that
+    reports no failure."""
+    failed = status is not None and status >= 400
+    if isinstance(result, dict):
+        code = next((result[k] for k in _EXIT_CODES if k in result), None)
+        failed = (
+            failed
+            or result.get("is_error") is True
+            or result.get("isError") is True
+            or result.get("success") is False
+            or result.get("ok") is False
+            or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+            or str(result.get("status", "")).lower() in ("error", "failed", "failure")
+            or result.get("error") not in (None, "", False, [], {})
+        )
+        if not failed:
+            return None
+        for field in _ERROR_TEXT:
+            text = result.get(field)
+            if text not in (None, "", [], {}):
+                return text if isinstance(text, str) else _as_text(text)
+        return _as_text(result)
+    if not failed:
+        return None
+    return result if isinstance(result, str) else _as_text(result)
 
 
 #: How many distinct model texts near-duplicates are looked for among.
@@ -95,6 +148,7 @@ class Keyer:
         """The key of a completed tool or HTTP call."""
         outcome = outcome_of(ok, error_type, status)
         template = None if ok else error_template(message)
+        coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
         own = self.functions.get(tool)
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
@@ -104,13 +158,11 @@ class Keyer:
                 self.functions.pop(tool)
                 self.failures.append((tool, f"{type(exc).__name__}: {safe_repr(exc, 200)}"))
             else:
-                coarse = None if ok else _coarse(tool, channel, outcome, template)
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
         ignore = self.ignore
         shown = digest(
-            [mask(args, ignore), outcome, None if not ok else mask(result, ignore), template]
+            [mask_args(args, ignore), outcome, mask(result, ignore) if ok else None, template]
         )
-        coarse = None if ok else _coarse(tool, channel, outcome, template)
         return ActionKey(None, tool, outcome, shown, args, channel, coarse)
 
     def model(

@@ -47,7 +47,8 @@ class Loop:
 
     ``kind`` is ``repeat``, ``state`` or ``node``. For a repeat, ``rule`` says what repeats:
     ``block`` (the same actions; ``stream`` is ``tool`` or ``all``) or ``same_error`` (the same
-    error while the arguments vary).
+    error while the arguments vary); for a state, ``state`` (a state the agent reported) or
+    ``action`` (a tool call with its result, recurring in any order).
     """
 
     kind: str
@@ -71,6 +72,7 @@ class Loop:
         }
         if self.kind == "repeat":
             detail["stream"] = self.stream
+        if self.rule:
             detail["rule"] = self.rule
         return detail
 
@@ -89,6 +91,11 @@ class Loop:
             )
         if self.kind == "node":
             return f"node {self.subject} visited {self.repeats}x since step {self.began_step}"
+        if self.rule == "action":
+            return (
+                f"{self.subject} recurred {self.repeats}x with nothing new in between "
+                f"since step {self.began_step}"
+            )
         return f"state {self.subject} seen {self.repeats}x since step {self.began_step}"
 
 
@@ -107,6 +114,11 @@ class _Periodic:
         # proper divisors of each period: a block that is a power of a shorter one ("A A")
         # is that shorter loop, judged by that period's threshold
         self.divisors = [[d for d in range(1, p) if p % d == 0] for p in range(self.max_p + 1)]
+
+    def reset(self) -> None:
+        """Forget the stream so far: what comes next is judged on its own."""
+        self.recent.clear()
+        self.run = [0] * (self.max_p + 1)
 
     def push(self, key: ActionKey, step: int) -> tuple[int, int, int, tuple[ActionKey, ...]] | None:
         """Take the next key; returns ``(period, occurrences, began_step, block)`` when the
@@ -199,11 +211,17 @@ class LoopDetector:
         self._streak: tuple[str | None, int, int, deque[ActionKey]] = (None, 0, 0, deque())
         window = max(512, 4 * max(policy.state_window, policy.node_window_events))
         self._novelty = _Novelty(window)
-        self._sightings: dict[str, deque[int]] = {}
+        self._sightings: dict[Hashable, deque[int]] = {}
+        self._last_state: str | None = None
+        # (position, item) of the latest sightings the recurrence rule counted
+        self._recurring: deque[tuple[int, Hashable]] = deque(maxlen=policy.state_window + 1)
+        self._cycle: frozenset[Hashable] = frozenset()  # the items of the latest state loop
+        self._item: Hashable | None = None  # this action's recurrence item
+        self._last_tool: ActionKey | None = None
         self._visits: dict[str, deque[tuple[int, float, int]]] = {}
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
-        self._tool_pos = 0  # the position of the latest tool call
+        self._tool_pos = -1  # the position of the latest tool call
         self._n = 0
 
     @property
@@ -229,23 +247,44 @@ class LoopDetector:
         visited = node if node is not None else (key.node if stream == "node" else None)
         novelty = self._novelty
         if stream == "tool":
+            # something new between two tool calls (a new node, a new state): the calls
+            # before it are not repeated by the calls after it
+            if self._tool_pos >= 0 and novelty.progress_since(self._tool_pos):
+                self._tools.reset()
+                self._streak = (None, 0, 0, deque())
             novelty.see(key, pos)
         if visited is not None:
             novelty.see(("node", visited), pos)
         subject = None
+        entered = False
         if state is not None:
             subject = state if isinstance(state, str) else digest(state)
-            novelty.see(("state", subject), pos)
+            entered = subject != self._last_state  # staying in a state is one sighting
+            self._last_state = subject
+            if entered:
+                novelty.see(("state", subject), pos)
 
         # kind -> (the loop, whether this action continued it)
         found: dict[str, tuple[Loop, bool]] = {}
         repeat = self._repeat(key, step, stream, pos)
         if repeat is not None:
             found["repeat"] = repeat
-        if subject is not None:
-            seen = self._state(subject, key, step, pos)
-            if seen is not None:
-                found["state"] = (seen, True)
+        seen = None
+        self._item = None
+        if subject is not None and (entered or visited is not None):
+            # a visit is an action even when the state stays; a bare report is not
+            item = ("state", subject) if visited is None else ("visit", visited, subject)
+            self._item = item
+            seen = self._state(item, subject, key, step, pos)
+        if seen is None and stream == "tool":
+            # the same call and result, recurring in any order (the same call again at once
+            # is the repeat rule's: repeats_period_1)
+            self._item = key
+            if key != self._last_tool:
+                seen = self._state(key, None, key, step, pos)
+            self._last_tool = key
+        if seen is not None:
+            found["state"] = (seen, True)
         if visited is not None:
             seen = self._node(visited, key, step, t, pos)
             if seen is not None:
@@ -311,22 +350,44 @@ class LoopDetector:
             return None
         return Loop("repeat", 1, count, (key,), began, False, "", "tool", "same_error")
 
-    def _state(self, subject: str, key: ActionKey, step: int, pos: int) -> Loop | None:
+    def _state(
+        self, item: Hashable, subject: str | None, key: ActionKey, step: int, pos: int
+    ) -> Loop | None:
+        """Recurrence: ``item`` (a reported state, or a tool call with its result) sighted
+        ``state_repeats`` times within ``state_window`` actions, with nothing new since the
+        first of them."""
         policy = self.policy
-        sightings = self._sightings.get(subject)
+        sightings = self._sightings.get(item)
         if sightings is None:
             if len(self._sightings) > 4 * policy.state_window:
                 self._forget(self._sightings, pos - policy.state_window)
-            sightings = self._sightings[subject] = deque(maxlen=policy.state_repeats)
+            sightings = self._sightings[item] = deque(maxlen=policy.state_repeats)
         sightings.append(pos)
-        if len(sightings) < policy.state_repeats:
+        recent = self._recurring
+        recent.append((pos, item))
+        k, window = policy.state_repeats, policy.state_window
+        if len(sightings) < k:
             return None
         first = sightings[0]
-        if pos - first > policy.state_window or self._novelty.progress_since(first):
+        if pos - first > window or self._novelty.progress_since(first):
             return None
+        # three laps: every state or call seen since the first sighting came round as often
+        # (a hub state, sighted between every other one, is not three laps by itself)
+        table = self._sightings
+        for at, other in reversed(recent):
+            if at < first:
+                break
+            seen = table.get(other)
+            if seen is None or len(seen) < k or pos - seen[0] > window:
+                return None
+        self._cycle = frozenset(other for at, other in recent if at >= first)
+        if subject is None:  # a recurring call: described only when it alarms
+            subject = key.describe()
         held = self._held.get("state")
         began = held.loop.began_step if held and held.loop.subject == subject else step
-        return Loop("state", 0, policy.state_repeats, (key,), began, False, subject)
+        rule = "state" if isinstance(item, tuple) else "action"
+        loop = Loop("state", 0, policy.state_repeats, (key,), began, False, subject, "", rule)
+        return loop
 
     def _node(self, node: str, key: ActionKey, step: int, t: float, pos: int) -> Loop | None:
         policy = self.policy
@@ -348,7 +409,7 @@ class LoopDetector:
         return Loop("node", 0, policy.node_visits, (key,), first_step, False, node)
 
     @staticmethod
-    def _forget(table: dict[str, Any], before: int) -> None:
+    def _forget(table: dict[Any, Any], before: int) -> None:
         """Drop the subjects last seen before ``before`` (keeps the tables bounded)."""
         for subject in [s for s, seen in table.items() if _last(seen) < before]:
             del table[subject]
@@ -380,6 +441,8 @@ class LoopDetector:
         """Whether a state or node loop not seen again at this action still holds."""
         if kind == "repeat" or self._novelty.progress_since(held.continued):
             return False
+        if kind == "state" and self._item is not None and self._item not in self._cycle:
+            return False  # a call or state from outside the cycle: it was left
         window = self.policy.state_window if kind == "state" else self.policy.node_window_events
         return pos - held.continued <= window
 

@@ -19,21 +19,24 @@ from typing import Any
 
 from ..trace.values import TRUNCATED
 
-__all__ = ["VOLATILE_FIELDS", "error_template", "mask", "mask_text", "text_tokens"]
+__all__ = [
+    "CALL_FIELDS",
+    "VOLATILE_FIELDS",
+    "error_signature",
+    "error_template",
+    "mask",
+    "mask_args",
+    "mask_text",
+    "text_tokens",
+]
 
-#: Field names whose values change on every call (compared lowercased, without ``_``/``-``):
-#: their values are masked whole, whatever they hold.
-VOLATILE_FIELDS = frozenset(
+#: Field names (compared lowercased, without ``_``/``-``) whose values identify or count the
+#: call itself, on whichever side they appear: masked whole, whatever they hold.
+CALL_FIELDS = frozenset(
     {
         "timestamp",
         "ts",
-        "datetime",
         "now",
-        "createdat",
-        "updatedat",
-        "modifiedat",
-        "lastmodified",
-        "expiresat",
         "requestid",
         "reqid",
         "messageid",
@@ -41,28 +44,15 @@ VOLATILE_FIELDS = frozenset(
         "traceid",
         "spanid",
         "correlationid",
-        "runid",
-        "sessionid",
         "idempotencykey",
         "nonce",
-        "uuid",
-        "guid",
-        "etag",
+        "cachebuster",
         "pid",
         "attempt",
         "attempts",
         "retry",
         "retries",
         "retrycount",
-        "elapsed",
-        "elapsedms",
-        "elapsedseconds",
-        "duration",
-        "durationms",
-        "latency",
-        "latencyms",
-        "took",
-        "tookms",
         "seq",
         "sequence",
         "sequencenumber",
@@ -73,6 +63,45 @@ VOLATILE_FIELDS = frozenset(
         "tempdir",
     }
 )
+
+#: Field names that are volatile in what a call returns (its result, a state, a model's
+#: output), on top of :data:`CALL_FIELDS`: when a record was made or changed, how long the
+#: call took, the ids generated for it. In the arguments they are the agent's choice.
+VOLATILE_FIELDS = CALL_FIELDS | frozenset(
+    {
+        "datetime",
+        "date",
+        "time",
+        "createdat",
+        "updatedat",
+        "modifiedat",
+        "lastmodified",
+        "expiresat",
+        "runid",
+        "sessionid",
+        "uuid",
+        "guid",
+        "etag",
+        "id",
+        "elapsed",
+        "duration",
+        "latency",
+        "took",
+    }
+)
+
+#: Words of a field name that make a result's value a measured time: ``load_time_ms``,
+#: ``elapsedSeconds``, ``response_time``, ``duration_s``.
+_TIMING_WORDS = frozenset({"elapsed", "duration", "latency", "took"})
+_TIME_QUALIFIERS = frozenset(
+    {"ms", "s", "sec", "secs", "seconds", "us", "ns", "taken", "spent", "response", "load",
+     "exec", "execution", "processing", "wall", "cpu", "query", "search", "request", "run",
+     "total", "round", "trip"}
+)  # fmt: skip
+_USAGE_WORDS = frozenset({"tokens", "usage"})
+_STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
+_NUMBER_WORDS = frozenset({"number", "num", "no", "count"})
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 _UNITS = r"(?:ns|us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?)"
 _NOT_ALNUM_BEFORE = r"(?<![0-9A-Za-z])"
@@ -90,17 +119,23 @@ _VOLATILE = re.compile(
     |(?P<tmp>(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'"`,;)\]}}]*
       |[A-Za-z]:\\[^\s'"`]*?\\Temp\\[^\s'"`,;)\]}}]*
       |{_NOT_ALNUM_BEFORE}tmp[_-]?(?=[0-9A-Za-z_]*[0-9])[0-9A-Za-z_]{{5,}}{_NOT_ALNUM_AFTER})
-    |(?P<duration>(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
-      |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms)(?![A-Za-z]))
+    |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![A-Za-z])
+      |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
+      |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|hrs?|hours?)
+        (?![A-Za-z]))
     |(?P<wait>\b(?:took|elapsed|after|in|duration|latency|waited|wait)\s*:?\s*)
-        \d+\ ?{_UNITS}(?![A-Za-z])
+        (?:\d+(?:\.\d+)?\ ?{_UNITS})+(?![A-Za-z])
     |(?P<epoch>(?<![0-9A-Za-z.])1\d{{9}}(?:\d{{3}})?(?:\.\d+)?(?![0-9]))
+    |(?P<pod>(?<![0-9A-Za-z])(?=[a-z0-9]{{6,10}}-)(?=[a-z0-9]*[0-9])(?-i:[a-z0-9]{{6,10}}
+        -[a-z0-9]{{5}})(?![0-9A-Za-z-]))
     |(?P<id>{_NOT_ALNUM_BEFORE}(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[A-Za-z])[0-9A-Za-z]{{16,128}}
+        {_NOT_ALNUM_AFTER}
+      |(?-i:{_NOT_ALNUM_BEFORE}(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])
+        [0-9A-Za-z]{{10,128}}{_NOT_ALNUM_AFTER}))
+    |(?P<hex>{_NOT_ALNUM_BEFORE}(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{{7,128}}
         {_NOT_ALNUM_AFTER})
-    |(?P<hex>{_NOT_ALNUM_BEFORE}(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{{8,128}}
-        {_NOT_ALNUM_AFTER})
-    |(?P<counter>\b(?:attempt|retry|retries|try|tries|iteration|iter|seq|sequence|nonce|pid)
-        \b[\ \t:=\#]*)\d+
+    |(?P<counter>\b(?:attempt|retry|retries|try|tries|iteration|iter|seq|sequence|nonce|pid
+        |pgid|ppid)\b[\ \t:=\#]*|(?-i:\b(?:In|Out)\ ?\[))\d+
     |(?P<digits>{_NOT_ALNUM_BEFORE}\d{{7,40}}(?![0-9]))
     """,
     re.VERBOSE | re.IGNORECASE,
@@ -113,6 +148,7 @@ _PLAIN = {
     "epoch": "<epoch>",
     "id": "<id>",
     "hex": "<hex>",
+    "pod": "<pod>",
     "digits": "<num>",
 }
 _DIGIT = re.compile(r"\d")
@@ -145,22 +181,68 @@ def _field(name: str) -> str:
 
 
 def _volatile_field(name: str) -> bool:
-    return (
-        _field(name) in VOLATILE_FIELDS
-        or name.endswith("_at")
-        or (len(name) > 2 and name.endswith("At") and name[:-2].isalpha() and name[0].islower())
+    """Whether a field of a result, state or model output holds a volatile value."""
+    if _field(name) in VOLATILE_FIELDS or _call_field(name):
+        return True
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words:
+        return False
+    last = words[-1]
+    if last in ("at", "id") and len(words) > 1:  # created_at, chargeId, command_id
+        return True
+    if _counter_field(words):
+        return True
+    if _USAGE_WORDS.intersection(words):  # input_tokens, usage: what the call cost
+        return True
+    if _STEP_WORDS.intersection(words) and _NUMBER_WORDS.intersection(words):
+        return True  # step_number, turnCount: which step of the run this is
+    return bool(_TIMING_WORDS.intersection(words)) or (
+        "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
 
 
-_VOLATILE_NAMES: dict[str, bool] = {}
+#: Endings of argument names that identify the call (``X-Request-Id``, ``client_trace_id``).
+_CALL_SUFFIXES = (
+    "requestid",
+    "traceid",
+    "spanid",
+    "correlationid",
+    "messageid",
+    "idempotencykey",
+    "nonce",
+    "timestamp",
+)
 
 
-def _is_volatile_name(name: str) -> bool:
-    found = _VOLATILE_NAMES.get(name)
+def _call_field(name: str) -> bool:
+    """Whether an argument names the call itself rather than what it is about."""
+    field = _field(name)
+    if field in CALL_FIELDS or field.endswith(_CALL_SUFFIXES):
+        return True
+    return _counter_field([w.lower() for w in _NAME_WORDS.findall(name)])
+
+
+#: Words of a field name that make it a count of the attempts themselves
+#: (``consecutiveMistakeCount``, ``retry_count``, ``failed_attempts``).
+_ATTEMPT_WORDS = frozenset({"attempt", "attempts", "retry", "retries", "consecutive"})
+_FAILURE_WORDS = frozenset({"mistake", "mistakes", "error", "errors", "failure", "failures"})
+
+
+def _counter_field(words: list[str]) -> bool:
+    if _ATTEMPT_WORDS.intersection(words):
+        return True
+    return "count" in words and bool(_FAILURE_WORDS.intersection(words))
+
+
+_VOLATILE_NAMES: dict[tuple[str, bool], bool] = {}
+
+
+def _is_volatile_name(name: str, returned: bool) -> bool:
+    found = _VOLATILE_NAMES.get((name, returned))
     if found is None:
-        found = _volatile_field(name)
+        found = _volatile_field(name) if returned else _call_field(name)
         if len(_VOLATILE_NAMES) < 4096:
-            _VOLATILE_NAMES[name] = found
+            _VOLATILE_NAMES[(name, returned)] = found
     return found
 
 
@@ -170,31 +252,62 @@ def _epoch(number: float) -> bool:
 
 
 def mask(value: Any, ignore: Collection[str] = ()) -> Any:
-    """``value`` (plain JSON-like data, as a trace records it) with volatile tokens masked in
-    every string, epoch-like numbers masked, and the values of volatile fields
-    (:data:`VOLATILE_FIELDS`, ``*_at``, ``*At``) and of the fields named in ``ignore``
-    replaced by ``"<volatile>"``, at any depth. Returns new containers; ``value`` is not
-    changed. A value the trace cut to size (a marker with the digest of the whole value) is
-    kept as it is: its digest is its content."""
+    """What a call returned (its result, a state, a model's output: plain JSON-like data, as a
+    trace records it) with its volatile parts masked: volatile tokens in every string
+    (:func:`mask_text`), epoch-like numbers, and the values of volatile fields replaced by
+    ``"<volatile>"`` at any depth: :data:`VOLATILE_FIELDS`, names ending in ``_at``/``At``
+    or ``_id``/``Id`` (ids generated for this call), measured times (``load_time_ms``,
+    ``elapsed_s``), and the fields named in ``ignore``. Returns new containers; ``value`` is
+    not changed. A value the trace cut to size (a marker with the digest of the whole value)
+    is kept as it is: its digest is its content."""
+    return _mask(value, ignore, True)
+
+
+def mask_args(value: Any, ignore: Collection[str] = ()) -> Any:
+    """A call's arguments with their volatile parts masked. Arguments are the agent's choice,
+    so less is volatile there than in a result: the fields that identify or count the call
+    itself (:data:`CALL_FIELDS`: request ids, timestamps of the call, nonces, attempt
+    counters, temp files) and those named in ``ignore`` are masked whole, and in strings only
+    temp paths and counters after ``attempt``/``retry``/``pid``...; an id, a date or a
+    duration passed as an argument is what the call is about."""
+    return _mask(value, ignore, False)
+
+
+def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
     if isinstance(value, str):
-        return mask_text(value)
+        return mask_text(value) if returned else _mask_arg_text(value)
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
-        return "<epoch>" if _epoch(value) else value
+        return "<epoch>" if returned and _epoch(value) else value
     if isinstance(value, Mapping):
         if TRUNCATED in value:
             return value
         masked: dict[Any, Any] = {}
         for key, item in value.items():
-            if isinstance(key, str) and (key in ignore or _is_volatile_name(key)):
+            if isinstance(key, str) and (key in ignore or _is_volatile_name(key, returned)):
                 masked[key] = "<volatile>"
             else:
-                masked[key] = mask(item, ignore)
+                masked[key] = _mask(item, ignore, returned)
         return masked
     if isinstance(value, (list, tuple)):
-        return [mask(item, ignore) for item in value]
+        return [_mask(item, ignore, returned) for item in value]
     return value
+
+
+_ARG_KINDS = frozenset({"tmp", "counter"})
+
+
+def _mask_arg_text(text: str) -> str:
+    if _DIGIT.search(text) is None:
+        return text
+    return _VOLATILE.sub(_replace_in_arg, text)
+
+
+def _replace_in_arg(match: re.Match[str]) -> str:
+    if match.lastgroup in _ARG_KINDS:
+        return _replace(match)
+    return match.group(0)
 
 
 #: How much of an error message its template keeps (tracebacks run long; the head says it).
@@ -232,7 +345,60 @@ _WORD = re.compile(r"<[a-z]+>|[^\W_]+(?:'[^\W_]+)?")
 _TEXT_LIMIT = 4000
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def text_tokens(text: str) -> frozenset[str]:
-    """The distinct words of ``text`` (lowercased, volatile tokens masked, punctuation
-    dropped): what near-duplicate model outputs share."""
-    return frozenset(_WORD.findall(mask_text(text[:_TEXT_LIMIT]).lower()))
+    """The distinct words of ``text`` (lowercased, volatile tokens and numbers masked,
+    punctuation dropped): what near-duplicate model outputs share. A thought that differs
+    from the last one by a count ("attempt 3", "retrying (4/5)") is the same thought."""
+    masked = _NUMBER.sub("<n>", mask_text(text[:_TEXT_LIMIT]))
+    return frozenset(_WORD.findall(masked.lower()))
+
+
+#: How much of the arguments an error signature reads for the words they lend the message.
+_ARGS_LIMIT = 8000
+
+
+def error_signature(message: str | None, args: Any) -> str:
+    """What stays of an error when the call's own input is taken out: the words of its
+    message that do not occur in the call's arguments, in order, without what its template
+    (:func:`error_template`) masks (numbers, quoted values, paths, URLs, volatile tokens).
+    An error that echoes what it was given ("column 'created' does not exist: SELECT ...",
+    "pod 'api-7d9f-2xkqp' not found") has one signature whatever the agent passed, so the
+    same error coming back while the arguments vary is seen; a different error keeps a
+    different signature."""
+    if not message:
+        return ""
+    given: set[str] = set()
+    budget = _ARGS_LIMIT
+    for text in _strings(args):
+        given.update(w.lower() for w in _ARG_WORD.findall(text[:budget]))
+        budget -= len(text)
+        if budget <= 0:
+            break
+    text = message[:_TEMPLATE_LIMIT]
+    if given:
+        text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
+    words = _WORD.findall(error_template(text).lower())
+    return " ".join(w for w in words if not w.startswith("<"))
+
+
+_ARG_WORD = re.compile(r"[^\W_]+")
+
+
+def _strings(value: Any) -> list[str]:
+    """The string and number leaves of plain data, breadth first."""
+    out: list[str] = []
+    todo = [value]
+    while todo and len(out) < 512:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            out.append(str(item))
+        elif isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return out

@@ -103,11 +103,11 @@ class LoopObserver:
         elif isinstance(event, Step):
             if event.state is not None:
                 state = self.keyer.state(event.state)
-            if event.label:
+            if event.label:  # a visit: the node and the state there are the action
                 node = event.label
-                key = ActionKey(node=node)
+                key = ActionKey(node=node, digest=state)
             elif state is not None:
-                key = ActionKey()
+                key = ActionKey(digest=state)
         elif isinstance(event, RunEnded):
             self.detector.finish()
             if self._open is not None and not self.detector.holding:

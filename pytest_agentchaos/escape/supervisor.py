@@ -207,7 +207,7 @@ class Supervisor:
         self._node = node
         self._path.append((self._moves, node))
         subject = None if state is None else self.keyer.state(_plain(state))
-        self._observe(ActionKey(node=node), state=subject, node=node)
+        self._observe(ActionKey(node=node, digest=subject), state=subject, node=node)
 
     def check(self) -> Action:
         """What to do about the loop happening now (``continue`` when there is none).

@@ -1,0 +1,150 @@
+"""Loop detection quality on the labelled corpus (``fixtures/loops/``), at the defaults.
+
+The harness's detection (``detect_loops``: the observer every chaos run uses) runs over each
+labelled run, next to three simple baselines measured in the same run on the same cases:
+
+- ``exact repeat x3``: the same action, byte for byte (arguments, result, model input and
+  output), three times in a row;
+- ``five identical calls``: the same tool with the same arguments on five tool calls in a row
+  (whatever they returned; other actions in between ignored);
+- ``three identical arguments``: the same, three in a row.
+
+Printed per detector: precision (alarms that fall on a loop, from its third occurrence to one
+period after it ends), recall (loops alarmed no earlier than their third occurrence and no
+later than two periods after it), lateness (actions from the end of the third occurrence to
+the alarm), and for loops that end, how many were silent (no new alarm within one period) and
+closed in time (the episode closed within one period). The scoring rules are in
+``bench/loop_corpus.py``; the labelling rules in ``fixtures/loops/README.md``.
+
+Run: .venv/bin/python bench/bench_loop_corpus.py [-v]   (-v lists every miss and false alarm)
+Goal (issue 11): precision >= 0.98 and recall >= 0.98 for the harness.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from loop_corpus import Case, Score, load, run, run_actions  # noqa: E402
+
+from pytest_agentchaos.escape import detect_loops  # noqa: E402
+from pytest_agentchaos.trace.events import Event  # noqa: E402
+
+GOAL = 0.98
+
+
+def harness(events: Sequence[Event]) -> list[tuple[int, str]]:
+    """The harness's own detection, at its defaults."""
+    return [
+        (d.at_event, d.kind)
+        for d in detect_loops(events)
+        if d.kind in ("loop", "loop_broken") and d.at_event is not None
+    ]
+
+
+def _exact(action: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in action.items() if k != "dt"}, sort_keys=True, default=str)
+
+
+def _episodes(flags: list[bool | None]) -> list[tuple[int, str]]:
+    """Alarms where a condition becomes true, closes where it stops (None: unchanged)."""
+    out, on = [], False
+    for i, flag in enumerate(flags):
+        if flag is None:
+            continue
+        if flag and not on:
+            out.append((i, "loop"))
+        elif on and not flag:
+            out.append((i, "loop_broken"))
+        on = flag
+    return out
+
+
+def exact_repeat(actions: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+    keys = [_exact(a) for a in actions]
+    return _episodes([i >= 2 and keys[i] == keys[i - 1] == keys[i - 2] for i in range(len(keys))])
+
+
+def identical_calls(n: int) -> Callable[[Sequence[dict[str, Any]]], list[tuple[int, str]]]:
+    def detect(actions: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+        calls: list[str] = []
+        flags: list[bool | None] = []
+        for action in actions:
+            if "tool" not in action:
+                flags.append(None)  # only tool calls count; the rest leave the streak be
+                continue
+            calls.append(json.dumps([action["tool"], action.get("args")], sort_keys=True))
+            flags.append(len(calls) >= n and len(set(calls[-n:])) == 1)
+        return _episodes(flags)
+
+    return detect
+
+
+def _row(score: Score) -> str:
+    late = score.lateness
+    lateness = f"{statistics.mean(late):5.1f} / {max(late):3d}" if late else "    - /   -"
+    silent = f"{score.silent}/{score.ended}"
+    closed = f"{score.closed_in_time}/{score.ended}"
+    return (
+        f"{score.name:<26} {score.precision:9.3f} {score.recall:7.3f} {score.alarms:7d} "
+        f"{score.early:6d} {len(score.false) - score.early:6d}   {lateness}   "
+        f"{silent:>9} {closed:>9}"
+    )
+
+
+def main(argv: list[str]) -> int:
+    verbose = "-v" in argv
+    cases: list[Case] = load()
+    files = sorted({c.file for c in cases})
+    loops = sum(len(c.loops) for c in cases)
+    looping = sum(c.loop for c in cases)
+    print(
+        f"corpus: {len(cases)} cases ({looping} looping, {len(cases) - looping} not; "
+        f"{loops} loops) from {', '.join(files)}"
+    )
+    scores = [
+        run(cases, "harness (defaults)", harness),
+        run_actions(cases, "exact repeat x3", exact_repeat),
+        run_actions(cases, "five identical calls", identical_calls(5)),
+        run_actions(cases, "three identical arguments", identical_calls(3)),
+    ]
+    print(
+        f"{'detector':<26} {'precision':>9} {'recall':>7} {'alarms':>7} {'early':>6} "
+        f"{'false':>6}   {'lateness':>11}   {'silent':>9} {'closed':>9}"
+    )
+    for score in scores:
+        print(_row(score))
+    ours = scores[0]
+    kinds = sorted({k for s in scores for k in s.by_kind})
+    print("recall by kind (loops found / loops):")
+    for kind in kinds:
+        cells = []
+        for score in scores:
+            total, found = score.by_kind.get(kind, [0, 0])
+            cells.append(f"{found:>3}/{total:<3}")
+        print(f"  {kind:<14} " + "   ".join(cells))
+    shown = ours.missed + ours.false
+    if shown:
+        print(f"harness misses and false alarms ({len(shown)}):")
+        for line in shown if verbose else shown[:15]:
+            print(f"  {line}")
+        if not verbose and len(shown) > 15:
+            print(f"  ... and {len(shown) - 15} more (-v lists them all)")
+    beats = all(ours.precision >= s.precision and ours.recall >= s.recall for s in scores[1:])
+    ok = ours.precision >= GOAL and ours.recall >= GOAL and len(cases) >= 150 and beats
+    print(
+        f"RESULT bench_loop_corpus: precision={ours.precision:.3f} recall={ours.recall:.3f} "
+        f"cases={len(cases)} goal precision>={GOAL} recall>={GOAL} cases>=150 and no "
+        f"baseline better on either {'PASS' if ok else 'FAIL'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
