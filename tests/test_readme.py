@@ -44,6 +44,11 @@ def test_loop_policy_example_in_readme_is_accepted(pytester: pytest.Pytester) ->
     (loops,) = [b for b in blocks if "[escape.loops]" in b]
     pytester.mkdir("chaos_profiles")
     (pytester.path / "chaos_profiles" / "tuned.toml").write_text(loops)
+    pytester.mkpydir("myagent")  # the key function the example names
+    (pytester.path / "myagent" / "loops.py").write_text(
+        "def search_key(call):\n    return [call.args, call.ok]\n"
+    )
+    pytester.syspathinsert()
     pytester.makepyfile(
         """
         import pytest
