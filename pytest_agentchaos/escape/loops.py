@@ -91,12 +91,11 @@ class Loop:
             )
         if self.kind == "node":
             return f"node {self.subject} visited {self.repeats}x since step {self.began_step}"
-        if self.rule == "action":
-            return (
-                f"{self.subject} recurred {self.repeats}x with nothing new in between "
-                f"since step {self.began_step}"
-            )
-        return f"state {self.subject} seen {self.repeats}x since step {self.began_step}"
+        block = " -> ".join(k.describe() for k in self.keys)
+        return (
+            f"{block} recurred {self.repeats}x with nothing new in between "
+            f"since step {self.began_step}"
+        )
 
 
 class _Periodic:
@@ -211,7 +210,7 @@ class LoopDetector:
         self._streak: tuple[str | None, int, int, deque[ActionKey]] = (None, 0, 0, deque())
         window = max(512, 4 * max(policy.state_window, policy.node_window_events))
         self._novelty = _Novelty(window)
-        self._sightings: dict[Hashable, deque[int]] = {}
+        self._sightings: dict[Hashable, deque[tuple[int, int]]] = {}  # (position, step)
         self._last_state: str | None = None
         # (position, item) of the latest sightings the recurrence rule counted
         self._recurring: deque[tuple[int, Hashable]] = deque(maxlen=policy.state_window + 1)
@@ -362,13 +361,13 @@ class LoopDetector:
             if len(self._sightings) > 4 * policy.state_window:
                 self._forget(self._sightings, pos - policy.state_window)
             sightings = self._sightings[item] = deque(maxlen=policy.state_repeats)
-        sightings.append(pos)
+        sightings.append((pos, step))
         recent = self._recurring
         recent.append((pos, item))
         k, window = policy.state_repeats, policy.state_window
         if len(sightings) < k:
             return None
-        first = sightings[0]
+        first, first_step = sightings[0]
         if pos - first > window or self._novelty.progress_since(first):
             return None
         # three laps: every state or call seen since the first sighting came round as often
@@ -378,13 +377,13 @@ class LoopDetector:
             if at < first:
                 break
             seen = table.get(other)
-            if seen is None or len(seen) < k or pos - seen[0] > window:
+            if seen is None or len(seen) < k or pos - seen[0][0] > window:
                 return None
         self._cycle = frozenset(other for at, other in recent if at >= first)
         if subject is None:  # a recurring call: described only when it alarms
             subject = key.describe()
         held = self._held.get("state")
-        began = held.loop.began_step if held and held.loop.subject == subject else step
+        began = held.loop.began_step if held is not None else first_step
         rule = "state" if isinstance(item, tuple) else "action"
         loop = Loop("state", 0, policy.state_repeats, (key,), began, False, subject, "", rule)
         return loop

@@ -25,8 +25,8 @@ def _loop_line(detail: dict[str, Any]) -> str:
         what = f"{block} repeated {detail.get('repeats')}x (period {detail.get('period')})"
     elif kind == "node":
         what = f"node {detail.get('subject')} visited {detail.get('repeats')}x"
-    else:
-        what = f"state {detail.get('subject')} seen {detail.get('repeats')}x"
+    else:  # a state, a visit with its state, or a call with its result, in any order
+        what = f"{block} recurred {detail.get('repeats')}x with nothing new in between"
     return (
         f"loop #{detail.get('episode')} [{kind}]: {what}; "
         f"began at step {detail.get('began_step')}, detected at step {detail.get('detected_step')}"
