@@ -48,12 +48,20 @@ def action_key(
     if args is None and result is None and message is None:
         return ActionKey(node, tool, outcome, None, args, channel)
     ok = outcome is None or outcome == "ok"
-    template = None if ok else error_template(message)
-    both = digest([mask_args(args), outcome, mask(result) if ok else None, template])
+    both = _call_digest(args, ok, outcome, result, message, frozenset())
     coarse = None
     if tool is not None:
         coarse = _coarse_of(tool, channel, ok, outcome or "ok", message, result, None, args)
     return ActionKey(node, tool, outcome, both, args, channel, coarse)
+
+
+def _call_digest(
+    args: Any, ok: bool, outcome: str | None, result: Any, message: str | None, ignore: Any
+) -> str:
+    """A call's identity: masked arguments, outcome, and the masked result or error template."""
+    template = None if ok else error_template(message)
+    shown = mask(result, ignore) if ok else None
+    return digest([mask_args(args, ignore), outcome, shown, template])
 
 
 def _coarse_of(
@@ -147,7 +155,6 @@ class Keyer:
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
         outcome = outcome_of(ok, error_type, status)
-        template = None if ok else error_template(message)
         coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
         own = self.functions.get(tool)
         if own is not None:
@@ -159,10 +166,7 @@ class Keyer:
                 self.failures.append((tool, f"{type(exc).__name__}: {safe_repr(exc, 200)}"))
             else:
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
-        ignore = self.ignore
-        shown = digest(
-            [mask_args(args, ignore), outcome, mask(result, ignore) if ok else None, template]
-        )
+        shown = _call_digest(args, ok, outcome, result, message, self.ignore)
         return ActionKey(None, tool, outcome, shown, args, channel, coarse)
 
     def model(

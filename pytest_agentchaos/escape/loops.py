@@ -193,10 +193,9 @@ class _Novelty:
 
 @dataclass
 class _Held:
-    """A loop that holds: the alarm, where it was detected and last continued."""
+    """A loop that holds: the alarm, and where the agent last continued it."""
 
     loop: Loop
-    detected: int
     continued: int
 
 
@@ -426,7 +425,7 @@ class LoopDetector:
         for kind, (loop, continued) in found.items():
             current = held.get(kind)  # another node or state of the same cycle continues it
             if current is None:
-                held[kind] = _Held(loop, pos, pos)
+                held[kind] = _Held(loop, pos)
                 alarms.append(_renew(loop, True))
                 continue
             current.loop = loop
@@ -460,8 +459,6 @@ def _renew(loop: Loop, new: bool) -> Loop:
     )
 
 
-def _last(seen: deque[Any]) -> int:
-    if not seen:
-        return -1
-    last = seen[-1]
-    return last[0] if isinstance(last, tuple) else int(last)
+def _last(seen: deque[tuple[int, Any]]) -> int:
+    """The position of the latest sighting or visit (entries are ``(position, ...)``)."""
+    return seen[-1][0] if seen else -1
