@@ -17,13 +17,17 @@ from typing import Any
 from ..trace.values import deep_digest
 
 
+#: Canonical JSON, made once (``json.dumps`` with options builds an encoder per call).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
+).encode
+
+
 def digest(value: Any) -> str:
     """A short, stable digest of a JSON-able value (canonical JSON + blake2b); never raises
     (text with lone surrogates, values too deep for the encoder: digested structurally)."""
     try:
-        text = json.dumps(
-            value, sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
-        )
+        text = _CANONICAL(value)
     except Exception:
         return deep_digest(value)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
@@ -49,6 +53,23 @@ class ActionKey:
     shown_args: Any = field(default=None, compare=False)
     channel: str = "tool"
     coarse: str | None = field(default=None, compare=False)
+    # The hash, worked out once: a key is looked up a dozen times per action.
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        found = self._hash
+        if not found:
+            found = hash((self.node, self.tool, self.outcome, self.digest, self.channel))
+            object.__setattr__(self, "_hash", found)
+        return found
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its fields: a string's hash differs from one process to the next
+        return (
+            ActionKey,
+            (self.node, self.tool, self.outcome, self.digest, self.shown_args, self.channel,
+             self.coarse),
+        )  # fmt: skip
 
     @property
     def stream(self) -> str:

@@ -88,6 +88,9 @@ def _coarse_of(
 #: Result fields that hold a failure's text, in the order they are read.
 _ERROR_TEXT = ("stderr", "error", "message", "detail", "output", "stdout", "content")
 _EXIT_CODES = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
+_FAILURE_FIELDS = frozenset(
+    {*_EXIT_CODES, "is_error", "isError", "success", "ok", "status", "error"}
+)
 
 
 def failure_text(result: Any, status: int | None = None) -> str | None:
@@ -96,6 +99,8 @@ def failure_text(result: Any, status: int | None = None) -> str | None:
     code, ``status`` "error"/"failed", or a non-empty ``error`` field. None for a result that
     reports no failure."""
     failed = status is not None and status >= 400
+    if not failed and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
+        return None  # no field that could report a failure (most results)
     if isinstance(result, dict):
         code = next((result[k] for k in _EXIT_CODES if k in result), None)
         failed = (

@@ -101,14 +101,19 @@ class Loop:
 class _Periodic:
     """Whether a stream of keys ends with a block repeated enough times."""
 
-    __slots__ = ("divisors", "max_p", "min_p", "need", "need1", "recent", "run", "run_began")
+    __slots__ = (
+        "divisors", "hashes", "max_p", "min_p", "need", "need1", "recent", "run", "run_began",
+        "running",
+    )  # fmt: skip
 
     def __init__(self, policy: LoopPolicy) -> None:
         self.min_p, self.max_p = policy.min_period, policy.max_period
         self.need1, self.need = policy.repeats_period_1, policy.repeats
         # (hash, key, step) of the latest actions: hashes make most comparisons int compares
         self.recent: deque[tuple[int, ActionKey, int]] = deque(maxlen=self.max_p + 1)
+        self.hashes: deque[int] = deque(maxlen=self.max_p)  # of the latest max_p keys
         self.run = [0] * (self.max_p + 1)
+        self.running = False  # whether any period's counter is above zero
         self.run_began = [0] * (self.max_p + 1)
         # proper divisors of each period: a block that is a power of a shorter one ("A A")
         # is that shorter loop, judged by that period's threshold
@@ -117,14 +122,23 @@ class _Periodic:
     def reset(self) -> None:
         """Forget the stream so far: what comes next is judged on its own."""
         self.recent.clear()
+        self.hashes.clear()
         self.run = [0] * (self.max_p + 1)
+        self.running = False
 
     def push(self, key: ActionKey, step: int) -> tuple[int, int, int, tuple[ActionKey, ...]] | None:
         """Take the next key; returns ``(period, occurrences, began_step, block)`` when the
         stream now ends with a loop."""
         recent, run, began = self.recent, self.run, self.run_began
-        size = len(recent)
         h = hash(key)
+        if h not in self.hashes:  # new to the latest max_p keys: no period repeats now
+            if self.running:
+                self.run = [0] * (self.max_p + 1)
+                self.running = False
+            recent.append((h, key, step))
+            self.hashes.append(h)
+            return None
+        size = len(recent)
         found = None
         for p in range(1, self.max_p + 1):
             if p <= size:
@@ -140,6 +154,8 @@ class _Periodic:
                 if run[p] >= (k - 1) * p and all(run[d] < p - d for d in self.divisors[p]):
                     found = p
         recent.append((h, key, step))
+        self.hashes.append(h)
+        self.running = True
         if found is None:
             return None
         block = tuple(e[1] for e in list(recent)[-found:])
@@ -150,45 +166,51 @@ class _Novelty:
     """Which items (action keys, states, nodes) are new, and whether something new that has
     stayed new (a singleton) appeared since a position: progress."""
 
-    __slots__ = ("counts", "first", "order", "singles", "window")
+    __slots__ = ("order", "seen", "singles", "window")
 
     def __init__(self, window: int) -> None:
         self.window = window
-        self.counts: dict[Hashable, int] = {}
-        self.first: dict[Hashable, int] = {}
+        # item -> [sightings within the window, position of the first of them]
+        self.seen: dict[Hashable, list[int]] = {}
         self.order: deque[tuple[int, Hashable]] = deque()
         self.singles: list[tuple[int, Hashable]] = []
 
     def see(self, item: Hashable, pos: int) -> None:
-        counts = self.counts
-        seen = counts.get(item, 0)
-        counts[item] = seen + 1
-        self.order.append((pos, item))
-        if not seen:
-            self.first[item] = pos
+        seen = self.seen
+        entry = seen.get(item)
+        if entry is None:
+            seen[item] = [1, pos]
             self.singles.append((pos, item))
             if len(self.singles) > 2 * self.window:
                 self.singles = [s for s in self.singles if self._live(s)]
+        else:
+            entry[0] += 1
         order = self.order
-        while order and order[0][0] <= pos - self.window:
-            _, old = order.popleft()
-            left = counts[old] - 1
-            if left:
-                counts[old] = left
-            else:
-                del counts[old]
-                del self.first[old]
+        order.append((pos, item))
+        if order[0][0] <= pos - self.window:
+            while order and order[0][0] <= pos - self.window:
+                _, old = order.popleft()
+                entry = seen[old]
+                if entry[0] > 1:
+                    entry[0] -= 1
+                else:
+                    del seen[old]
 
     def _live(self, single: tuple[int, Hashable]) -> bool:
         pos, item = single
-        return self.counts.get(item) == 1 and self.first.get(item) == pos
+        entry = self.seen.get(item)
+        return entry is not None and entry[0] == 1 and entry[1] == pos
 
     def progress_since(self, pos: int) -> bool:
         """Whether an item first seen after ``pos`` has not been seen again."""
         singles = self.singles
-        while singles and not self._live(singles[-1]):
+        while singles:
+            last, item = singles[-1]
+            entry = self.seen.get(item)
+            if entry is not None and entry[0] == 1 and entry[1] == last:
+                return last > pos
             singles.pop()
-        return bool(singles) and singles[-1][0] > pos
+        return False
 
 
 @dataclass
@@ -209,7 +231,8 @@ class LoopDetector:
         self._streak: tuple[str | None, int, int, deque[ActionKey]] = (None, 0, 0, deque())
         window = max(512, 4 * max(policy.state_window, policy.node_window_events))
         self._novelty = _Novelty(window)
-        self._sightings: dict[Hashable, deque[tuple[int, int]]] = {}  # (position, step)
+        # item -> (position, step) of its latest state_repeats sightings
+        self._sightings: dict[Hashable, list[tuple[int, int]]] = {}
         self._last_state: str | None = None
         # (position, item) of the latest sightings the recurrence rule counted
         self._recurring: deque[tuple[int, Hashable]] = deque(maxlen=policy.state_window + 1)
@@ -355,15 +378,18 @@ class LoopDetector:
         ``state_repeats`` times within ``state_window`` actions, with nothing new since the
         first of them."""
         policy = self.policy
-        sightings = self._sightings.get(item)
-        if sightings is None:
-            if len(self._sightings) > 4 * policy.state_window:
-                self._forget(self._sightings, pos - policy.state_window)
-            sightings = self._sightings[item] = deque(maxlen=policy.state_repeats)
-        sightings.append((pos, step))
         recent = self._recurring
         recent.append((pos, item))
+        sightings = self._sightings.get(item)
+        if sightings is None:  # a first sighting (most are): no more to check
+            if len(self._sightings) > 4 * policy.state_window:
+                self._forget(self._sightings, pos - policy.state_window)
+            self._sightings[item] = [(pos, step)]
+            return None
+        sightings.append((pos, step))
         k, window = policy.state_repeats, policy.state_window
+        if len(sightings) > k:
+            del sightings[0]
         if len(sightings) < k:
             return None
         first, first_step = sightings[0]
@@ -418,6 +444,8 @@ class LoopDetector:
         """Loops found now continue or begin episodes; a held state or node loop stays while
         no progress is made and its window has not passed."""
         held = self._held
+        if not held and not found:
+            return []
         for kind in [k for k in held if k not in found]:
             if not self._still(kind, held[kind], pos):
                 del held[kind]
@@ -459,6 +487,6 @@ def _renew(loop: Loop, new: bool) -> Loop:
     )
 
 
-def _last(seen: deque[tuple[int, Any]]) -> int:
+def _last(seen: deque[tuple[int, Any]] | list[tuple[int, Any]]) -> int:
     """The position of the latest sighting or visit (entries are ``(position, ...)``)."""
     return seen[-1][0] if seen else -1
