@@ -16,7 +16,6 @@ from typing import Any
 
 from ..trace.values import deep_digest
 
-
 #: Canonical JSON, made once (``json.dumps`` with options builds an encoder per call).
 _CANONICAL = json.JSONEncoder(
     sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
