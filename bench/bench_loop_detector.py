@@ -13,6 +13,8 @@ Verdicts (ratios in this run, never a bare time):
   and result, digest, coarse key) + every rule (two repeat streams, same-error streak,
   recurrence, node window) <= 10 us per action (a single absolute bound, as issue 11 states
   it; printed with its ratio to the bare digest, the cost every detector must pay anyway).
+  An absolute time depends on the machine: ``bench_pipeline_vs_revision.py`` measures the
+  same pipeline against an earlier revision of the code in one process.
 
 Run: .venv/bin/python bench/bench_loop_detector.py
 """
@@ -24,6 +26,7 @@ import random
 import statistics
 import sys
 import time
+from typing import Any
 
 from pytest_agentchaos.escape.history import ActionKey, digest
 from pytest_agentchaos.escape.keys import Keyer
@@ -81,13 +84,11 @@ def per_action_naive(keys: list[ActionKey], probes: int) -> float:
     return statistics.median(samples) / 1000
 
 
-def pipeline_cost(n: int = 20_000) -> tuple[float, float]:
-    """Per action, what the harness's observer does with a completed tool call: key it (mask
-    the volatile tokens of its arguments and result, digest, coarse key) with the ``Keyer``,
-    then run every rule of the detector, with the agent's state. The arguments and results
-    carry what a real agent's do: request ids, timestamps, durations."""
-    rng = random.Random(3)
-    raw = [
+def realistic_calls(n: int, seed: int = 3) -> list[tuple[Any, Any, str]]:
+    """``(arguments, result, state)`` of ``n`` completed calls carrying what a real agent's
+    do: request ids, timestamps, durations."""
+    rng = random.Random(seed)
+    return [
         (
             {
                 "query": f"flights to {rng.choice(['LIS', 'OSL', 'YUL'])}",
@@ -105,6 +106,13 @@ def pipeline_cost(n: int = 20_000) -> tuple[float, float]:
         )
         for _ in range(n)
     ]
+
+
+def pipeline_cost(n: int = 20_000) -> tuple[float, float]:
+    """Per action, what the harness's observer does with a completed tool call: key it (mask
+    the volatile tokens of its arguments and result, digest, coarse key) with the ``Keyer``,
+    then run every rule of the detector, with the agent's state (:func:`realistic_calls`)."""
+    raw = realistic_calls(n)
     samples, digests = [], []
     for _ in range(5):
         detector = LoopDetector()

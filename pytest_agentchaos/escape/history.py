@@ -10,16 +10,28 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ..trace.values import deep_digest
 
-#: Canonical JSON, made once (``json.dumps`` with options builds an encoder per call).
-_CANONICAL = json.JSONEncoder(
-    sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
-).encode
+
+def _canonical_encoder() -> Callable[[Any], str]:
+    """Canonical JSON (sorted keys, no spaces, text as is, ``repr`` for the rest), made once:
+    ``json.dumps`` builds an encoder on every call, which costs more than the encoding of a
+    small call. Without a cycle check (a cycle raises ``RecursionError``, which
+    :func:`digest` catches like any other failure)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator (PyPy): the standard encoder
+        return json.JSONEncoder(
+            sort_keys=True, default=repr, ensure_ascii=False, separators=(",", ":")
+        ).encode
+    encode = make(None, repr, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_CANONICAL = _canonical_encoder()
 
 
 def digest(value: Any) -> str:
@@ -32,51 +44,112 @@ def digest(value: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
 class ActionKey:
-    """One agent action as the loop detector sees it.
+    """One agent action as the loop detector sees it. Immutable and hashable.
 
     ``outcome`` is a short label (``ok``, ``error:TimeoutError``, ``error:HTTPStatusError:503``);
     ``digest`` covers the (masked) arguments and the result or error message together, one
-    digest per action. ``channel`` is ``tool``, ``http`` or ``model``. ``coarse`` (not part of
-    the identity) keys a failed call by its tool and error template alone, for "same error,
-    other arguments" streaks.
+    digest per action. ``channel`` is ``tool``, ``http`` or ``model``. ``shown_args`` (the
+    call's arguments, kept only to describe the action to humans) and ``coarse`` (a failed
+    call keyed by its tool and error template alone, for "same error, other arguments"
+    streaks) are not part of the identity: two keys are equal when node, tool, outcome,
+    digest and channel are.
     """
 
-    node: str | None = None
-    tool: str | None = None
-    outcome: str | None = None
-    digest: str | None = None
-    # The call's arguments, kept only to describe the action to humans (formatted on demand,
-    # as that is rare); not part of the key's identity.
-    shown_args: Any = field(default=None, compare=False)
-    channel: str = "tool"
-    coarse: str | None = field(default=None, compare=False)
-    # The hash, worked out once: a key is looked up a dozen times per action.
-    _hash: int = field(default=0, init=False, compare=False, repr=False)
+    # A plain class rather than a frozen dataclass: a key is made for every action and looked
+    # up a dozen times, so it is built with plain slot stores and hashed once.
+    __slots__ = (
+        "_channel", "_coarse", "_digest", "_hash", "_identity", "_node", "_outcome", "_shown",
+        "_stream", "_tool",
+    )  # fmt: skip
 
-    def __hash__(self) -> int:
-        found = self._hash
-        if not found:
-            found = hash((self.node, self.tool, self.outcome, self.digest, self.channel))
-            object.__setattr__(self, "_hash", found)
-        return found
+    def __init__(
+        self,
+        node: str | None = None,
+        tool: str | None = None,
+        outcome: str | None = None,
+        digest: str | None = None,
+        shown_args: Any = None,
+        channel: str = "tool",
+        coarse: str | None = None,
+    ) -> None:
+        self._node = node
+        self._tool = tool
+        self._outcome = outcome
+        self._digest = digest
+        self._shown = shown_args
+        self._channel = channel
+        self._coarse = coarse
+        self._identity = identity = (node, tool, outcome, digest, channel)
+        self._hash = hash(identity)
+        self._stream = "node" if tool is None else "model" if channel == "model" else "tool"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # rebuilt from its fields: a string's hash differs from one process to the next
-        return (
-            ActionKey,
-            (self.node, self.tool, self.outcome, self.digest, self.shown_args, self.channel,
-             self.coarse),
-        )  # fmt: skip
+    @property
+    def node(self) -> str | None:
+        """The node of a graph agent the action belongs to (a visit has no tool)."""
+        return self._node
+
+    @property
+    def tool(self) -> str | None:
+        """The tool, endpoint or model called; None for a node visit or a bare step."""
+        return self._tool
+
+    @property
+    def outcome(self) -> str | None:
+        """``ok`` or ``error:<type>[:<status>]``."""
+        return self._outcome
+
+    @property
+    def digest(self) -> str | None:
+        """The digest of the masked arguments and result (or error template); for a visit or
+        a step, of the state."""
+        return self._digest
+
+    @property
+    def shown_args(self) -> Any:
+        """The call's arguments, to describe it (not part of the identity)."""
+        return self._shown
+
+    @property
+    def channel(self) -> str:
+        """``tool``, ``http`` or ``model``."""
+        return self._channel
+
+    @property
+    def coarse(self) -> str | None:
+        """The coarse key of a failed call (not part of the identity)."""
+        return self._coarse
 
     @property
     def stream(self) -> str:
         """Which stream the action belongs to: ``tool`` (tool and HTTP calls), ``model``, or
         ``node`` (a visit to a node of a graph agent, or a bare step)."""
-        if self.tool is None:
-            return "node"
-        return "model" if self.channel == "model" else "tool"
+        return self._stream
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, ActionKey):
+            return NotImplemented
+        return self._hash == other._hash and self._identity == other._identity
+
+    def __repr__(self) -> str:
+        return (
+            f"ActionKey(node={self._node!r}, tool={self._tool!r}, outcome={self._outcome!r}, "
+            f"digest={self._digest!r}, shown_args={self._shown!r}, channel={self._channel!r}, "
+            f"coarse={self._coarse!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its fields: a string's hash differs from one process to the next
+        return (
+            ActionKey,
+            (self._node, self._tool, self._outcome, self._digest, self._shown, self._channel,
+             self._coarse),
+        )  # fmt: skip
 
     def describe(self) -> str:
         """A short human label, e.g. ``@node search(q='x') -> ok`` (``step`` when empty)."""

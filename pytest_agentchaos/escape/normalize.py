@@ -119,11 +119,12 @@ _LEAD_WORDS = (
 #: or at a word without a digit that is not one of :data:`_LEAD_WORDS`): every alternative
 #: below begins at a temp path, or at a word start (or where digits follow letters) with a
 #: digit in its word or a lead word. It halves the cost per character.
-_VOLATILE = re.compile(
-    rf"""
+_GUARD = rf"""
     (?:(?=/|[A-Za-z]:\\)
       |(?:{_NOT_ALNUM_BEFORE}|(?<=[A-Za-z])(?=[0-9]))(?=\S*?[0-9]|(?:{_LEAD_WORDS})\b))
-    (?:(?P<uuid>{_NOT_ALNUM_BEFORE}[0-9a-fA-F]{{8}}-[0-9a-fA-F]{{4}}-[0-9a-fA-F]{{4}}-[0-9a-fA-F]{{4}}
+    """
+_TOKENS = rf"""
+    (?P<uuid>{_NOT_ALNUM_BEFORE}[0-9a-fA-F]{{8}}-[0-9a-fA-F]{{4}}-[0-9a-fA-F]{{4}}-[0-9a-fA-F]{{4}}
         -[0-9a-fA-F]{{12}}{_NOT_ALNUM_AFTER})
     |(?P<time>(?<![0-9])\d{{4}}-\d{{2}}-\d{{2}}[T\ ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:[.,]\d+)?)?
         (?:Z|[+-]\d{{2}}:?\d{{2}}|\ ?UTC|\ ?GMT)?(?![0-9])
@@ -148,10 +149,9 @@ _VOLATILE = re.compile(
         {_NOT_ALNUM_AFTER})
     |(?P<counter>\b(?:attempt|retry|retries|try|tries|iteration|iter|seq|sequence|nonce|pid
         |pgid|ppid)\b[\ \t:=\#]*|(?-i:\b(?:In|Out)\ ?\[))\d+
-    |(?P<digits>{_NOT_ALNUM_BEFORE}\d{{7,40}}(?![0-9])))
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
+    |(?P<digits>{_NOT_ALNUM_BEFORE}\d{{7,40}}(?![0-9]))
+    """
+_VOLATILE = re.compile(f"{_GUARD}(?:{_TOKENS})", re.VERBOSE | re.IGNORECASE)
 _PLAIN = {
     "uuid": "<uuid>",
     "time": "<time>",
