@@ -1,0 +1,269 @@
+"""Type conversion (the seed's SCHEMA_TYPE_CONVERSION) and lists: a value of the wrong JSON
+type turned into the type the schema asks for, when the conversion keeps its meaning.
+
+Converted: numeric strings (``"3"``, ``"1,200"``, ``"$45"``, ``"1.200,50"``), whole floats
+to integers, booleans as words, numbers to strings, JSON text of an array or object, a single
+value into a list (``wrap_in_list``) and a one-item list out of it (``unwrap_list``).
+
+Declined, with the reason: a fraction where an integer is asked for (rounding changes it), a
+percentage or a unit (another scale), a separator that could be a decimal point or a thousands
+separator (``"1.200"``, ``"1,5"``), a yes/no as a number, several values where one is asked
+for, and one value where the task says there are several.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .fixes import Context, Decline, Fix, schema_types
+
+__all__ = ["convert", "parse_number"]
+
+_TRUE = frozenset({"true", "yes", "y", "on", "1", "enabled", "enable", "t"})
+_FALSE = frozenset({"false", "no", "n", "off", "0", "disabled", "disable", "f"})
+_NULL = frozenset({"null", "none", "nil", ""})
+_CURRENCY = re.compile(r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$")
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,200 and 1,200.50
+_EU_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")  # 1.200,50
+_PLAIN = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$")
+_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+
+
+def parse_number(text: str) -> tuple[float | None, str]:
+    """``(number, "")`` for a number written as text, or ``(None, why not)``."""
+    raw = text.strip().lower().replace("\u00a0", " ").replace("_", "")
+    if not raw:
+        return None, "an empty string is no number"
+    if raw.endswith("%"):
+        return None, f"{text!r} is a percentage: the tool may want 0-1 or 0-100"
+    stripped = _CURRENCY.sub("", raw).strip()
+    if stripped in _WORDS:
+        return float(_WORDS[stripped]), ""
+    compact = stripped.replace(" ", "")
+    if _PLAIN.match(compact):
+        return float(compact), ""
+    if _GROUPED.match(compact):
+        return float(compact.replace(",", "")), ""
+    if _EU_GROUPED.match(compact):
+        return float(compact.replace(".", "").replace(",", ".")), ""
+    if re.match(r"^[+-]?\d{1,3}(?:\.\d{3})+$", compact) or re.match(r"^[+-]?\d+,\d{1,2}$", compact):
+        return None, f"in {text!r} the separator may be a decimal point or a thousands separator"
+    if re.match(r"^[+-]?[\d.,]+\s*[a-zµ°]+$", stripped):
+        return None, f"{text!r} carries a unit: the tool's may be another"
+    return None, f"{text!r} is not a number"
+
+
+def convert(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    """``value`` converted to a type ``schema`` allows, or why not; None when the schema names
+    no type or the value already has one of its types."""
+    types = schema_types(schema)
+    if not types or _has_type(value, types):
+        return None
+    reasons: list[str] = []
+    for target in sorted(types, key=lambda t: t == "null"):  # null last: a value is meant
+        found = _CONVERT[target](value, schema, ctx)
+        if isinstance(found, Fix):
+            return found
+        if isinstance(found, Decline):
+            if found.strategy != "schema_type_conversion":
+                return found  # a list strategy's own verdict
+            reasons.append(found.reason)
+    want = " or ".join(types)
+    reason = reasons[0] if reasons else f"{_short(value)} cannot become {want}"
+    return Decline("schema_type_conversion", reason)
+
+
+def _has_type(value: Any, types: list[str]) -> bool:
+    for kind in types:
+        if kind == "integer" and _is_int(value):
+            return True
+        if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if kind == "string" and isinstance(value, str):
+            return True
+        if kind == "boolean" and isinstance(value, bool):
+            return True
+        if kind == "array" and isinstance(value, list):
+            return True
+        if kind == "object" and isinstance(value, Mapping):
+            return True
+        if kind == "null" and value is None:
+            return True
+    return False
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _fix(value: Any, confidence: float, reason: str) -> Fix:
+    return Fix("schema_type_conversion", value, confidence, reason)
+
+
+def _no(reason: str) -> Decline:
+    return Decline("schema_type_conversion", reason)
+
+
+def _to_integer(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return _no(f"{value!r} is not a finite number")
+    if isinstance(value, float):
+        if value.is_integer():
+            return _fix(int(value), 0.95, f"{value!r} is the whole number {int(value)}")
+        return _no(f"{value!r} is not a whole number: rounding it would change it")
+    number = _to_number(value, schema, ctx)
+    if not isinstance(number, Fix):
+        return number
+    got = number.value
+    if not float(got).is_integer():
+        return _no(f"{_short(value)} is not a whole number: rounding it would change it")
+    return _fix(int(got), number.confidence, number.reason)
+
+
+def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, bool):
+        return _no("a yes/no is not a number")
+    if isinstance(value, (int, float)):
+        return None  # already a number: the integer check above decides
+    if isinstance(value, list) and len(value) == 1 and not isinstance(value[0], (list, dict)):
+        return _unwrap(value, schema, ctx)
+    if not isinstance(value, str):
+        return _no(f"{_short(value)} is not a number")
+    number, why = parse_number(value)
+    if number is None:
+        return _no(why)
+    if math.isinf(number) or math.isnan(number):
+        return _no(f"{value!r} is not a finite number")
+    shown = int(number) if number.is_integer() else number
+    return _fix(shown, 0.95, f"the number {value!r} written as {shown!r}")
+
+
+def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE:
+            return _fix(True, 0.95, f"{value!r} means true")
+        if word in _FALSE:
+            return _fix(False, 0.95, f"{value!r} means false")
+        return _no(f"{value!r} is neither yes nor no")
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return _fix(bool(value), 0.9, f"{value!r} as a yes/no")
+    if isinstance(value, list) and len(value) == 1:
+        return _unwrap(value, schema, ctx)
+    return _no(f"{_short(value)} is not a yes/no")
+
+
+def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, bool) or value is None:
+        return _no(f"{_short(value)} as text would be a guess")
+    if isinstance(value, int):
+        return _fix(str(value), 0.9, f"the number {value!r} as text")
+    if isinstance(value, float):
+        text = str(int(value)) if value.is_integer() else repr(value)
+        return _fix(text, 0.85, f"the number {value!r} as text")
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], (str, int, float)):
+        return _unwrap(value, schema, ctx)
+    return _no(f"{_short(value)} is not text")
+
+
+def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return _no(f"{_short(value)} looks like a list but is not valid JSON")
+        if isinstance(parsed, list):
+            return _fix(parsed, 0.95, "the list was sent as JSON text")
+    minimum = schema.get("minItems")
+    if isinstance(minimum, int) and minimum > 1:
+        return Decline("wrap_in_list", f"one value where at least {minimum} are asked for")
+    several = _several_in_task(ctx)
+    if several:
+        return Decline("wrap_in_list", f"the task names {several} of them; one value is given")
+    if isinstance(value, (list, dict)) and not value:
+        return _no(f"{_short(value)} is empty")
+    return Fix(
+        "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
+    )
+
+
+def _to_object(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return _no(f"{_short(value)} looks like an object but is not valid JSON")
+        if isinstance(parsed, dict):
+            return _fix(parsed, 0.95, "the object was sent as JSON text")
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        return _unwrap(value, schema, ctx)
+    return _no(f"{_short(value)} is not an object")
+
+
+def _to_null(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, str) and value.strip().lower() in _NULL:
+        return _fix(None, 0.9, f"{value!r} means no value")
+    return _no(f"{_short(value)} is not empty")
+
+
+def _unwrap(value: list[Any], schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
+    if len(value) != 1:
+        return Decline("unwrap_list", f"{len(value)} values where one is asked for")
+    inner = value[0]
+    types = schema_types(schema)
+    if types and not _has_type(inner, types):
+        converted = convert(inner, schema, ctx)
+        if isinstance(converted, Fix):
+            return Fix(
+                "unwrap_list",
+                converted.value,
+                min(0.9, converted.confidence),
+                f"a one-item list where one value is asked for; {converted.reason}",
+            )
+        return Decline("unwrap_list", converted.reason if converted else "no conversion")
+    return Fix("unwrap_list", inner, 0.9, "a one-item list where one value is asked for")
+
+
+_CONVERT = {
+    "integer": _to_integer,
+    "number": _to_number,
+    "boolean": _to_boolean,
+    "string": _to_string,
+    "array": _to_array,
+    "object": _to_object,
+    "null": _to_null,
+}
+
+_COUNT = re.compile(
+    r"\b(\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple|both)\s+"
+    r"(?:\w+\s+){0,2}?(\w+)",
+    re.IGNORECASE,
+)
+
+
+def _several_in_task(ctx: Context) -> str | None:
+    """A count of two or more that the task puts before the field's name ("two cities",
+    "3 passengers"), or None."""
+    if not ctx.task or not ctx.name:
+        return None
+    words = {w for w in re.split(r"[_\W]+", ctx.name.lower()) if len(w) > 2}
+    stems = {w.rstrip("s") for w in words}
+    for match in _COUNT.finditer(ctx.task[:4000]):
+        count, noun = match[1].lower(), match[2].lower()
+        if noun.rstrip("s") in stems and count not in ("1", "0"):
+            return count
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

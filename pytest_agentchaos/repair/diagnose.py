@@ -1,0 +1,439 @@
+"""Diagnosis: what is wrong with a call, from the schema and from the tool's own error.
+
+Two sources, merged:
+- the schema: ``jsonschema``'s structured errors (:meth:`.ToolSpec.problems`);
+- the tool's error: a JSON body first (FastAPI / pydantic ``detail`` lists, zod-style issue
+  lists as MCP servers return them, OpenAI-style ``{"error": {"param": ...}}``), then an
+  ordered table of message patterns (:data:`ERROR_PATTERNS`, the seed's error -> strategy
+  map), which a policy can extend in front.
+
+A transient error (a timeout, a 5xx, a 429, any "rate limit" message whatever its status, as
+the escape stack's :class:`~..escape.classify.ErrorClassifier` decides) is no parameter
+error: the call is retried with the same arguments. A missing tool or endpoint (404, "unknown
+tool") is not one either: another route is needed, which no repair of the arguments gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..escape.classify import ErrorClass, ErrorClassifier
+from .spec import Problem, ToolSpec
+
+__all__ = ["ERROR_PATTERNS", "Diagnosis", "ErrorPattern", "diagnose", "error_problems"]
+
+_FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]*)['\"`]?"
+
+
+@dataclass(frozen=True)
+class ErrorPattern:
+    """One row of the error -> problem table: a regex over the error text whose named groups
+    give ``field`` and, where the message says it, ``expected`` (allowed values, a layout, a
+    type or a bound); ``kind`` is the :class:`~.spec.Problem` kind it reports, ``keyword``
+    the schema keyword it stands for (``minimum`` for a lower bound...)."""
+
+    name: str
+    regex: str
+    kind: str
+    keyword: str = ""
+
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.regex, re.IGNORECASE)
+
+
+#: The default table, most specific first. Field names are read from the message; allowed
+#: values, layouts, types and bounds too where the message gives them.
+ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
+    ErrorPattern(
+        "python_missing_arguments",
+        r"missing \d+ required (?:positional |keyword-only )?arguments?: (?P<fields>.+)",
+        "missing",
+    ),
+    ErrorPattern(
+        "python_unexpected_argument",
+        r"(?:got an )?unexpected keyword argument " + _FIELD,
+        "unknown",
+    ),
+    ErrorPattern(
+        "additional_properties",
+        r"additional properties are not allowed \(" + _FIELD + r" (?:was|were) unexpected\)",
+        "unknown",
+    ),
+    ErrorPattern(
+        "required_property", _FIELD + r" is a required (?:property|field|parameter)", "missing"
+    ),
+    ErrorPattern(
+        "missing_parameter",
+        r"(?:missing|no) (?:required |mandatory )?(?:parameter|argument|field|property|key|value)"
+        r"s?(?: for)?[:\s]+" + _FIELD,
+        "missing",
+    ),
+    ErrorPattern(
+        "parameter_required",
+        r"(?:parameter|argument|field|property) " + _FIELD + r" (?:is )?(?:required|missing)",
+        "missing",
+    ),
+    ErrorPattern(
+        "unknown_parameter",
+        r"(?:unknown|unrecognized|unrecognised|unexpected|invalid|unsupported) "
+        r"(?:parameter|argument|field|property|key)(?: name)?s?[:\s]+" + _FIELD,
+        "unknown",
+    ),
+    ErrorPattern(
+        "one_of",
+        _FIELD + r"(?: value)?(?: \S+)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
+        "enum",
+    ),
+    ErrorPattern(
+        "invalid_value_one_of",
+        r"(?:invalid|unsupported|unknown|bad) (?:value|option|choice)?\s*(?:for )?"
+        + _FIELD
+        + r".*?(?:one of|allowed(?: values)?(?: are)?|valid (?:values|options) (?:are|is)"
+        r"|expected)[:\s]+(?P<expected>.+)",
+        "enum",
+    ),
+    ErrorPattern(
+        "date_layout",
+        r"(?:invalid )?(?:date(?:time)? )?format (?:for|of|in) "
+        + _FIELD
+        + r".*?(?:expected|use|should be|must be|required)[:\s]*(?P<expected>"
+        r"YYYY-MM-DD(?:[T ]HH:MM(?::SS)?)?|[DMY]{2,4}[/.\-][DMY]{2,4}[/.\-][DMY]{2,4}"
+        r"|ISO[ -]?8601|RFC ?3339)",
+        "format",
+    ),
+    ErrorPattern(
+        "date_must_be",
+        _FIELD + r"[^.\n]{0,40}? (?:must|should) be (?:a |an |in )?(?:valid )?(?:the )?"
+        r"(?:format )?(?P<expected>YYYY-MM-DD|ISO[ -]?8601(?: date)?|date(?:-time)?)\b",
+        "format",
+    ),
+    ErrorPattern(
+        "must_be_at_least",
+        _FIELD + r"[^.\n]{0,30}? (?:must|should) be (?:>=|at least|greater than or equal to"
+        r"|no less than|a minimum of) (?P<expected>-?\d+(?:\.\d+)?)",
+        "range",
+        "minimum",
+    ),
+    ErrorPattern(
+        "must_be_at_most",
+        _FIELD + r"[^.\n]{0,30}? (?:must|should) be (?:<=|at most|less than or equal to"
+        r"|no more than|a maximum of) (?P<expected>-?\d+(?:\.\d+)?)",
+        "range",
+        "maximum",
+    ),
+    ErrorPattern(
+        "must_be_type",
+        _FIELD + r"[^.\n]{0,30}? (?:must|should) be (?:an? |of type )?(?P<expected>integer|int"
+        r"|number|float|string|str|boolean|bool|array|list|object|dict)\b",
+        "type",
+    ),
+    ErrorPattern(
+        "expected_type_for",
+        r"expected (?:an? )?(?P<expected>integer|number|string|boolean|array|object)"
+        r"[^.\n]{0,40}? (?:for|at|in) " + _FIELD,
+        "type",
+    ),
+)
+
+#: Texts of a missing tool or endpoint: another route is needed (the seed's ALTERNATIVE_ROUTE).
+_NO_ROUTE = re.compile(
+    r"\b(?:unknown|no such|unsupported|invalid) (?:tool|function|endpoint|method|operation)\b"
+    r"|\b(?:tool|function|endpoint) (?:\S+ )?(?:not found|does not exist|is not available)\b"
+    r"|\b404 not found\b",
+    re.IGNORECASE,
+)
+_TYPES = {
+    "int": "integer", "integer": "integer", "number": "number", "float": "number",
+    "string": "string", "str": "string", "boolean": "boolean", "bool": "boolean",
+    "array": "array", "list": "array", "object": "object", "dict": "object",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What is wrong with a call.
+
+    ``kind``: ``valid`` (nothing found), ``parameter`` (``problems`` says what), ``transient``
+    (retry with the same arguments), ``route`` (a missing tool or endpoint: another route
+    is needed) or ``unknown`` (an error that names no parameter).
+    """
+
+    kind: str
+    problems: tuple[Problem, ...] = ()
+    reason: str = ""
+    error_class: ErrorClass | None = field(default=None, compare=False)
+
+
+def diagnose(
+    spec: ToolSpec | None,
+    args: Mapping[str, Any],
+    error: BaseException | str | int | None = None,
+    *,
+    classifier: ErrorClassifier | None = None,
+    patterns: Sequence[ErrorPattern] = ERROR_PATTERNS,
+) -> Diagnosis:
+    """Diagnose ``args`` (and the tool's ``error``: an exception, its message, an HTTP status
+    or a response body)."""
+    error_class = None
+    text = ""
+    if error is not None:
+        error_class = (classifier or ErrorClassifier()).classify(error)
+        if error_class.transient:
+            return Diagnosis(
+                "transient", reason=f"{error_class.category}: retry as is", error_class=error_class
+            )
+        text = _error_text(error)
+        status = _status(error)
+        if status == 404 or _NO_ROUTE.search(text):
+            return Diagnosis(
+                "route", reason="the tool or endpoint does not exist", error_class=error_class
+            )
+    problems = list(spec.problems(args)) if spec is not None else []
+    if text:
+        known = {p.path for p in problems}
+        for problem in error_problems(text, spec, patterns):
+            if problem.path not in known:
+                problems.append(problem)
+                known.add(problem.path)
+    if problems:
+        reason = "; ".join(f"{p.field}: {p.message}" for p in problems[:5])
+        return Diagnosis("parameter", tuple(problems), reason, error_class)
+    if error is not None:
+        shown = text[:200] if text else str(error)
+        return Diagnosis(
+            "unknown", reason=f"the error names no parameter: {shown}", error_class=error_class
+        )
+    return Diagnosis("valid")
+
+
+def error_problems(
+    text: str, spec: ToolSpec | None = None, patterns: Sequence[ErrorPattern] = ERROR_PATTERNS
+) -> list[Problem]:
+    """The problems a tool's error text names: from a JSON body when it is one, else from the
+    first patterns that match (one problem per field)."""
+    text = text[:8000]
+    found = list(_from_json(text, spec))
+    if found:
+        return found
+    seen: set[tuple[str | int, ...]] = set()
+    for row in patterns:
+        for match in row.compiled().finditer(text):
+            for problem in _from_match(row, match, spec):
+                if problem.path not in seen:
+                    seen.add(problem.path)
+                    found.append(problem)
+    return found
+
+
+def _from_match(
+    row: ErrorPattern, match: re.Match[str], spec: ToolSpec | None
+) -> Iterator[Problem]:
+    groups = match.groupdict()
+    names: list[str]
+    if groups.get("fields"):
+        names = re.findall(r"['\"](\w+)['\"]", groups["fields"])
+    else:
+        names = [groups["field"]] if groups.get("field") else []
+    expected_text = (groups.get("expected") or "").strip().rstrip(".")
+    for name in names:
+        path = _path(name)
+        schema = dict(spec.schema_at(path)) if spec is not None else {}
+        expected: Any = expected_text or None
+        if row.kind == "enum" and expected_text:
+            expected = _values(expected_text)
+            schema.setdefault("enum", expected)
+        elif row.kind == "format" and expected_text:
+            if re.match(r"(?i)date-time|rfc|iso.*t|.*hh", expected_text):
+                schema.setdefault("format", "date-time")
+            elif "/" in expected_text or "." in expected_text:
+                schema.setdefault("description", expected_text)
+            else:
+                schema.setdefault("format", "date")
+        elif row.kind == "range" and expected_text:
+            number = float(expected_text)
+            expected = int(number) if number.is_integer() else number
+            schema.setdefault(row.keyword, expected)
+        elif row.kind == "type" and expected_text:
+            expected = _TYPES.get(expected_text.lower(), expected_text)
+            schema.setdefault("type", expected)
+        yield Problem(
+            row.kind,
+            path,
+            match.group(0)[:300],
+            row.keyword or row.name,
+            expected=expected,
+            schema=schema,
+            source="error",
+        )
+
+
+def _path(name: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    for piece in re.split(r"\.|\[|\]", name):
+        if piece:
+            parts.append(int(piece) if piece.isdigit() else piece)
+    return tuple(parts)
+
+
+def _values(text: str) -> list[str]:
+    """Allowed values as a message lists them: ``economy, business or first``, ``['a', 'b']``,
+    ``"a" | "b"``."""
+    text = text.strip().strip("[]().")
+    quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", text)
+    if quoted:
+        return quoted
+    parts = re.split(r"\s*(?:,|\||/|\bor\b|\band\b)\s*", text)
+    return [p.strip() for p in parts if p.strip() and len(p.strip()) < 40][:50]
+
+
+def _from_json(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
+    start = text.find("{") if "{" in text else text.find("[")
+    if start < 0:
+        return
+    body: Any
+    try:
+        body = json.loads(text[start:])
+    except ValueError:
+        return
+    yield from _body_problems(body, spec)
+
+
+def _body_problems(body: Any, spec: ToolSpec | None) -> Iterator[Problem]:
+    if isinstance(body, Mapping):
+        if isinstance(body.get("detail"), list):  # FastAPI / pydantic
+            yield from _issues(body["detail"], spec, "loc", "msg", "type")
+            return
+        if isinstance(body.get("issues"), list):
+            yield from _issues(body["issues"], spec, "path", "message", "code")
+            return
+        inner = body.get("error")
+        if isinstance(inner, Mapping):
+            if isinstance(inner.get("param"), str):  # OpenAI style
+                yield _problem_for(
+                    inner["param"].split("."),
+                    str(inner.get("message", "")),
+                    str(inner.get("code") or inner.get("type") or ""),
+                    spec,
+                )
+                return
+            yield from _body_problems(inner, spec)
+            return
+        if isinstance(body.get("errors"), list):
+            yield from _issues(body["errors"], spec, "path", "message", "code")
+    elif isinstance(body, list):  # zod's issue list (MCP servers)
+        yield from _issues(body, spec, "path", "message", "code")
+
+
+def _issues(
+    issues: Iterable[Any], spec: ToolSpec | None, loc: str, msg: str, code: str
+) -> Iterator[Problem]:
+    for issue in issues:
+        if not isinstance(issue, Mapping):
+            continue
+        where = issue.get(loc) or issue.get("loc") or issue.get("path") or []
+        if isinstance(where, str):
+            where = where.split(".")
+        parts = [p for p in where if p not in ("body", "query", "path", "arguments", "params")]
+        yield _problem_for(
+            parts,
+            str(issue.get(msg) or issue.get("message") or ""),
+            str(issue.get(code) or ""),
+            spec,
+            issue,
+        )
+
+
+_CODES = {
+    "missing": "missing", "value_error.missing": "missing", "required": "missing",
+    "extra_forbidden": "unknown", "value_error.extra": "unknown", "unrecognized_keys": "unknown",
+    "invalid_type": "type", "int_parsing": "type", "float_parsing": "type", "bool_parsing": "type",
+    "int_from_float": "type", "string_type": "type", "int_type": "type", "list_type": "type",
+    "enum": "enum", "literal_error": "enum", "invalid_enum_value": "enum",
+    "date_from_datetime_parsing": "format", "date_parsing": "format", "datetime_parsing": "format",
+    "invalid_date": "format", "invalid_string": "format",
+    "greater_than_equal": "range", "less_than_equal": "range", "greater_than": "range",
+    "less_than": "range", "too_small": "range", "too_big": "range",
+    "string_too_short": "length", "string_too_long": "length",
+    "string_pattern_mismatch": "pattern",
+}  # fmt: skip
+
+
+#: Words of an issue's message -> the problem kind, for issues without a known code.
+_MESSAGE_KINDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("required", "missing"), "missing"),
+    (("extra", "not permitted", "unrecognized"), "unknown"),
+    (("one of", "enum", "permitted:"), "enum"),
+    (("date", "format"), "format"),
+    (("greater", "less", "at least", "at most"), "range"),
+    (("valid integer", "valid number", "type"), "type"),
+)
+
+
+def _problem_for(
+    parts: Sequence[Any],
+    message: str,
+    code: str,
+    spec: ToolSpec | None,
+    issue: Mapping[str, Any] | None = None,
+) -> Problem:
+    path = tuple(int(p) if isinstance(p, int) or str(p).isdigit() else str(p) for p in parts)
+    kind = _CODES.get(code)
+    if kind is None:
+        lowered = message.lower()
+        kind = next((k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)), "other")
+    schema = dict(spec.schema_at(path)) if spec is not None else {}
+    expected: Any = None
+    if issue is not None:
+        ctx = issue.get("ctx") if isinstance(issue.get("ctx"), Mapping) else {}
+        options = issue.get("options") or (ctx or {}).get("expected")
+        if kind == "enum" and options:
+            expected = list(options) if isinstance(options, list) else _values(str(options))
+            schema.setdefault("enum", expected)
+        if kind == "type" and isinstance(issue.get("expected"), str):
+            expected = _TYPES.get(issue["expected"], issue["expected"])
+            schema.setdefault("type", expected)
+        for key, keyword in (
+            ("ge", "minimum"),
+            ("le", "maximum"),
+            ("minimum", "minimum"),
+            ("maximum", "maximum"),
+        ):
+            bound = (ctx or {}).get(key, issue.get(key))
+            if kind == "range" and isinstance(bound, (int, float)):
+                schema.setdefault(keyword, bound)
+    if kind == "enum" and expected is None:
+        listed = re.search(r"(?:one of|permitted:|expected)\s*(.+)", message, re.IGNORECASE)
+        if listed:
+            expected = _values(listed.group(1))
+            schema.setdefault("enum", expected)
+    return Problem(
+        kind, path, message[:300], code, expected=expected, schema=schema, source="error"
+    )
+
+
+def _error_text(error: BaseException | str | int) -> str:
+    if isinstance(error, str):
+        return error
+    if isinstance(error, int):
+        return ""
+    parts = [str(error)]
+    response = getattr(error, "response", None)
+    body = getattr(response, "text", None)
+    if isinstance(body, str) and body:
+        parts.append(body)
+    return "\n".join(parts)
+
+
+def _status(error: BaseException | str | int) -> int | None:
+    if isinstance(error, int) and not isinstance(error, bool):
+        return error
+    if isinstance(error, BaseException):
+        for holder in (error, getattr(error, "response", None)):
+            code = getattr(holder, "status_code", None) or getattr(holder, "status", None)
+            if isinstance(code, int) and not isinstance(code, bool):
+                return code
+    return None

@@ -1,0 +1,115 @@
+"""Enum values (the seed's ENUM_VALUE_CORRECTION): what the model wrote matched to one of the
+values the schema allows, or declined when it could be more than one.
+
+In order, each step taken only when exactly one value answers it:
+1. the same value up to case, whitespace and separators (``"Business"``, ``"premium-economy"``
+   for ``premium_economy``);
+2. a synonym from the policy's table (``{"cabin_class": {"coach": "economy"}}`` or
+   ``{"coach": "economy"}``);
+3. the value named as a whole phrase inside what was written (``"business class"``); a longer
+   value that contains a shorter one wins (``"premium economy seat"``);
+4. a fuzzy match (rapidfuzz) at or above the policy's score, clear of the runner-up.
+Otherwise it declines, naming the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .fixes import Context, Decline, Fix
+
+__all__ = ["match_enum", "normal"]
+
+_SEPARATORS = re.compile(r"[\s_\-./]+")
+#: How far ahead of the runner-up a fuzzy match must be to be taken.
+_FUZZY_MARGIN = 8.0
+
+
+def normal(text: str) -> str:
+    """``text`` lowercased with runs of whitespace and separators as one space."""
+    return _SEPARATORS.sub(" ", text.casefold()).strip()
+
+
+def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decline | None:
+    """The allowed value ``value`` stands for, or why it cannot be told; None when ``value``
+    is already allowed."""
+    if value in allowed and not isinstance(value, bool):
+        return None
+    choices = [a for a in allowed if isinstance(a, str)]
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        return Decline("enum_value_correction", f"{value!r} is none of {_listed(allowed)}")
+    text = str(value)
+    wanted = normal(text)
+    numeric = [a for a in allowed if isinstance(a, (int, float)) and not isinstance(a, bool)]
+    for number in numeric:  # "2" for the integer 2 is a type conversion's, but cheap here
+        if wanted == normal(str(number)):
+            return Fix("enum_value_correction", number, 0.95, f"{text!r} is the value {number}")
+    same = [a for a in choices if normal(a) == wanted]
+    if len(same) == 1:
+        return _fix(same[0], 0.97, f"{text!r} is {same[0]!r} written differently")
+    synonym = _synonym(wanted, choices, ctx)
+    if synonym is not None:
+        return _fix(synonym, 0.95, f"{text!r} is a synonym of {synonym!r}")
+    inside = _named_inside(wanted, choices)
+    if len(inside) == 1:
+        return _fix(inside[0], 0.9, f"{text!r} names {inside[0]!r}")
+    if len(inside) > 1:
+        return Decline("enum_value_correction", f"{text!r} names several values: {_listed(inside)}")
+    return _fuzzy(text, wanted, choices, ctx, allowed)
+
+
+def _fix(value: Any, confidence: float, reason: str) -> Fix:
+    return Fix("enum_value_correction", value, confidence, reason)
+
+
+def _synonym(wanted: str, choices: list[str], ctx: Context) -> str | None:
+    tables: list[Mapping[str, Any]] = []
+    by_field = ctx.synonyms.get(ctx.name) if ctx.name else None
+    if isinstance(by_field, Mapping):
+        tables.append(by_field)
+    tables.append(ctx.synonyms)
+    for table in tables:
+        for word, target in table.items():
+            if isinstance(target, str) and normal(str(word)) == wanted and target in choices:
+                return target
+            listed = isinstance(target, (list, tuple)) and word in choices  # value -> [words]
+            if listed and any(normal(str(w)) == wanted for w in target):
+                return str(word)
+    return None
+
+
+def _named_inside(wanted: str, choices: list[str]) -> list[str]:
+    padded = f" {wanted} "
+    named = [c for c in choices if normal(c) and f" {normal(c)} " in padded]
+    # a longer value that contains a shorter one is the one meant ("premium economy")
+    return [
+        c for c in named if not any(o != c and f" {normal(c)} " in f" {normal(o)} " for o in named)
+    ]
+
+
+def _fuzzy(
+    text: str, wanted: str, choices: list[str], ctx: Context, allowed: Sequence[Any]
+) -> Fix | Decline:
+    if choices and wanted:
+        from rapidfuzz import fuzz, process  # imported on first use
+
+        scored = process.extract(
+            wanted, {c: normal(c) for c in choices}, scorer=fuzz.ratio, limit=2
+        )
+        best_score = scored[0][1] if scored else 0.0
+        runner_up = scored[1][1] if len(scored) > 1 else 0.0
+        if best_score >= ctx.fuzzy_score:
+            best = scored[0][2]
+            if best_score - runner_up >= _FUZZY_MARGIN:
+                confidence = round(min(0.95, best_score / 100), 3)
+                return _fix(best, confidence, f"{text!r} is a misspelling of {best!r}")
+            second = scored[1][2]
+            return Decline("enum_value_correction", f"{text!r} could be {best!r} or {second!r}")
+    return Decline("enum_value_correction", f"{text!r} is none of {_listed(allowed)}")
+
+
+def _listed(values: Sequence[Any]) -> str:
+    shown = ", ".join(repr(v) for v in list(values)[:8])
+    return shown + (", ..." if len(values) > 8 else "")

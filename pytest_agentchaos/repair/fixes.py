@@ -1,0 +1,65 @@
+"""What a repair strategy answers: a fix with its confidence, or a decline with its reason."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DROP", "Context", "Decline", "Fix", "schema_types"]
+
+
+class _Drop:
+    """The value of a fix that removes its key."""
+
+    def __repr__(self) -> str:
+        return "DROP"
+
+
+#: A :class:`Fix` whose value is ``DROP`` removes the key.
+DROP: Any = _Drop()
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A strategy's repair of one value: the new value (``DROP`` to remove the key), how sure
+    it is (0 to 1) and why, in words a reader of the report understands."""
+
+    strategy: str
+    value: Any
+    confidence: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Decline:
+    """A strategy saw what is wrong and will not fix it: the fix would change what was asked
+    (or it cannot tell which fix is meant)."""
+
+    strategy: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a strategy may read besides the value: the field's name, the whole arguments,
+    the task's text, the run's clock (``now``), and the policy's tables."""
+
+    name: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    task: str | None = None
+    now: _dt.datetime | None = None
+    synonyms: Mapping[str, Any] = field(default_factory=dict)
+    fuzzy_score: float = 88.0
+
+
+def schema_types(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types a schema allows (``[]`` when it does not say): its ``type``, or what its
+    ``enum``/``const`` values are."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [k for k in kind if isinstance(k, str)]
+    return []

@@ -1,0 +1,251 @@
+"""Inferers: where a missing required value can come from when the schema has no default.
+
+An inferer answers one :class:`InferenceRequest` (the task's text, the tool's spec, the
+arguments, the missing fields, the error) with suggestions: ``{field: Fix}``. A field it
+cannot tell is left out, and the repairer declines: inventing a value the task does not state
+changes what was asked.
+
+- :class:`RuleInferer` (the default) reads the task text alone: a number next to the field's
+  name ("for 3 passengers", "passengers: 2"), an enum value the task names, the one date the
+  task names, a value quoted after the field's name ("city 'Lisbon'").
+- :class:`LLMInferer` asks any ``llm(prompt) -> str`` callable (the seed's
+  LLM_INFER_MISSING_PARAM); its JSON answer is repaired when slightly malformed (code fences,
+  single quotes, trailing commas, Python literals) and then validated like everything else.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .dates import read_date
+from .enums import normal
+from .fixes import Fix, schema_types
+from .spec import ToolSpec
+
+__all__ = [
+    "InferenceRequest",
+    "Inferer",
+    "LLMInferer",
+    "RuleInferer",
+    "loads_lenient",
+]
+
+
+@dataclass(frozen=True)
+class InferenceRequest:
+    """What an inferer is asked: values for ``missing`` (top-level field names) of ``spec``'s
+    call with ``args``, given the ``task`` text, the tool's ``error`` text and the clock."""
+
+    spec: ToolSpec
+    args: Mapping[str, Any]
+    missing: tuple[str, ...]
+    task: str | None = None
+    error: str | None = None
+    now: _dt.datetime | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Inferer(Protocol):
+    """Anything with ``infer(request) -> {field: Fix}``."""
+
+    def infer(self, request: InferenceRequest) -> Mapping[str, Fix]: ...
+
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "a single": 1, "single": 1,
+}  # fmt: skip
+_NUMBER = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + ")"
+_DATE_PHRASE = re.compile(
+    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b"
+    r"|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b"
+    r"|\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
+    r"[a-z]*\.?,?\s+\d{4}\b"
+    r"|\b(?:the day after tomorrow|tomorrow|today|yesterday)\b"
+    r"|\bnext\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\d{4}年\d{1,2}月\d{1,2}[日号]|明天|后天|今天",
+    re.IGNORECASE,
+)
+
+
+class RuleInferer:
+    """Values read from the task text by rules; nothing is guessed."""
+
+    def infer(self, request: InferenceRequest) -> Mapping[str, Fix]:
+        found: dict[str, Fix] = {}
+        if not request.task:
+            return found
+        task = request.task[:8000]
+        for name in request.missing:
+            schema = request.spec.schema_at((name,))
+            fix = self._one(name, schema, task, request.now)
+            if fix is not None:
+                found[name] = fix
+        return found
+
+    def _one(
+        self, name: str, schema: Mapping[str, Any], task: str, now: _dt.datetime | None
+    ) -> Fix | None:
+        enum = schema.get("enum")
+        if isinstance(enum, list) and enum:
+            named = [
+                v for v in enum if isinstance(v, str) and f" {normal(v)} " in f" {normal(task)} "
+            ]
+            named = [v for v in named if not any(o != v and normal(v) in normal(o) for o in named)]
+            if len(named) == 1:
+                return _fix(named[0], 0.9, f"the task names {named[0]!r}")
+            return None
+        types = schema_types(schema)
+        words = _name_words(name)
+        if types and set(types) & {"integer", "number"}:
+            return _number_near(words, task, "integer" in types)
+        if schema.get("format") in ("date", "date-time") or "date" in words:
+            return _only_date(task, now) if schema.get("format") != "date-time" else None
+        if not types or "string" in types:
+            return _quoted_after(words, task)
+        return None
+
+
+def _fix(value: Any, confidence: float, reason: str) -> Fix:
+    return Fix("infer_missing_param", value, confidence, reason)
+
+
+def _name_words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    words = {w.lower() for w in re.split(r"[_\W]+", spaced) if len(w) > 1}
+    return words | {w.rstrip("s") for w in words} | {w + "s" for w in words}
+
+
+def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
+    if not words:
+        return None
+    noun = "(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")"
+    before = re.compile(rf"\b{_NUMBER}\s+(?:[a-z]+\s+){{0,2}}?{noun}\b", re.IGNORECASE)
+    after = re.compile(rf"\b{noun}\s*(?:[:=]|of|is|are|count)?\s*{_NUMBER}\b", re.IGNORECASE)
+    values = set()
+    for pattern in (before, after):
+        for match in pattern.finditer(task):
+            word = match.group(1).lower()
+            number = float(_NUMBER_WORDS.get(word, word))
+            values.add(int(number) if number.is_integer() else number)
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    if integer and not float(value).is_integer():
+        return None
+    return _fix(value, 0.9, f"the task gives {value} next to the field's name")
+
+
+def _only_date(task: str, now: _dt.datetime | None) -> Fix | None:
+    days = set()
+    for match in _DATE_PHRASE.finditer(task):
+        try:
+            day, _, _ = read_date(match.group(0).rstrip(",."), now)
+        except ValueError:
+            return None  # a date the task leaves ambiguous: nothing is inferred
+        days.add(day)
+    if len(days) != 1:
+        return None
+    day = days.pop()
+    return _fix(day.isoformat(), 0.85, f"the one date the task names is {day.isoformat()}")
+
+
+def _quoted_after(words: set[str], task: str) -> Fix | None:
+    if not words:
+        return None
+    noun = "(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")"
+    pattern = re.compile(
+        rf"\b{noun}\s*(?:is|named|called|=|:)?\s*['\"“‘]([^'\"”’\n]{{1,200}})['\"”’]",
+        re.IGNORECASE,
+    )
+    values = {m.group(1).strip() for m in pattern.finditer(task)}
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return _fix(value, 0.85, f"the task quotes {value!r} after the field's name")
+
+
+_PROMPT = """You repair the arguments of a tool call.
+Tool: {name}
+Description: {description}
+Parameter schema (JSON Schema): {schema}
+Task: {task}
+Arguments given: {args}
+Error from the tool: {error}
+Give values for these missing parameters: {missing}.
+Only use values the task states. If the task does not state a value, leave it out.
+Answer with one JSON object mapping each parameter you can fill to its value, nothing else."""
+
+
+class LLMInferer:
+    """Asks ``llm(prompt) -> str`` for the missing values. ``confidence`` is what its answers
+    are worth to the repairer (below the policy's threshold, they are reported, not used)."""
+
+    def __init__(self, llm: Callable[[str], str], *, confidence: float = 0.85) -> None:
+        if not callable(llm):
+            raise TypeError(f"LLMInferer needs a callable llm(prompt) -> str, got {llm!r}")
+        self.llm = llm
+        self.confidence = confidence
+
+    def prompt(self, request: InferenceRequest) -> str:
+        """The prompt sent for ``request``."""
+        return _PROMPT.format(
+            name=request.spec.name,
+            description=request.spec.description or "(none)",
+            schema=json.dumps(request.spec.parameters, ensure_ascii=False)[:6000],
+            task=(request.task or "(not given)")[:4000],
+            args=json.dumps(request.args, ensure_ascii=False, default=repr)[:4000],
+            error=(request.error or "(none)")[:1000],
+            missing=", ".join(request.missing),
+        )
+
+    def infer(self, request: InferenceRequest) -> Mapping[str, Fix]:
+        answer = self.llm(self.prompt(request))
+        if not isinstance(answer, str):
+            return {}
+        parsed = loads_lenient(answer)
+        if not isinstance(parsed, Mapping):
+            return {}
+        return {
+            name: Fix(
+                "llm_infer_missing_param", parsed[name], self.confidence, "the model's answer"
+            )
+            for name in request.missing
+            if name in parsed and parsed[name] is not None
+        }
+
+
+def loads_lenient(text: str) -> Any:
+    """JSON from a model's answer: the object inside code fences or prose, with single
+    quotes, trailing commas and Python's ``True``/``False``/``None`` repaired. None when
+    there is no object to read."""
+    text = text.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    body = text[start : end + 1]
+    try:
+        return json.loads(body)
+    except ValueError:
+        pass
+    fixed = re.sub(r",\s*([}\]])", r"\1", body)
+    fixed = re.sub(
+        r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed))
+    )
+    if '"' not in fixed:
+        fixed = fixed.replace("'", '"')
+    try:
+        return json.loads(fixed)
+    except ValueError:
+        return None

@@ -1,0 +1,776 @@
+"""The self-correction loop (seed 003's repair graph): diagnose -> select a strategy -> apply
+-> validate -> retry, with a report at the end.
+
+:meth:`ParamRepairer.repair` runs no tool: it takes a call's arguments (and the tool's error,
+the task's text, the run's clock) and returns a :class:`RepairResult`: corrected arguments
+that validate, or ``None`` and the reason it declined. :meth:`ParamRepairer.call` and
+:meth:`ParamRepairer.acall` run the tool, repairing parameter errors between attempts.
+
+Each problem goes to the strategy for its kind (the seed's map): ``missing`` ->
+``default_value_assignment``, else the inferer (``infer_missing_param``); ``unknown`` ->
+``rename_key`` (a misspelt parameter) or ``drop_unknown_key``; ``type`` ->
+``schema_type_conversion`` / ``wrap_in_list`` / ``unwrap_list``; ``enum`` ->
+``enum_value_correction``; ``format`` and date patterns -> ``date_format_correction`` /
+``format_correction``; ``pattern`` -> ``pattern_correction``; ``range`` -> ``clamp_value``;
+``length`` -> ``length_correction``; a union -> the one branch a value can be repaired into.
+A strategy's fix below the policy's threshold is a decline; so is any fix the policy turns off.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..escape.classify import ErrorClassifier
+from ..escape.recorder import Recorder
+from ..trace.events import Repair
+from .coerce import convert
+from .dates import fix_date
+from .diagnose import ERROR_PATTERNS, Diagnosis, ErrorPattern, diagnose
+from .enums import match_enum, normal
+from .fixes import DROP, Context, Decline, Fix
+from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
+from .mechanical import clamp, fix_format, fix_length, fix_pattern
+from .spec import Problem, ToolSpec
+
+__all__ = [
+    "STRATEGIES",
+    "ParamRepairer",
+    "RepairError",
+    "RepairPolicy",
+    "RepairResult",
+    "RepairStep",
+]
+
+#: Every strategy's name, as a policy's ``strategies`` table turns them on and off.
+STRATEGIES = (
+    "default_value_assignment",
+    "infer_missing_param",
+    "llm_infer_missing_param",
+    "rename_key",
+    "drop_unknown_key",
+    "schema_type_conversion",
+    "wrap_in_list",
+    "unwrap_list",
+    "enum_value_correction",
+    "date_format_correction",
+    "format_correction",
+    "pattern_correction",
+    "clamp_value",
+    "length_correction",
+    "json_repair",
+)
+
+
+@dataclass(frozen=True)
+class RepairPolicy:
+    """How far repair goes.
+
+    ``threshold``: the least confidence a fix needs to be used (below it, the repairer
+    declines with the fix's reason). ``max_attempts``: tool calls :meth:`ParamRepairer.call`
+    makes after the first. ``strategies``: ``{name: False}`` turns a strategy off.
+    ``synonyms``: enum synonyms, ``{word: value}`` or ``{field: {word: value}}``.
+    ``fuzzy_score``: the least rapidfuzz ratio (0-100) for a misspelt enum value.
+    ``error_patterns``: rows read before the default table (:data:`~.diagnose.ERROR_PATTERNS`).
+    """
+
+    threshold: float = 0.8
+    max_attempts: int = 3
+    strategies: Mapping[str, bool] = field(default_factory=dict)
+    synonyms: Mapping[str, Any] = field(default_factory=dict)
+    fuzzy_score: float = 88.0
+    error_patterns: Sequence[ErrorPattern] = ()
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"RepairPolicy.threshold must be within 0..1, got {self.threshold!r}")
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 0:
+            raise ValueError(f"RepairPolicy.max_attempts must be >= 0, got {self.max_attempts!r}")
+        unknown = sorted(set(self.strategies) - set(STRATEGIES))
+        if unknown:
+            raise ValueError(
+                f"RepairPolicy.strategies: unknown strategy {unknown[0]!r} "
+                f"(known: {', '.join(STRATEGIES)})"
+            )
+        if not 0 <= self.fuzzy_score <= 100:
+            raise ValueError(
+                f"RepairPolicy.fuzzy_score must be within 0..100, got {self.fuzzy_score!r}"
+            )
+
+    def allows(self, strategy: str) -> bool:
+        return self.strategies.get(strategy, True)
+
+
+@dataclass(frozen=True)
+class RepairStep:
+    """One repair of one value (or one decline)."""
+
+    field: str
+    problem: str
+    strategy: str
+    before: Any
+    after: Any
+    confidence: float
+    reason: str
+    ok: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "problem": self.problem,
+            "strategy": self.strategy,
+            "before": _plain(self.before),
+            "after": _plain(self.after),
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "ok": self.ok,
+        }
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """What :meth:`ParamRepairer.repair` decided.
+
+    ``ok``: ``args`` are the arguments to call with (validated; unchanged for a transient
+    error, with ``strategy == "retry"``, or for a valid call, with ``strategy == "none"``).
+    Not ok: ``args`` is None and ``reason`` says why (``strategy`` is the one that declined,
+    ``alternative_route`` for a missing tool, ``report_unrecoverable`` otherwise).
+    ``confidence`` is the least of the steps' confidences.
+    """
+
+    ok: bool
+    args: dict[str, Any] | None
+    strategy: str
+    confidence: float
+    reason: str
+    steps: tuple[RepairStep, ...] = ()
+    diagnosis: Diagnosis | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the arguments were changed."""
+        return any(step.ok for step in self.steps)
+
+
+class RepairError(Exception):
+    """A tool call failed for a parameter reason the repairer could not fix (or it ran out
+    of attempts). ``result`` is the last :class:`RepairResult`; the tool's own error is the
+    ``__cause__``."""
+
+    def __init__(self, message: str, result: RepairResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+_ROUNDS = 6  # fix rounds per repair: a fix can reveal the next problem (a list's item)
+
+
+class ParamRepairer:
+    """Repairs the arguments of one tool's calls against its :class:`~.spec.ToolSpec`."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        inferer: Inferer | None = None,
+        policy: RepairPolicy | None = None,
+        *,
+        classifier: ErrorClassifier | None = None,
+        recorder: Recorder | None = None,
+        clock: Callable[[], _dt.datetime] | None = None,
+    ) -> None:
+        if not isinstance(spec, ToolSpec):
+            raise TypeError(f"ParamRepairer needs a ToolSpec, got {type(spec).__name__}")
+        if inferer is not None and not isinstance(inferer, Inferer):
+            raise TypeError(f"an inferer has infer(request) -> dict; got {inferer!r}")
+        self.spec = spec
+        self.inferer = inferer
+        self.rules = RuleInferer()
+        self.policy = policy or RepairPolicy()
+        self.classifier = classifier or ErrorClassifier()
+        self.recorder = recorder
+        self.clock = clock
+        self.patterns = (*self.policy.error_patterns, *ERROR_PATTERNS)
+
+    # -- one repair, no tool ---------------------------------------------------------------
+
+    def repair(
+        self,
+        args: Any,
+        error: BaseException | str | int | None = None,
+        task: str | None = None,
+        now: _dt.datetime | None = None,
+    ) -> RepairResult:
+        """Repair ``args`` (after ``error``, for ``task``, with ``now`` for relative dates;
+        the repairer's clock when not given)."""
+        if now is None and self.clock is not None:
+            now = self.clock()
+        steps: list[RepairStep] = []
+        if isinstance(args, str):  # arguments sent as (slightly malformed) JSON text
+            parsed = loads_lenient(args)
+            if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
+                reason = "the arguments are text that holds no JSON object"
+                return self._report(RepairResult(False, None, "json_repair", 0.0, reason), args)
+            steps.append(
+                RepairStep(
+                    "(arguments)",
+                    "type",
+                    "json_repair",
+                    args,
+                    parsed,
+                    0.95,
+                    "the arguments were sent as JSON text",
+                    True,
+                )
+            )
+            args = parsed
+        if not isinstance(args, Mapping):
+            reason = f"the arguments are {type(args).__name__}, not an object"
+            return self._report(
+                RepairResult(False, None, "report_unrecoverable", 0.0, reason), args
+            )
+        diagnosis = diagnose(
+            self.spec, args, error, classifier=self.classifier, patterns=self.patterns
+        )
+        if diagnosis.kind == "transient":
+            result = RepairResult(True, dict(args), "retry", 1.0, diagnosis.reason, (), diagnosis)
+        elif diagnosis.kind == "route":
+            result = RepairResult(
+                False, None, "alternative_route", 0.0, diagnosis.reason, (), diagnosis
+            )
+        elif diagnosis.kind == "valid":
+            if steps:
+                result = RepairResult(
+                    True, dict(args), "json_repair", 0.95, steps[0].reason, tuple(steps), diagnosis
+                )
+            else:
+                result = RepairResult(
+                    True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis
+                )
+        elif diagnosis.kind == "unknown":
+            result = RepairResult(
+                False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
+            )
+        else:
+            text = error if isinstance(error, str) else (str(error) if error is not None else None)
+            result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
+        return self._report(result, args)
+
+    def _fix_all(
+        self,
+        args: dict[str, Any],
+        diagnosis: Diagnosis,
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+        error: str | None,
+    ) -> RepairResult:
+        current = copy.deepcopy(args)
+        checks: list[Problem] = [p for p in diagnosis.problems if p.source == "error"]
+        problems = list(diagnosis.problems)
+        for _ in range(_ROUNDS):
+            if not problems:
+                break
+            declined = self._round(current, problems, steps, task, now, error)
+            if declined is not None:
+                return RepairResult(
+                    False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
+                )
+            problems = self.spec.problems(current) + [
+                p for p in checks if not _satisfied(p, current)
+            ]
+        left = self.spec.problems(current) + [p for p in checks if not _satisfied(p, current)]
+        if left:
+            reason = "still invalid after repair: " + "; ".join(
+                f"{p.field}: {p.message}" for p in left[:3]
+            )
+            return RepairResult(
+                False, None, "report_unrecoverable", 0.0, reason, tuple(steps), diagnosis
+            )
+        used = [s for s in steps if s.ok]
+        confidence = min((s.confidence for s in used), default=1.0)
+        strategy = used[0].strategy if used else "none"
+        reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
+        return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _round(
+        self,
+        current: dict[str, Any],
+        problems: list[Problem],
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+        error: str | None,
+    ) -> Decline | None:
+        # unknown keys first (a misspelt name may be the missing one), missing last (one
+        # inferer call for all of them)
+        order = {"unknown": 0, "missing": 2}
+        # a value the tool's error complains about but the call does not hold is missing
+        problems = [
+            p if p.kind in ("missing", "unknown") or _has(current, p.path) else _as_missing(p)
+            for p in problems
+        ]
+        problems = sorted(problems, key=lambda p: order.get(p.kind, 1))
+        missing = [p for p in problems if p.kind == "missing"]
+        done: set[tuple[str | int, ...]] = set()
+        for problem in problems:
+            if problem.path in done or problem.kind == "missing":
+                continue
+            done.add(problem.path)
+            if problem.kind == "unknown" and not _has(current, problem.path):
+                continue  # renamed away already
+            before = _get(current, problem.path)
+            ctx = self._context(problem, current, task, now)
+            outcome = self._strategy(problem, before, ctx, current, missing)
+            declined = self._apply(outcome, problem, before, current, steps)
+            if declined is not None:
+                return declined
+        missing = [p for p in missing if not _has(current, p.path)]
+        if missing:
+            return self._fill(missing, current, steps, task, now, error)
+        return None
+
+    def _apply(
+        self,
+        outcome: Fix | Decline | None,
+        problem: Problem,
+        before: Any,
+        current: dict[str, Any],
+        steps: list[RepairStep],
+    ) -> Decline | None:
+        if outcome is None:
+            outcome = Decline("report_unrecoverable", f"{problem.field}: {problem.message}")
+        if isinstance(outcome, Fix) and not self.policy.allows(outcome.strategy):
+            outcome = Decline(outcome.strategy, f"{outcome.strategy} is turned off by the policy")
+        if isinstance(outcome, Fix) and outcome.confidence < self.policy.threshold:
+            outcome = Decline(
+                outcome.strategy,
+                f"{outcome.reason}, but with confidence {outcome.confidence:.2f} below the "
+                f"threshold {self.policy.threshold:.2f}",
+            )
+        if isinstance(outcome, Decline):
+            steps.append(
+                RepairStep(
+                    problem.field,
+                    problem.kind,
+                    outcome.strategy,
+                    before,
+                    None,
+                    0.0,
+                    outcome.reason,
+                    False,
+                )
+            )
+            return Decline(outcome.strategy, f"{problem.field}: {outcome.reason}")
+        if outcome.strategy == "rename_key":
+            target, value = outcome.value
+            _delete(current, problem.path)
+            _set(current, (*problem.path[:-1], target), value)
+            after: Any = {target: value}
+        elif outcome.value is DROP:
+            _delete(current, problem.path)
+            after = DROP
+        else:
+            _set(current, problem.path, outcome.value)
+            after = outcome.value
+        steps.append(
+            RepairStep(
+                problem.field,
+                problem.kind,
+                outcome.strategy,
+                before,
+                after,
+                outcome.confidence,
+                outcome.reason,
+                True,
+            )
+        )
+        return None
+
+    def _strategy(
+        self,
+        problem: Problem,
+        value: Any,
+        ctx: Context,
+        current: dict[str, Any],
+        missing: list[Problem],
+    ) -> Fix | Decline | None:
+        schema = problem.schema or self.spec.schema_at(problem.path)
+        kind = problem.kind
+        if kind == "unknown":
+            return _rename_or_drop(problem, value, current, self.spec, missing)
+        if kind == "union":
+            return self._union(problem, value, ctx)
+        return _for_value(kind, value, schema, ctx, problem.expected)
+
+    def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
+        branches = problem.expected if isinstance(problem.expected, list) else []
+        fixes: dict[str, Fix] = {}
+        import jsonschema
+
+        for branch in branches:
+            if not isinstance(branch, Mapping):
+                continue
+            cls = jsonschema.validators.validator_for(
+                branch, default=jsonschema.Draft202012Validator
+            )
+            checker = cls(branch, format_checker=cls.FORMAT_CHECKER)
+            for error in checker.iter_errors(value):
+                kind = _kind(str(error.validator))
+                fix = _for_value(kind, value, branch, ctx, error.validator_value)
+                if isinstance(fix, Fix) and checker.is_valid(fix.value):
+                    fixes[repr(fix.value)] = fix
+                break
+        if len(fixes) == 1:
+            return next(iter(fixes.values()))
+        if len(fixes) > 1:
+            shown = " or ".join(list(fixes)[:3])
+            return Decline("schema_type_conversion", f"{value!r} could become {shown}")
+        return Decline("report_unrecoverable", f"{value!r} fits none of the allowed shapes")
+
+    def _fill(
+        self,
+        missing: list[Problem],
+        current: dict[str, Any],
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+        error: str | None,
+    ) -> Decline | None:
+        need: list[Problem] = []
+        for problem in missing:
+            schema = problem.schema or self.spec.schema_at(problem.path)
+            if "default" in schema:
+                fix = Fix(
+                    "default_value_assignment",
+                    copy.deepcopy(schema["default"]),
+                    1.0,
+                    "the schema's default",
+                )
+                declined = self._apply(fix, problem, None, current, steps)
+                if declined is not None:
+                    return declined
+            else:
+                need.append(problem)
+        if not need:
+            return None
+        names = tuple(str(p.path[-1]) for p in need if len(p.path) == 1)
+        found: dict[str, Fix] = {}
+        if names:
+            request = InferenceRequest(self.spec, dict(current), names, task, error, now)
+            found.update(self.rules.infer(request))
+            if self.inferer is not None and any(n not in found for n in names):
+                rest = tuple(n for n in names if n not in found)
+                asked = InferenceRequest(self.spec, dict(current), rest, task, error, now)
+                try:
+                    answer = self.inferer.infer(asked)
+                except Exception as exc:
+                    answer = {}
+                    steps.append(
+                        RepairStep(
+                            "(inferer)",
+                            "missing",
+                            "infer_missing_param",
+                            None,
+                            None,
+                            0.0,
+                            f"the inferer raised {type(exc).__name__}: {str(exc)[:200]}",
+                            False,
+                        )
+                    )
+                found.update({k: v for k, v in answer.items() if k in rest and isinstance(v, Fix)})
+        unknown = [
+            p for p in need if (found.get(str(p.path[-1])) if len(p.path) == 1 else None) is None
+        ]
+        if unknown:
+            listed = ", ".join(repr(p.field) for p in unknown)
+            where = "the task does not state" if task else "no task was given to read"
+            reason = (
+                f"no value for the required {listed}: {where} {'them' if len(unknown) > 1 else 'it'}"
+            )
+            for problem in unknown:
+                steps.append(
+                    RepairStep(
+                        problem.field,
+                        "missing",
+                        "infer_missing_param",
+                        None,
+                        None,
+                        0.0,
+                        reason,
+                        False,
+                    )
+                )
+            return Decline("infer_missing_param", reason)
+        for problem in need:
+            declined = self._apply(found[str(problem.path[-1])], problem, None, current, steps)
+            if declined is not None:
+                return declined
+        return None
+
+    def _context(
+        self, problem: Problem, current: dict[str, Any], task: str | None, now: _dt.datetime | None
+    ) -> Context:
+        name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
+        return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score)
+
+    def _report(self, result: RepairResult, before: Any) -> RepairResult:
+        if self.recorder is not None and result.strategy != "none":
+            self.recorder.record(
+                Repair,
+                tool=self.spec.name,
+                strategy=result.strategy,
+                ok=result.ok,
+                before=_plain(before)
+                if isinstance(before, Mapping)
+                else {"(arguments)": _plain(before)},
+                after=_plain(result.args) if result.args is not None else {},
+                detail={
+                    "confidence": result.confidence,
+                    "reason": result.reason,
+                    "steps": [s.to_dict() for s in result.steps],
+                },
+            )
+        return result
+
+    # -- the loop that runs the tool -------------------------------------------------------
+
+    def call(
+        self,
+        fn: Callable[..., Any],
+        args: Mapping[str, Any],
+        *,
+        task: str | None = None,
+        now: _dt.datetime | None = None,
+    ) -> Any:
+        """Call ``fn(**args)``; on a parameter error repair the arguments and call again, up
+        to ``policy.max_attempts`` more times; a transient error is retried as is. Raises
+        :class:`RepairError` (from the tool's error) when the repairer declines or the
+        attempts run out."""
+        current: Any = dict(args)
+        result: RepairResult | None = None
+        for attempt in range(self.policy.max_attempts + 1):
+            try:
+                return fn(**current)
+            except Exception as exc:
+                result = self.repair(current, exc, task, now)
+                if not result.ok or attempt == self.policy.max_attempts:
+                    raise self._give_up(result, attempt) from exc
+                current = result.args
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def acall(
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        args: Mapping[str, Any],
+        *,
+        task: str | None = None,
+        now: _dt.datetime | None = None,
+    ) -> Any:
+        """:meth:`call` for a coroutine function."""
+        if not inspect.iscoroutinefunction(fn) and not callable(fn):
+            raise TypeError(f"acall needs an async callable, got {fn!r}")
+        current: Any = dict(args)
+        for attempt in range(self.policy.max_attempts + 1):
+            try:
+                return await fn(**current)
+            except Exception as exc:
+                result = self.repair(current, exc, task, now)
+                if not result.ok or attempt == self.policy.max_attempts:
+                    raise self._give_up(result, attempt) from exc
+                current = result.args
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _give_up(self, result: RepairResult, attempt: int) -> RepairError:
+        if result.ok:
+            message = (
+                f"{self.spec.name}: still failing after {attempt} repaired attempt(s) "
+                f"(last: {result.strategy}, {result.reason})"
+            )
+        else:
+            message = f"{self.spec.name}: not repaired ({result.strategy}): {result.reason}"
+        return RepairError(message, result)
+
+
+def _for_value(
+    kind: str, value: Any, schema: Mapping[str, Any], ctx: Context, expected: Any
+) -> Fix | Decline | None:
+    if kind == "type":
+        if schema.get("format") in ("date", "date-time") and isinstance(value, (int, float)):
+            return convert(value, schema, ctx)
+        return convert(value, schema, ctx)
+    if kind == "enum":
+        allowed = schema.get("enum")
+        if not isinstance(allowed, list):
+            allowed = expected if isinstance(expected, list) else [expected]
+        return match_enum(value, allowed, ctx)
+    if kind == "format":
+        fmt = str(schema.get("format", expected or ""))
+        if fmt in ("date", "date-time", "time") or _date_hint(schema):
+            return fix_date(
+                value, schema if "format" in schema else {**schema, "format": fmt}, ctx
+            ) or Decline("date_format_correction", f"{value!r} is already that date")
+        return fix_format(value, fmt, ctx)
+    if kind == "pattern":
+        pattern = schema.get("pattern", expected)
+        dated = fix_date(value, schema, ctx)
+        if dated is not None:
+            return dated
+        return fix_pattern(value, str(pattern), ctx)
+    if kind == "range":
+        return clamp(value, schema, ctx)
+    if kind == "length":
+        return fix_length(value, schema, ctx)
+    return None
+
+
+def _date_hint(schema: Mapping[str, Any]) -> bool:
+    return bool(re.search(r"[DMY]{2,4}[/.\-][DMY]{2,4}", str(schema.get("description", ""))))
+
+
+def _kind(keyword: str) -> str:
+    from .spec import _KIND_OF
+
+    return _KIND_OF.get(keyword, "other")
+
+
+def _rename_or_drop(
+    problem: Problem, value: Any, current: dict[str, Any], spec: ToolSpec, missing: list[Problem]
+) -> Fix | Decline:
+    name = str(problem.path[-1])
+    parent = problem.path[:-1]
+    siblings = spec.schema_at(parent).get("properties", {})
+    present = _get(current, parent) if parent else current
+    free = [k for k in siblings if not (isinstance(present, Mapping) and k in present)]
+    target = _closest_name(name, free)
+    if target is not None:
+        confidence, how = target[1], target[2]
+        return Fix(
+            "rename_key",
+            (target[0], value),
+            confidence,
+            f"{name!r} is the parameter {target[0]!r} {how}",
+        )
+    wanted = [str(p.path[-1]) for p in missing if p.path[:-1] == parent]
+    if wanted:
+        return Decline(
+            "drop_unknown_key",
+            f"{name!r} is no parameter, and {', '.join(map(repr, wanted))} is missing: "
+            "dropping it may lose what was meant",
+        )
+    return Fix("drop_unknown_key", DROP, 0.9, f"{name!r} is not a parameter of this tool")
+
+
+def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
+    squashed = re.sub(r"[\W_]+", "", name).lower()
+    same = [k for k in free if re.sub(r"[\W_]+", "", k).lower() == squashed]
+    if len(same) == 1:
+        return same[0], 0.97, "written in another case or with other separators"
+    plural = [
+        k for k in free if re.sub(r"[\W_]+", "", k).lower().rstrip("s") == squashed.rstrip("s")
+    ]
+    if len(plural) == 1:
+        return plural[0], 0.93, "in the singular or plural"
+    if not free:
+        return None
+    from rapidfuzz import fuzz, process
+
+    scored = process.extract(normal(name), {k: normal(k) for k in free}, scorer=fuzz.ratio, limit=2)
+    if scored and scored[0][1] >= 90 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
+        return scored[0][2], 0.85, "misspelt"
+    return None
+
+
+def _as_missing(problem: Problem) -> Problem:
+    return Problem(
+        "missing",
+        problem.path,
+        problem.message,
+        problem.keyword,
+        problem.expected,
+        None,
+        problem.schema,
+        problem.source,
+    )
+
+
+def _satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:
+    """Whether a problem the tool's error named is gone, judged by what the error said."""
+    if problem.kind == "missing":
+        return _has(current, problem.path)
+    if problem.kind == "unknown":
+        return not _has(current, problem.path)
+    if not _has(current, problem.path):
+        return False
+    if not problem.schema:
+        return True
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(
+        problem.schema, default=jsonschema.Draft202012Validator
+    )
+    return bool(
+        cls(problem.schema, format_checker=cls.FORMAT_CHECKER).is_valid(_get(current, problem.path))
+    )
+
+
+def _has(value: Any, path: tuple[str | int, ...]) -> bool:
+    for part in path:
+        if not _holds(value, part):
+            return False
+        value = value[part]
+    return True
+
+
+def _holds(value: Any, part: str | int) -> bool:
+    if isinstance(value, Mapping):
+        return part in value
+    return isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value)
+
+
+def _get(value: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        if isinstance(value, Mapping):
+            value = value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value):
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _set(root: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
+    if not path:
+        return
+    target: Any = root
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+
+
+def _delete(root: dict[str, Any], path: tuple[str | int, ...]) -> None:
+    target: Any = root
+    for part in path[:-1]:
+        target = target[part]
+    last = path[-1]
+    if isinstance(target, dict):
+        target.pop(last, None)
+    elif isinstance(target, list) and isinstance(last, int):
+        del target[last]
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able copy for a trace event (DROP and odd values as text)."""
+    if value is DROP:
+        return "<dropped>"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return repr(value)
