@@ -221,7 +221,12 @@ def test_malformed_params_effect_replaces_args_without_touching_the_call():
     }
     c = CallInfo("tool", "book", 1, 0.0, {"origin": "Oslo", "passengers": 2}, schema)
     detail = k.decide(random.Random(0), c)
-    assert detail == {"mutation": "missing_required", "key": "origin", "original": "Oslo"}
+    assert detail == {
+        "mutation": "missing_required",
+        "key": "origin",
+        "original": "Oslo",
+        "repairable": False,
+    }
     assert k.effect(detail, c).args == {"passengers": 2}
     assert c.args == {"origin": "Oslo", "passengers": 2}
 

@@ -190,7 +190,12 @@ def test_decide_returns_none_when_nothing_applies(allowed, args, schema):
 
 def test_unknown_key_applies_even_to_empty_args():
     detail = mut.decide(random.Random(0), MUTATIONS, {}, None)
-    assert detail == {"mutation": "unknown_key", "key": "extra_param", "value": "unexpected"}
+    assert detail == {
+        "mutation": "unknown_key",
+        "key": "extra_param",
+        "value": "unexpected",
+        "repairable": True,
+    }
     assert apply_mutation({}, detail) == {"extra_param": "unexpected"}
 
 
@@ -342,3 +347,41 @@ def test_decide_sees_through_wrappers(args, seed):
         {"name": "book", "input_schema": FLIGHT_SCHEMA},
     ):
         assert mut.decide(random.Random(seed), MUTATIONS, args, wrapped) == plain
+
+
+@pytest.mark.parametrize(
+    ("mutation", "original", "value", "expected"),
+    [
+        ("wrong_type", 2, "2", True),
+        ("wrong_type", 2, "two", True),
+        ("wrong_type", "2", 2, True),
+        ("wrong_type", "Lisbon", 6, False),  # a string replaced by its length
+        ("wrong_type", ["a", "b"], "a, b", False),
+        ("reformat_date", "2024-10-26", "October 26, 2024", True),
+        ("reformat_date", "2024-10-26", "26/10/2024", True),  # 26 cannot be a month
+        ("reformat_date", "2024-03-04", "04/03/2024", False),  # day and month could swap
+        ("reformat_date", "2024-03-03", "03/03/2024", True),
+        ("out_of_range", 5, 5000, False),
+        ("missing_required", 2, None, False),
+        ("invalid_enum", "business", "BUSINESS", True),
+        ("invalid_enum", 3, 4, False),
+        ("unknown_key", None, "x", True),
+    ],
+)
+def test_each_mutation_says_whether_a_repair_can_bring_back_the_request(
+    mutation, original, value, expected
+):
+    assert mut.repairable(mutation, original, value, {}) is expected
+
+
+def test_every_decision_carries_its_repairability():
+    rng = random.Random(5)
+    args = {"origin": "LIS", "when": "2024-10-26", "n": 2, "cabin": "economy"}
+    schema = {
+        "type": "object",
+        "properties": {"cabin": {"enum": ["economy", "business"]}, "n": {"maximum": 9}},
+        "required": ["origin", "n"],
+    }
+    for _ in range(200):
+        detail = mut.decide(rng, MUTATIONS, args, schema)
+        assert isinstance(detail["repairable"], bool), detail

@@ -378,12 +378,7 @@ def test_every_bad_test_in_a_module_is_named(pytester):
     [
         ("must_escape", "must_escape", "must_escape failed: nothing to escape: no loop arose*"),
         ("must_escape(within_steps=5)", "must_escape", "must_escape failed: nothing to escape*"),
-        (
-            "must_repair",
-            "must_repair",
-            "must_repair is not implemented yet (the repair loop, issue 12); a test that needs it "
-            "cannot pass until it lands",
-        ),
+        ("must_repair", "must_repair", "must_repair failed: nothing to repair: no call had*"),
     ],
 )
 def test_markers_fail_for_a_trivially_passing_body(pytester, marker, name, message):

@@ -356,7 +356,7 @@ def test_markers_are_registered(pytester):
             "@pytest.mark.chaos(profile=None, seed=None, faults=*",
             "@pytest.mark.must_halt(max_steps=*",
             "@pytest.mark.must_escape(within_steps=None, require_loop=True): every loop*",
-            "@pytest.mark.must_repair(*not implemented yet*",
+            "@pytest.mark.must_repair(tools=None, max_attempts=3, require_problem=True): every*",
         ],
         consecutive=False,
     )
@@ -382,7 +382,7 @@ def test_strict_markers_accepts_the_chaos_markers(pytester):
         """
     )
     result = pytester.runpytest("--strict-markers")
-    # must_escape / must_repair fail by design (not implemented), but nothing errors
+    # must_escape / must_repair fail (nothing to escape or repair), but nothing errors
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.no_fnmatch_line("*not found in `markers` configuration*")
 

@@ -22,6 +22,7 @@ from .effects import Effect, Failure
 from .params import (
     Validator,
     anything,
+    boolean,
     choice,
     fail,
     http_status,
@@ -278,8 +279,9 @@ class MalformedParams(FaultKind):
         "key": text,
         "value": json_data,
         "original": anything,
+        "repairable": boolean,
     }
-    optional_details = ("value", "original")
+    optional_details = ("value", "original", "repairable")
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
         return _mut.decide(rng, tuple(self.values["mutations"]), call.args, call.schema)

@@ -114,11 +114,13 @@ def decide(
     original = args.get(key)
     detail: dict[str, Any] = {"mutation": mutation, "key": key}
     if mutation == "missing_required":
-        detail["original"] = original
+        # the value is gone: only a task that states it can bring it back
+        detail.update(original=original, repairable=False)
         return detail
     if mutation == "unknown_key":
         new_key = _misspell(rng, key, set(args)) if key in args else "extra_param"
         detail.update(key=new_key, value=original if key in args else "unexpected")
+        detail["repairable"] = True  # the extra key goes, the call is what it was
         return detail
     detail["original"] = original
     if mutation == "wrong_type":
@@ -131,7 +133,34 @@ def decide(
         detail["value"] = _out_of_range(rng, original, prop)
     elif mutation == "invalid_enum":
         detail["value"] = _not_in_enum(rng, list(prop["enum"]))
+    detail["repairable"] = repairable(mutation, original, detail["value"], prop)
     return detail
+
+
+def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]) -> bool:
+    """Whether the corrupted ``value`` still holds what ``original`` said, so a repair can
+    bring back the same request: a number as text or as a word, a date in another unambiguous
+    layout, an enum value in another case or with a suffix. Not: a value out of range (what
+    was meant is gone), a date whose day and month could be swapped, a string replaced by its
+    length, a list joined into text, a number outside the enum."""
+    if mutation == "unknown_key":
+        return True
+    if mutation in ("missing_required", "out_of_range"):
+        return False
+    if mutation == "reformat_date":
+        date = _as_date(original)
+        if date is None or not isinstance(value, str):
+            return False
+        numeric = re.fullmatch(r"(\d{1,2})/(\d{1,2})/\d{4}", value)
+        return not (numeric and date.day <= 12 and date.day != date.month)
+    if mutation == "wrong_type":
+        if isinstance(original, str) and isinstance(value, int) and not isinstance(value, bool):
+            return str(value) == original  # "2" sent as 2; a string's length is not the string
+        # a list joined into text: its items cannot be told apart again
+        return not (isinstance(original, (list, tuple)) and isinstance(value, str))
+    if mutation == "invalid_enum":
+        return isinstance(value, str) and value != "unknown"
+    return False
 
 
 def apply_mutation(args: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:

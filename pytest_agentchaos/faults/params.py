@@ -7,6 +7,7 @@ from typing import Any
 
 from ..config import (
     Validator,
+    boolean,
     choice,
     fail,
     integer,
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_SECONDS",
     "anything",
     "Validator",
+    "boolean",
     "choice",
     "fail",
     "http_status",

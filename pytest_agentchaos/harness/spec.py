@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import boolean, fail, integer, number, optional
+from ..config import boolean, fail, integer, number, optional, text
 from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
 from ..saferepr import short
 
@@ -35,7 +35,9 @@ MARKERS = {
         "must be broken (within that many steps of its detection) and the run must finish"
     ),
     "must_repair": (
-        "must_repair(...): malformed parameters must be repaired (not implemented yet: fails)"
+        "must_repair(tools=None, max_attempts=3, require_problem=True): every call with "
+        "malformed parameters must be repaired into the request the agent meant, before the "
+        "tool runs or within that many later calls of the tool"
     ),
 }
 
@@ -149,6 +151,33 @@ def _escape(marks: list[MarkLike]) -> dict[str, Any] | None:
     return escape
 
 
+_REPAIR_KEYS = ("tools", "max_attempts", "require_problem")
+
+
+def _repair(marks: list[MarkLike]) -> dict[str, Any] | None:
+    repair: dict[str, Any] | None = None
+    for mark in reversed(marks):
+        where = "@pytest.mark.must_repair"
+        if mark.args:
+            raise fail(where, f"takes keyword arguments only ({', '.join(_REPAIR_KEYS)})")
+        kw = _kwargs(mark, _REPAIR_KEYS, where)
+        if "tools" in kw and kw["tools"] is not None:
+            names = kw["tools"]
+            names = [names] if isinstance(names, str) else names
+            if not isinstance(names, (list, tuple)) or not names:
+                raise fail(
+                    f"{where}: tools",
+                    f"expected a tool name or a list of them, got {short(kw['tools'])}",
+                )
+            kw["tools"] = tuple(text(n, f"{where}: tools") for n in names)
+        if "max_attempts" in kw:
+            kw["max_attempts"] = integer(minimum=0)(kw["max_attempts"], f"{where}: max_attempts")
+        if "require_problem" in kw:
+            kw["require_problem"] = boolean(kw["require_problem"], f"{where}: require_problem")
+        repair = {**(repair or {}), **kw}
+    return repair
+
+
 def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
     """The run a test's markers ask for (closest marker first, as pytest's
     ``iter_markers`` yields them), or ``None`` when it has no chaos marker.
@@ -170,9 +199,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
             raise fail(where, f"takes keyword arguments only ({', '.join(BUDGET_KEYS)})")
         limits = parse_budgets(_kwargs(mark, BUDGET_KEYS, where), where)
         halt = limits if halt is None else halt.override(limits)
-    repair: dict[str, Any] | None = None
-    for mark in reversed(by_name["must_repair"]):
-        repair = {**(repair or {}), **{str(k): v for k, v in mark.kwargs.items()}}
+    repair = _repair(by_name["must_repair"])
     return RunSpec(
         profile=values.get("profile"),
         seed=values.get("seed"),

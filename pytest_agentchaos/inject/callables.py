@@ -8,6 +8,7 @@ user's own call of the tool.
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -73,11 +74,16 @@ def wrap(
     name: str | None = None,
     schema: Mapping[str, Any] | None = None,
     channel: str = "tool",
+    repair: Any = None,
 ) -> F:
     """Return ``fn`` wrapped so calls are traced, budgeted and subject to the plan.
 
     ``schema`` is checked against its JSON Schema meta-schema now, so a bad schema fails here
-    rather than inside a later fault.
+    rather than inside a later fault. ``repair`` (a ``ParamRepairer``, or any object with
+    ``repair(args, at=index)`` and ``declined(result)``) checks every call's arguments after
+    the faults and before the tool runs: repaired arguments are what the tool gets; when it
+    declines, the tool is not run and its ``declined`` error is raised (a ``Repair`` event
+    says why either way).
     """
     __tracebackhide__ = True
     if not callable(fn):
@@ -89,7 +95,12 @@ def wrap(
     to_mapping = binder.to_mapping
     begin, finish_error = session.begin, session.finish_error
     finish_ok, finish_plain = session.finish_ok, session.finish_plain
-    if is_async_callable(fn):
+    wrapper: Callable[..., Any]
+    if repair is not None:
+        if schema is None:  # the repairer's spec makes malformed_params schema-aware
+            schema = getattr(getattr(repair, "spec", None), "parameters", None)
+        wrapper = _repairing(session, fn, target, schema, channel, binder, _wire(repair, session))
+    elif is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
@@ -110,7 +121,7 @@ def wrap(
                 raise
             return finish_ok(state, out)
 
-        wrapper: Callable[..., Any] = async_wrapper
+        wrapper = async_wrapper
     else:
 
         def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -139,9 +150,93 @@ def wrap(
     finish_wrapper(wrapper, fn, target)
     if name is not None:  # frameworks take a tool's name from __name__: keep it the trace's
         wrapper.__name__ = name
-    wrapper.__chaos_tool__ = target  # type: ignore[attr-defined]
-    wrapper.__chaos_schema__ = schema  # type: ignore[attr-defined]
+    wrapper.__chaos_tool__ = target  # type: ignore[union-attr]
+    wrapper.__chaos_schema__ = schema  # type: ignore[union-attr]
     return wrapper  # type: ignore[return-value]
+
+
+def _wire(repair: Any, session: ChaosSession) -> Any:
+    """The repairer wired to the run (its trace and virtual clock) when it can be."""
+    if not callable(getattr(repair, "repair", None)) or not callable(
+        getattr(repair, "declined", None)
+    ):
+        raise TypeError(
+            "chaos.wrap(repair=...) needs a ParamRepairer (an object with repair() and "
+            f"declined()), got {safe_repr(repair, 80)}"
+        )
+    wired = getattr(repair, "wired", None)
+    if not callable(wired):
+        return repair
+    clock = session.clock
+    return wired(session, lambda: _dt.datetime.fromtimestamp(clock.now(), _dt.timezone.utc))
+
+
+def _repairing(
+    session: ChaosSession,
+    fn: Callable[..., Any],
+    target: str,
+    schema: Mapping[str, Any] | None,
+    channel: str,
+    binder: Binder,
+    repairer: Any,
+) -> Callable[..., Any]:
+    """The wrapper of a tool whose arguments are repaired before it runs."""
+    to_mapping = binder.to_mapping
+
+    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[CallState, Any]:
+        __tracebackhide__ = True
+        mapping = to_mapping(args, kwargs)
+        state = session.begin(channel, target, mapping, schema)
+        return state, mapping
+
+    def fix(state: CallState, mapping: Any) -> Any:
+        __tracebackhide__ = True
+        result = repairer.repair(mapping, at=state.index)
+        if result.ok and result.args is not None:
+            return result.args
+        exc = repairer.declined(result)
+        session.finish_error(state, exc)
+        raise exc
+
+    if is_async_callable(fn):
+
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            state, mapping = prepare(args, kwargs)
+            if state.effect is not None:
+                await session.adelay(state)
+                replayed, corrupted = apply_effect(session, state)
+                if replayed is not _MISSING:
+                    return session.finish_ok(state, replayed)
+                mapping = corrupted if corrupted is not None else mapping
+            mapping = fix(state, mapping)
+            try:
+                out = await binder.call(fn, mapping)
+            except Exception as exc:
+                session.finish_error(state, exc)
+                raise
+            return session.finish_ok(state, out)
+
+        return async_wrapper
+
+    def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        state, mapping = prepare(args, kwargs)
+        if state.effect is not None:
+            session.delay(state)
+            replayed, corrupted = apply_effect(session, state)
+            if replayed is not _MISSING:
+                return session.finish_ok(state, replayed)
+            mapping = corrupted if corrupted is not None else mapping
+        mapping = fix(state, mapping)
+        try:
+            out = binder.call(fn, mapping)
+        except Exception as exc:
+            session.finish_error(state, exc)
+            raise
+        return session.finish_ok(state, out)
+
+    return sync_wrapper
 
 
 def wrap_tools(

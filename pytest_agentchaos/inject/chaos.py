@@ -96,10 +96,20 @@ class Chaos:
 
     # -- injection -----------------------------------------------------------------------
 
-    def wrap(self, fn: F, name: str | None = None, schema: Mapping[str, Any] | None = None) -> F:
-        """Wrap a sync or async tool; name, signature and docstring are kept."""
+    def wrap(
+        self,
+        fn: F,
+        name: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        *,
+        repair: Any = None,
+    ) -> F:
+        """Wrap a sync or async tool; name, signature and docstring are kept. ``repair``: a
+        ``ParamRepairer`` that checks (and repairs) every call's arguments after the faults
+        and before the tool runs, writing ``Repair`` events to this run's trace and reading
+        relative dates against its clock."""
         __tracebackhide__ = True
-        return wrap(self.session, fn, name=name, schema=schema)
+        return wrap(self.session, fn, name=name, schema=schema, repair=repair)
 
     def wrap_tools(
         self,

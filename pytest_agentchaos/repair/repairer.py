@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -182,6 +181,7 @@ class ParamRepairer:
         classifier: ErrorClassifier | None = None,
         recorder: Recorder | None = None,
         clock: Callable[[], _dt.datetime] | None = None,
+        task: str | None = None,
     ) -> None:
         if not isinstance(spec, ToolSpec):
             raise TypeError(f"ParamRepairer needs a ToolSpec, got {type(spec).__name__}")
@@ -194,7 +194,19 @@ class ParamRepairer:
         self.classifier = classifier or ErrorClassifier()
         self.recorder = recorder
         self.clock = clock
+        self.task = task
         self.patterns = (*self.policy.error_patterns, *ERROR_PATTERNS)
+
+    def wired(self, recorder: Recorder, clock: Callable[[], _dt.datetime]) -> ParamRepairer:
+        """This repairer writing its ``Repair`` events to ``recorder`` and reading relative
+        dates against ``clock``, where it has none of its own (``chaos.wrap(..., repair=)``
+        wires it to the run: its trace and virtual clock). A copy; this one is unchanged."""
+        twin = copy.copy(self)
+        if twin.recorder is None:
+            twin.recorder = recorder
+        if twin.clock is None:
+            twin.clock = clock
+        return twin
 
     # -- one repair, no tool ---------------------------------------------------------------
 
@@ -204,17 +216,22 @@ class ParamRepairer:
         error: BaseException | str | int | None = None,
         task: str | None = None,
         now: _dt.datetime | None = None,
+        *,
+        at: int | None = None,
     ) -> RepairResult:
         """Repair ``args`` (after ``error``, for ``task``, with ``now`` for relative dates;
-        the repairer's clock when not given)."""
+        the repairer's own task and clock when not given). ``at``: the index of the call
+        among the tool's calls, written in the ``Repair`` event."""
         if now is None and self.clock is not None:
             now = self.clock()
+        if task is None:
+            task = self.task
         steps: list[RepairStep] = []
         if isinstance(args, str):  # arguments sent as (slightly malformed) JSON text
             parsed = loads_lenient(args)
             if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
                 reason = "the arguments are text that holds no JSON object"
-                return self._report(RepairResult(False, None, "json_repair", 0.0, reason), args)
+                return self._report(RepairResult(False, None, "json_repair", 0.0, reason), args, at)
             steps.append(
                 RepairStep(
                     "(arguments)",
@@ -231,7 +248,7 @@ class ParamRepairer:
         if not isinstance(args, Mapping):
             reason = f"the arguments are {type(args).__name__}, not an object"
             return self._report(
-                RepairResult(False, None, "report_unrecoverable", 0.0, reason), args
+                RepairResult(False, None, "report_unrecoverable", 0.0, reason), args, at
             )
         diagnosis = diagnose(
             self.spec, args, error, classifier=self.classifier, patterns=self.patterns
@@ -258,7 +275,7 @@ class ParamRepairer:
         else:
             text = error if isinstance(error, str) else (str(error) if error is not None else None)
             result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
-        return self._report(result, args)
+        return self._report(result, args, at)
 
     def _fix_all(
         self,
@@ -489,9 +506,8 @@ class ParamRepairer:
         if unknown:
             listed = ", ".join(repr(p.field) for p in unknown)
             where = "the task does not state" if task else "no task was given to read"
-            reason = (
-                f"no value for the required {listed}: {where} {'them' if len(unknown) > 1 else 'it'}"
-            )
+            them = "them" if len(unknown) > 1 else "it"
+            reason = f"no value for the required {listed}: {where} {them}"
             for problem in unknown:
                 steps.append(
                     RepairStep(
@@ -518,7 +534,7 @@ class ParamRepairer:
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
         return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score)
 
-    def _report(self, result: RepairResult, before: Any) -> RepairResult:
+    def _report(self, result: RepairResult, before: Any, at: int | None) -> RepairResult:
         if self.recorder is not None and result.strategy != "none":
             self.recorder.record(
                 Repair,
@@ -530,6 +546,7 @@ class ParamRepairer:
                 else {"(arguments)": _plain(before)},
                 after=_plain(result.args) if result.args is not None else {},
                 detail={
+                    "index": at,
                     "confidence": result.confidence,
                     "reason": result.reason,
                     "steps": [s.to_dict() for s in result.steps],
@@ -547,20 +564,17 @@ class ParamRepairer:
         task: str | None = None,
         now: _dt.datetime | None = None,
     ) -> Any:
-        """Call ``fn(**args)``; on a parameter error repair the arguments and call again, up
-        to ``policy.max_attempts`` more times; a transient error is retried as is. Raises
-        :class:`RepairError` (from the tool's error) when the repairer declines or the
-        attempts run out."""
-        current: Any = dict(args)
-        result: RepairResult | None = None
+        """Call ``fn(**args)`` the way seed 003's graph does, validating first: arguments
+        that do not validate are repaired before the tool runs (or, when the repairer
+        declines, the tool is not run: :class:`RepairError`); a parameter error from the tool
+        is repaired and the call made again, up to ``policy.max_attempts`` more times; a
+        transient error is retried as is within the same attempts."""
+        current = self._checked(args, task, now)
         for attempt in range(self.policy.max_attempts + 1):
             try:
                 return fn(**current)
             except Exception as exc:
-                result = self.repair(current, exc, task, now)
-                if not result.ok or attempt == self.policy.max_attempts:
-                    raise self._give_up(result, attempt) from exc
-                current = result.args
+                current = self._next(current, exc, attempt, task, now)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def acall(
@@ -572,18 +586,44 @@ class ParamRepairer:
         now: _dt.datetime | None = None,
     ) -> Any:
         """:meth:`call` for a coroutine function."""
-        if not inspect.iscoroutinefunction(fn) and not callable(fn):
-            raise TypeError(f"acall needs an async callable, got {fn!r}")
-        current: Any = dict(args)
+        current = self._checked(args, task, now)
         for attempt in range(self.policy.max_attempts + 1):
             try:
                 return await fn(**current)
             except Exception as exc:
-                result = self.repair(current, exc, task, now)
-                if not result.ok or attempt == self.policy.max_attempts:
-                    raise self._give_up(result, attempt) from exc
-                current = result.args
+                current = self._next(current, exc, attempt, task, now)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _checked(self, args: Any, task: str | None, now: _dt.datetime | None) -> dict[str, Any]:
+        if isinstance(args, Mapping) and self.spec.is_valid(args):
+            return dict(args)
+        result = self.repair(args, None, task, now)
+        if not result.ok or result.args is None:
+            raise self._give_up(result, 0)
+        return result.args
+
+    def _next(
+        self,
+        current: dict[str, Any],
+        exc: Exception,
+        attempt: int,
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> dict[str, Any]:
+        result = self.repair(current, exc, task, now)
+        if not result.ok or result.args is None or attempt == self.policy.max_attempts:
+            raise self._give_up(result, attempt) from exc
+        if result.strategy == "none":  # valid by the schema, yet the tool refuses it
+            reason = f"the tool refused arguments that validate: {str(exc)[:200]}"
+            declined = RepairResult(False, None, "report_unrecoverable", 0.0, reason, (),
+                                    result.diagnosis)  # fmt: skip
+            raise self._give_up(declined, attempt) from exc
+        return result.args
+
+    def declined(self, result: RepairResult) -> RepairError:
+        """The error raised for arguments the repairer will not fix: the tool was not run
+        (``chaos.wrap(..., repair=)`` raises it from the wrapper)."""
+        return self._give_up(result, 0)
 
     def _give_up(self, result: RepairResult, attempt: int) -> RepairError:
         if result.ok:

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..trace.trace import Trace
 from .escape import must_escape
-from .verdict import Verdict, must_halt, not_implemented
+from .repair import must_repair
+from .verdict import Verdict, must_halt
 
 __all__ = ["Expectations", "judge"]
 
@@ -37,5 +38,5 @@ def judge(trace: Trace, expectations: Expectations) -> list[Verdict]:
     if expectations.escape is not None:
         verdicts.append(must_escape(trace, **expectations.escape))
     if expectations.repair is not None:
-        verdicts.append(not_implemented("must_repair", "the repair loop, issue 12"))
+        verdicts.append(must_repair(trace, **expectations.repair))
     return verdicts

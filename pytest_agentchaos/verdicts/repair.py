@@ -1,0 +1,258 @@
+"""``must_repair``: every call with malformed parameters was repaired, into the request the
+agent meant, within a few calls of that tool.
+
+Pure over the trace. A call has a parameter problem when a ``malformed_params`` fault
+corrupted it, when a ``Repair`` event was written for it, or when it failed with HTTP 400 or
+422. Such a call is repaired in place when a ``Repair`` event for it says ok and the tool then
+succeeded; otherwise one of the tool's next ``max_attempts`` calls must succeed (itself
+repaired where it was corrupted too).
+
+Two ways to fail besides running out of calls: a repair that turned a corrupted call into
+another request (the repaired value of the corrupted key differs from what the agent sent:
+an "unrepairable" fault, whose information was gone, was repaired by inventing it), and a
+corrupted call the tool accepted as it was (nothing checked the arguments: the tool ran a
+request the agent did not make).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..saferepr import safe_str
+from ..trace.events import FaultInjected, Repair, RunEnded, ToolCall, ToolResult
+from ..trace.trace import Trace
+from .verdict import Verdict
+
+__all__ = ["must_repair"]
+
+_PARAMETER_STATUS = (400, 422)
+
+
+@dataclass
+class _Call:
+    tool: str
+    index: int
+    step: int
+    args: dict[str, Any]
+    fault: dict[str, Any] | None = None
+    repairs: list[Repair] = field(default_factory=list)
+    result: ToolResult | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result.ok
+
+    @property
+    def repaired(self) -> Repair | None:
+        return next((r for r in reversed(self.repairs) if r.ok), None)
+
+    @property
+    def problem(self) -> bool:
+        if self.fault is not None or self.repairs:
+            return True
+        result = self.result
+        return result is not None and not result.ok and result.status in _PARAMETER_STATUS
+
+    def describe(self) -> str:
+        line = f"call #{self.index} of {self.tool} (step {self.step}) with {_shown(self.args)}"
+        if self.fault is not None:
+            line += f"; corrupted by {_fault_line(self.fault)}"
+        for repair in self.repairs:
+            verdict = "repaired" if repair.ok else "declined"
+            reason = safe_str(repair.detail.get("reason", ""), 200)
+            line += f"; {verdict} by {repair.strategy}: {reason}"
+        result = self.result
+        if result is None:
+            line += "; no result (the run stopped)"
+        elif result.ok:
+            line += "; succeeded"
+        else:
+            error = f"{result.error_type or 'error'}: {safe_str(result.message or '', 200)}"
+            line += f"; failed with {error}"
+        return line
+
+
+def must_repair(
+    trace: Trace,
+    *,
+    tools: Iterable[str] | str | None = None,
+    max_attempts: int = 3,
+    require_problem: bool = True,
+) -> Verdict:
+    """Every call with a parameter problem (of ``tools``, all by default) was repaired in
+    place, or followed within ``max_attempts`` calls of that tool by a call that succeeded;
+    no corrupted call was repaired into another request or run as it was. With
+    ``require_problem`` a run where no call had a parameter problem fails: a suite must not
+    pass vacuously."""
+    if isinstance(tools, str):
+        tools = [tools]
+    wanted = set(tools) if tools is not None else None
+    calls = _calls(trace, wanted)
+    facts: dict[str, Any] = {"problems": 0, "repaired_in_place": 0, "repaired_later": 0}
+    failures: list[str] = []
+    by_tool: dict[str, list[_Call]] = {}
+    for call in calls:
+        by_tool.setdefault(call.tool, []).append(call)
+    for tool_calls in by_tool.values():
+        for position, call in enumerate(tool_calls):
+            if not call.problem:
+                continue
+            facts["problems"] += 1
+            wrong = _different_request(call)
+            if wrong is not None:
+                failures.append(wrong)
+                continue
+            if call.ok:
+                if call.fault is not None and call.repaired is None:
+                    failures.append(
+                        f"{call.describe()}: the tool ran with the malformed arguments and "
+                        "nothing repaired them (it ran a request the agent did not make)"
+                    )
+                    continue
+                facts["repaired_in_place"] += 1
+                continue
+            later = tool_calls[position + 1 : position + 1 + max_attempts]
+            fixed = next((c for c in later if c.ok and _clean(c)), None)
+            if fixed is not None:
+                facts["repaired_later"] += 1
+                continue
+            attempts = "\n".join(f"    then {c.describe()}" for c in later) or (
+                "    and no later call of this tool"
+            )
+            failures.append(
+                f"{call.describe()}\n{attempts}\n  not repaired within {max_attempts} "
+                f"call(s) of {call.tool}"
+            )
+    ended = trace.of_type(RunEnded)
+    end = f"the run ended {ended[-1].status} at step {ended[-1].step}" if ended else "no run end"
+    scope = f" of {', '.join(sorted(wanted))}" if wanted else ""
+    if not facts["problems"]:
+        if require_problem:
+            fired = sum(trace.fault_counts().values())
+            return Verdict(
+                "must_repair",
+                False,
+                f"must_repair failed: nothing to repair: no call{scope} had malformed "
+                f"parameters ({fired} faults fired; {end}). Inject malformed_params, or pass "
+                "require_problem=False.",
+                facts,
+            )
+        return Verdict("must_repair", True, f"must_repair ok: no call{scope} needed repair", facts)
+    if failures:
+        shown = "\n".join(f"  - {line}" for line in failures[:10])
+        more = f"\n  ... and {len(failures) - 10} more" if len(failures) > 10 else ""
+        return Verdict(
+            "must_repair",
+            False,
+            f"must_repair failed: {len(failures)} of {facts['problems']} parameter problem(s)"
+            f"{scope} not repaired as asked:\n{shown}{more}",
+            {**facts, "failures": len(failures)},
+        )
+    return Verdict(
+        "must_repair",
+        True,
+        f"must_repair ok: {facts['problems']} parameter problem(s){scope} repaired "
+        f"({facts['repaired_in_place']} before the tool ran, {facts['repaired_later']} by a "
+        f"later call); {end}",
+        facts,
+    )
+
+
+def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
+    calls: dict[tuple[str, int], _Call] = {}
+    order: list[_Call] = []
+    latest: dict[str, _Call] = {}
+    for event in trace:
+        if isinstance(event, ToolCall):
+            if wanted is not None and event.tool not in wanted:
+                continue
+            call = _Call(event.tool, event.index, event.step, dict(event.args or {}))
+            calls[(event.tool, event.index)] = call
+            latest[event.tool] = call
+            order.append(call)
+        elif isinstance(event, FaultInjected) and event.kind == "malformed_params":
+            found = calls.get((event.target, event.index))
+            if found is not None:
+                found.fault = dict(event.detail)
+        elif isinstance(event, Repair):
+            index = event.detail.get("index") if isinstance(event.detail, dict) else None
+            found = calls.get((event.tool, index)) if isinstance(index, int) else None
+            found = found or latest.get(event.tool)
+            if found is not None:
+                found.repairs.append(event)
+        elif isinstance(event, ToolResult):
+            found = calls.get((event.tool, event.index))
+            if found is not None:
+                found.result = event
+    return order
+
+
+def _different_request(call: _Call) -> str | None:
+    """Why a repair of a corrupted call made another request than the agent's, or None."""
+    fault, repair = call.fault, call.repaired
+    if fault is None or repair is None:
+        return None
+    key = fault.get("key")
+    after = repair.after if isinstance(repair.after, dict) else {}
+    if fault.get("mutation") == "unknown_key":
+        if key in after:
+            return f"{call.describe()}: the unknown key {key!r} was kept"
+        return None
+    if key in call.args and _same(after.get(key, _ABSENT), call.args[key]):
+        return None
+    if key not in call.args and key not in after:
+        return None
+    was = _value(call.args.get(key, _ABSENT))
+    made = _value(after.get(key, _ABSENT))
+    kind = "an unrepairable" if fault.get("repairable") is False else "a"
+    return (
+        f"{call.describe()}: repaired into a different request: {key} was {was} in the "
+        f"agent's call, {kind} fault changed it and the repair made it {made}"
+    )
+
+
+def _clean(call: _Call) -> bool:
+    """A later call that succeeded and is not itself a corrupted call gone wrong."""
+    if call.fault is None:
+        return True
+    return call.repaired is not None and _different_request(call) is None
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT: Any = _Absent()
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is _ABSENT or b is _ABSENT:
+        return a is b
+    try:
+        return json.dumps(a, sort_keys=True, default=repr) == json.dumps(
+            b, sort_keys=True, default=repr
+        )
+    except (TypeError, ValueError):
+        return bool(a == b)
+
+
+def _value(value: Any) -> str:
+    return "absent" if value is _ABSENT else safe_str(repr(value), 80)
+
+
+def _shown(args: dict[str, Any]) -> str:
+    return safe_str(json.dumps(args, ensure_ascii=False, default=repr), 200)
+
+
+def _fault_line(detail: dict[str, Any]) -> str:
+    mutation = detail.get("mutation", "?")
+    key = detail.get("key", "?")
+    if mutation == "missing_required":
+        return f"{mutation} ({key} removed)"
+    if mutation == "unknown_key":
+        return f"{mutation} ({key}={_value(detail.get('value'))} added)"
+    return f"{mutation} ({key}: {_value(detail.get('original'))} -> {_value(detail.get('value'))})"
