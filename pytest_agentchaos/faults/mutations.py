@@ -132,7 +132,7 @@ def decide(
     elif mutation == "out_of_range":
         detail["value"] = _out_of_range(rng, original, prop)
     elif mutation == "invalid_enum":
-        detail["value"] = _not_in_enum(rng, list(prop["enum"]))
+        detail["value"] = _not_in_enum(rng, list(prop["enum"]), original)
     detail["repairable"] = repairable(mutation, original, detail["value"], prop)
     return detail
 
@@ -159,7 +159,8 @@ def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]
         # a list joined into text: its items cannot be told apart again
         return not (isinstance(original, (list, tuple)) and isinstance(value, str))
     if mutation == "invalid_enum":
-        return isinstance(value, str) and value != "unknown"
+        # a variant of the agent's own value; a number outside the enum says nothing
+        return isinstance(value, str) and isinstance(original, str) and value != "unknown"
     return False
 
 
@@ -227,10 +228,12 @@ def _out_of_range(rng: random.Random, value: Any, prop: Mapping[str, Any]) -> An
     return value * 1000 + 10**6 if is_int else float(value) * 1000.0 + 1e6
 
 
-def _not_in_enum(rng: random.Random, enum: list[Any]) -> Any:
+def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> Any:
+    """A value outside ``enum``: a variant of the value the agent chose (its case, a suffix,
+    another separator), as a model writes it wrong; the agent's choice is still in it."""
     strings = [e for e in enum if isinstance(e, str)]
     if strings:
-        base = strings[rng.randrange(len(strings))]
+        base = original if original in strings else strings[rng.randrange(len(strings))]
         variants = [
             base.upper(),
             base.replace("_", " ").title() + " Class"

@@ -162,14 +162,31 @@ def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
     return _no(f"{_short(value)} is not a yes/no")
 
 
+#: Names of text fields that often hold digits: a number there is the text it was meant as.
+_DIGIT_TEXT = re.compile(
+    r"(?:^|_|\b)(?:zip|postal|postcode|code|id|number|num|no|phone|tel|year|page|version|"
+    r"pin|account|ref|reference|sku|isbn|flight|room|seat|gate|extension)(?:$|_|\b)",
+    re.IGNORECASE,
+)
+
+
 def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     if isinstance(value, bool) or value is None:
         return _no(f"{_short(value)} as text would be a guess")
-    if isinstance(value, int):
-        return _fix(str(value), 0.9, f"the number {value!r} as text")
-    if isinstance(value, float):
-        text = str(int(value)) if value.is_integer() else repr(value)
-        return _fix(text, 0.85, f"the number {value!r} as text")
+    if isinstance(value, (int, float)):
+        text = (
+            str(value)
+            if isinstance(value, int)
+            else (str(int(value)) if value.is_integer() else repr(value))
+        )
+        # a number is the text it was meant as where text is made of digits (a zip code, an
+        # id) or where the schema can check it; in any other text field it says nothing
+        # about what was meant ("origin": 3)
+        checked = any(k in schema for k in ("pattern", "format", "enum", "const"))
+        spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", ctx.name)
+        if checked or _DIGIT_TEXT.search(spaced):
+            return _fix(text, 0.9, f"the number {value!r} as text")
+        return _fix(text, 0.6, f"the number {value!r} as text, in a field not made of digits")
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], (str, int, float)):
         return _unwrap(value, schema, ctx)
     return _no(f"{_short(value)} is not text")

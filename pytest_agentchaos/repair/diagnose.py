@@ -85,7 +85,7 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
     ),
     ErrorPattern(
         "one_of",
-        _FIELD + r"(?: value)?(?: \S+)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
+        _FIELD + r":?(?: value)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
         "enum",
     ),
     ErrorPattern(
@@ -146,6 +146,20 @@ _NO_ROUTE = re.compile(
     r"|\b404 not found\b",
     re.IGNORECASE,
 )
+#: Words a pattern may read where a field's name stands, that never are one.
+_NOT_FIELDS = frozenset(
+    {
+        "a", "an", "the", "for", "of", "to", "in", "on", "at", "it", "its", "this", "that",
+        "value", "values", "input", "inputs", "parameter", "parameters", "param", "params",
+        "argument", "arguments", "field", "fields", "property", "key", "option", "is", "be",
+        "must", "should",
+    }
+)  # fmt: skip
+
+#: A rate limit is transient whatever status it comes with (some APIs send 400 or 403).
+_RATE_LIMIT = re.compile(
+    r"rate[ _-]?limit|too many requests|quota exceeded|throttl|请求过于频繁|限流", re.IGNORECASE
+)
 _TYPES = {
     "int": "integer", "integer": "integer", "number": "number", "float": "number",
     "string": "string", "str": "string", "boolean": "boolean", "bool": "boolean",
@@ -182,7 +196,7 @@ def diagnose(
     text = ""
     if error is not None:
         error_class = (classifier or ErrorClassifier()).classify(error)
-        if error_class.transient:
+        if error_class.transient or _RATE_LIMIT.search(_error_text(error)[:4000]):
             return Diagnosis(
                 "transient", reason=f"{error_class.category}: retry as is", error_class=error_class
             )
@@ -240,6 +254,8 @@ def _from_match(
         names = [groups["field"]] if groups.get("field") else []
     expected_text = (groups.get("expected") or "").strip().rstrip(".")
     for name in names:
+        if name.lower() in _NOT_FIELDS:
+            continue  # "value for 'x' must be...": the word before is not the field
         path = _path(name)
         schema = dict(spec.schema_at(path)) if spec is not None else {}
         expected: Any = expected_text or None

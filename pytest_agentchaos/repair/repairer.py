@@ -325,13 +325,15 @@ class ParamRepairer:
     ) -> Decline | None:
         # unknown keys first (a misspelt name may be the missing one), missing last (one
         # inferer call for all of them)
-        order = {"unknown": 0, "missing": 2}
+        # unknown keys first, then a value's type (an enum value in a list is unwrapped
+        # before it is matched), the rest, missing keys last
+        order = {"unknown": 0, "type": 1, "union": 1, "missing": 3}
         # a value the tool's error complains about but the call does not hold is missing
         problems = [
             p if p.kind in ("missing", "unknown") or _has(current, p.path) else _as_missing(p)
             for p in problems
         ]
-        problems = sorted(problems, key=lambda p: order.get(p.kind, 1))
+        problems = sorted(problems, key=lambda p: order.get(p.kind, 2))
         missing = [p for p in problems if p.kind == "missing"]
         done: set[tuple[str | int, ...]] = set()
         for problem in problems:
@@ -360,7 +362,7 @@ class ParamRepairer:
         steps: list[RepairStep],
     ) -> Decline | None:
         if outcome is None:
-            outcome = Decline("report_unrecoverable", f"{problem.field}: {problem.message}")
+            outcome = Decline("report_unrecoverable", problem.message)
         if isinstance(outcome, Fix) and not self.policy.allows(outcome.strategy):
             outcome = Decline(outcome.strategy, f"{outcome.strategy} is turned off by the policy")
         if isinstance(outcome, Fix) and outcome.confidence < self.policy.threshold:
@@ -644,9 +646,10 @@ def _for_value(
             return convert(value, schema, ctx)
         return convert(value, schema, ctx)
     if kind == "enum":
-        allowed = schema.get("enum")
+        # the tool's own list (from its error) before the schema's: the tool decides
+        allowed = expected if isinstance(expected, list) else schema.get("enum")
         if not isinstance(allowed, list):
-            allowed = expected if isinstance(expected, list) else [expected]
+            allowed = [expected] if expected is not None else []
         return match_enum(value, allowed, ctx)
     if kind == "format":
         fmt = str(schema.get("format", expected or ""))
@@ -720,7 +723,7 @@ def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
     from rapidfuzz import fuzz, process
 
     scored = process.extract(normal(name), {k: normal(k) for k in free}, scorer=fuzz.ratio, limit=2)
-    if scored and scored[0][1] >= 90 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
+    if scored and scored[0][1] >= 85 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
         return scored[0][2], 0.85, "misspelt"
     return None
 
