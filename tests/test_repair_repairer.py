@@ -418,3 +418,42 @@ def test_a_repairable_corruption_is_undone_exactly(args: dict[str, Any], seed: i
         assert result.args == args, (detail, result.args)
     elif result.ok:  # an unrepairable corruption is never "repaired" into another request
         assert result.args == args, (detail, result.args)
+
+
+# -- the Supervisor repairs before it retries or falls back --------------------------------
+
+
+def test_the_supervisor_repairs_parameter_errors_before_its_backoff_and_fallbacks() -> None:
+    from pytest_agentchaos.escape import Supervisor
+
+    recorder = TraceRecorder()
+    booked: list[dict[str, Any]] = []
+
+    def tool(**kwargs: Any) -> str:
+        if kwargs["cabin_class"] not in ("economy", "business"):
+            raise ValueError("Invalid value for 'cabin_class': must be one of economy, business")
+        booked.append(kwargs)
+        return "booked"
+
+    sup = Supervisor(recorder=recorder, repairers={"book_flight": repairer(task=TASK)})
+    bad = {**VALID, "departure_date": "Oct 26, 2024", "cabin_class": "Business"}
+    assert sup.call("book_flight", tool, bad) == "booked"
+    assert booked == [VALID]
+    repairs = recorder.trace.of_type(Repair)
+    assert len(repairs) == 1 and repairs[0].after == VALID  # both fixed before the one call
+    assert {s["strategy"] for s in repairs[0].detail["steps"]} == {
+        "date_format_correction",
+        "enum_value_correction",
+    }
+    # a transient error is the backoff's: the repairer does not retry it itself
+    flaky = iter([TimeoutError("slow"), None])
+
+    def sometimes(**kwargs: Any) -> str:
+        error = next(flaky)
+        if error:
+            raise error
+        return "ok"
+
+    assert sup.call("book_flight", sometimes, VALID) == "ok"
+    with pytest.raises(TypeError, match="expected a ParamRepairer"):
+        Supervisor(repairers={"x": object()})

@@ -9,6 +9,7 @@ cached_search_results 0.6``). Every decision is written to the trace through the
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -83,11 +84,21 @@ class Supervisor:
         graph: Mapping[str, Sequence[str]] | None = None,
         rollback: Callable[[], Any] | None = None,
         escalate: Callable[[dict[str, Any]], Any] | None = None,
+        repairers: Mapping[str, Any] | None = None,
     ) -> None:
         self.policy = policy or EscapePolicy()
         self.clock = clock or RealClock()
         self.recorder: Recorder = recorder if recorder is not None else _NullRecorder()
         self.tools = dict(tools or {})
+        # tool -> a ParamRepairer (any object with call(fn, args, retry_transient=) and acall)
+        self.repairers = dict(repairers or {})
+        for tool, repairer in self.repairers.items():
+            if not callable(getattr(repairer, "call", None)):
+                raise TypeError(f"repairers[{tool!r}]: expected a ParamRepairer, got {repairer!r}")
+            wired = getattr(repairer, "wired", None)
+            if callable(wired) and not isinstance(self.recorder, _NullRecorder):
+                # its Repair events go to this trace; relative dates read this clock
+                self.repairers[tool] = wired(self.recorder, self._datetime)
         self.fallbacks = {k: list(v) for k, v in (fallbacks or {}).items()}
         for tool, chain in self.fallbacks.items():
             for alt, confidence in chain:
@@ -110,6 +121,9 @@ class Supervisor:
         self._tried: dict[tuple[str, str], int] = {}
         # (move, node) of the latest visits: the nodes a tool loop cycles through
         self._path: deque[tuple[int, str]] = deque(maxlen=4 * self.policy.loops.max_period)
+
+    def _datetime(self) -> _dt.datetime:
+        return _dt.datetime.fromtimestamp(self.clock.now(), _dt.timezone.utc)
 
     @classmethod
     def for_run(cls, run: _Run, **kwargs: Any) -> Supervisor:
@@ -341,10 +355,18 @@ class Supervisor:
         breaker = self.breakers.for_tool(tool)
         attempts = 0
 
+        repairer = self.repairers.get(tool)
+
+        def run() -> Any:
+            if repairer is None:
+                return fn(**kwargs)
+            # parameter errors are repaired before the breaker and the backoff see them
+            return repairer.call(fn, kwargs, retry_transient=False)
+
         def once() -> Any:
             nonlocal attempts
             attempts += 1
-            return breaker.call(lambda: fn(**kwargs), is_failure=self._is_failure)
+            return breaker.call(run, is_failure=self._is_failure)
 
         value = self.backoff.call(once, should_retry=self._should_retry(tool), key=tool)
         self.classifier.record_success(tool)
@@ -356,10 +378,17 @@ class Supervisor:
         breaker = self.breakers.for_tool(tool)
         attempts = 0
 
+        repairer = self.repairers.get(tool)
+
+        def run() -> Awaitable[Any]:
+            if repairer is None:
+                return fn(**kwargs)
+            return repairer.acall(fn, kwargs, retry_transient=False)  # type: ignore[no-any-return]
+
         async def once() -> Any:
             nonlocal attempts
             attempts += 1
-            return await breaker.acall(lambda: fn(**kwargs), is_failure=self._is_failure)
+            return await breaker.acall(run, is_failure=self._is_failure)
 
         value = await self.backoff.acall(once, should_retry=self._should_retry(tool), key=tool)
         self.classifier.record_success(tool)

@@ -156,10 +156,11 @@ class RepairResult:
         return any(step.ok for step in self.steps)
 
 
-class RepairError(Exception):
+class RepairError(ValueError):
     """A tool call failed for a parameter reason the repairer could not fix (or it ran out
     of attempts). ``result`` is the last :class:`RepairResult`; the tool's own error is the
-    ``__cause__``."""
+    ``__cause__``. A ``ValueError``: the escape stack's classifier sees a persistent
+    validation error, which no backoff retries."""
 
     def __init__(self, message: str, result: RepairResult) -> None:
         super().__init__(message)
@@ -565,18 +566,20 @@ class ParamRepairer:
         *,
         task: str | None = None,
         now: _dt.datetime | None = None,
+        retry_transient: bool = True,
     ) -> Any:
         """Call ``fn(**args)`` the way seed 003's graph does, validating first: arguments
         that do not validate are repaired before the tool runs (or, when the repairer
         declines, the tool is not run: :class:`RepairError`); a parameter error from the tool
         is repaired and the call made again, up to ``policy.max_attempts`` more times; a
-        transient error is retried as is within the same attempts."""
+        transient error is retried as is within the same attempts, or raised as it is with
+        ``retry_transient=False`` (the Supervisor's backoff retries it)."""
         current = self._checked(args, task, now)
         for attempt in range(self.policy.max_attempts + 1):
             try:
                 return fn(**current)
             except Exception as exc:
-                current = self._next(current, exc, attempt, task, now)
+                current = self._next(current, exc, attempt, task, now, retry_transient)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def acall(
@@ -586,6 +589,7 @@ class ParamRepairer:
         *,
         task: str | None = None,
         now: _dt.datetime | None = None,
+        retry_transient: bool = True,
     ) -> Any:
         """:meth:`call` for a coroutine function."""
         current = self._checked(args, task, now)
@@ -593,7 +597,7 @@ class ParamRepairer:
             try:
                 return await fn(**current)
             except Exception as exc:
-                current = self._next(current, exc, attempt, task, now)
+                current = self._next(current, exc, attempt, task, now, retry_transient)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _checked(self, args: Any, task: str | None, now: _dt.datetime | None) -> dict[str, Any]:
@@ -611,8 +615,11 @@ class ParamRepairer:
         attempt: int,
         task: str | None,
         now: _dt.datetime | None,
+        retry_transient: bool = True,
     ) -> dict[str, Any]:
         result = self.repair(current, exc, task, now)
+        if result.strategy == "retry" and not retry_transient:
+            raise exc  # the caller's backoff retries it
         if not result.ok or result.args is None or attempt == self.policy.max_attempts:
             raise self._give_up(result, attempt) from exc
         if result.strategy == "none":  # valid by the schema, yet the tool refuses it

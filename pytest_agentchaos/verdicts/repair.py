@@ -162,31 +162,46 @@ def must_repair(
 
 
 def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
+    """The judged tools' calls, each with its fault, repairs and result. A ``Repair`` event
+    that names its call (``detail["index"]``, as ``chaos.wrap(repair=)`` writes it) belongs
+    to that call; one that does not (a repairer run before the call, by the agent or the
+    Supervisor) belongs to the tool's next call. A declined repair no call follows stands
+    for a call the repairer stopped."""
     calls: dict[tuple[str, int], _Call] = {}
     order: list[_Call] = []
-    latest: dict[str, _Call] = {}
+    pending: dict[str, list[Repair]] = {}
     for event in trace:
         if isinstance(event, ToolCall):
             if wanted is not None and event.tool not in wanted:
                 continue
             call = _Call(event.tool, event.index, event.step, dict(event.args or {}))
+            call.repairs.extend(pending.pop(event.tool, ()))
             calls[(event.tool, event.index)] = call
-            latest[event.tool] = call
             order.append(call)
         elif isinstance(event, FaultInjected) and event.kind == "malformed_params":
             found = calls.get((event.target, event.index))
             if found is not None:
                 found.fault = dict(event.detail)
         elif isinstance(event, Repair):
+            if wanted is not None and event.tool not in wanted:
+                continue
             index = event.detail.get("index") if isinstance(event.detail, dict) else None
             found = calls.get((event.tool, index)) if isinstance(index, int) else None
-            found = found or latest.get(event.tool)
             if found is not None:
                 found.repairs.append(event)
+            else:
+                pending.setdefault(event.tool, []).append(event)
         elif isinstance(event, ToolResult):
             found = calls.get((event.tool, event.index))
             if found is not None:
                 found.result = event
+    for tool, repairs in pending.items():  # stopped before any call, and none came after
+        if repairs[-1].ok:
+            continue  # repaired, then called outside what the trace shows
+        before = repairs[-1].before if isinstance(repairs[-1].before, dict) else {}
+        stopped = _Call(tool, 0, repairs[-1].step, dict(before))
+        stopped.repairs.extend(repairs)
+        order.append(stopped)
     return order
 
 
