@@ -705,10 +705,29 @@ PROFILE_CASES = [
         id="profile-extends-chain-1100-long",
     ),
     prof(
-        "reserved-repair",
+        "repair-unknown-key",
         "[repair]\nx = 1\n",
-        "[repair]: unknown key 'x': the repair stack is not in this version of "
-        "pytest-agentchaos, so its table must be empty",
+        "[repair]: unknown key 'x'; allowed: threshold, max_attempts, fuzzy_score, strategies, "
+        "synonyms, error_patterns",
+    ),
+    prof(
+        "repair-threshold-above-one",
+        "[repair]\nthreshold = 2\n",
+        "[repair]: threshold: must be <= 1, got 2",
+    ),
+    prof(
+        "repair-unknown-strategy",
+        "[repair.strategies]\nguess = false\n",
+        "[repair.strategies]: unknown key 'guess'; allowed: default_value_assignment, "
+        "infer_missing_param, llm_infer_missing_param, rename_key, drop_unknown_key, "
+        "schema_type_conversion, wrap_in_list, unwrap_list, enum_value_correction, "
+        "date_format_correction, format_correction, pattern_correction, clamp_value, "
+        "length_correction, json_repair",
+    ),
+    prof(
+        "repair-pattern-without-field",
+        '[[repair.error_patterns]]\nregex = "E17"\nkind = "missing"\n',
+        "[repair]: error_patterns[0]: regex: needs a (?P<field>...) group naming the parameter",
     ),
     prof(
         "reserved-halt",

@@ -246,3 +246,40 @@ def test_bad_must_repair_arguments_are_reported(
     result = pytester.runpytest()
     assert result.ret != 0
     result.stdout.fnmatch_lines([f"*{message}"])
+
+
+def test_a_profiles_repair_table_reaches_a_repairer_made_for_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(
+        ".toml",
+        **{
+            "chaos_profiles/strict": """
+[[faults]]
+kind = "malformed_params"
+mutations = ["invalid_enum"]
+nth = [1]
+
+[repair]
+threshold = 0.9
+max_attempts = 1
+
+[repair.synonyms.cabin_class]
+coach = "economy"
+"""
+        },
+    )
+    result = _run(
+        pytester,
+        """
+@pytest.mark.chaos(profile="strict")
+@pytest.mark.must_repair
+def test_policy(chaos):
+    repairer = ParamRepairer.for_run(chaos, SPEC)
+    assert (repairer.policy.threshold, repairer.policy.max_attempts) == (0.9, 1)
+    assert repairer.repair({**CALL, "cabin_class": "coach"}).args["cabin_class"] == "economy"
+    tool = chaos.wrap(book_flight, repair=repairer)
+    assert tool(**CALL) == {"booked": True}  # corrupted, repaired before the tool ran
+""",
+    )
+    result.assert_outcomes(passed=1)

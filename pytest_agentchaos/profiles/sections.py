@@ -40,7 +40,7 @@ def _reserved(part: str) -> SectionParser:
 
 _PARSERS: dict[str, SectionParser | str] = {
     "escape": "pytest_agentchaos.escape.policy:EscapePolicy.from_dict",
-    "repair": _reserved("repair stack"),
+    "repair": "pytest_agentchaos.repair.repairer:RepairPolicy.from_dict",
     "halt": _reserved("halt stack"),
     "phoenix": _reserved("rebirth (phoenix) stack"),
 }

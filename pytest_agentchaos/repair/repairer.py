@@ -102,7 +102,93 @@ class RepairPolicy:
             )
 
     def allows(self, strategy: str) -> bool:
+        """Whether ``strategy`` is on."""
         return self.strategies.get(strategy, True)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "[repair]") -> RepairPolicy:
+        """Validate a profile's ``[repair]`` table: ``threshold``, ``max_attempts``,
+        ``fuzzy_score``, ``strategies`` (``{name = false}``), ``synonyms`` (``{word = value}``
+        or ``{field = {word = value}}``) and ``error_patterns`` (a list of ``{name, regex,
+        kind, keyword}`` read before the defaults). Errors name ``where`` and the key."""
+        from ..config import check_table, fail, integer, number
+
+        table = check_table(raw, _POLICY_KEYS, where, "repair")
+        values: dict[str, Any] = {}
+        if "threshold" in table:
+            values["threshold"] = number(minimum=0, maximum=1)(
+                table["threshold"], f"{where}: threshold"
+            )
+        if "max_attempts" in table:
+            values["max_attempts"] = integer(minimum=0)(
+                table["max_attempts"], f"{where}: max_attempts"
+            )
+        if "fuzzy_score" in table:
+            values["fuzzy_score"] = number(minimum=0, maximum=100)(
+                table["fuzzy_score"], f"{where}: fuzzy_score"
+            )
+        if "strategies" in table:
+            at = f"{where[:-1]}.strategies]" if where.endswith("]") else f"{where}.strategies"
+            switches = check_table(table["strategies"], STRATEGIES, at, "strategies")
+            for name, on in switches.items():
+                if not isinstance(on, bool):
+                    raise fail(f"{at}: {name}", f"expected true or false, got {on!r}")
+            values["strategies"] = dict(switches)
+        if "synonyms" in table:
+            synonyms = table["synonyms"]
+            if not isinstance(synonyms, Mapping):
+                raise fail(f"{where}: synonyms", "expected a table of word = value")
+            values["synonyms"] = dict(synonyms)
+        if "error_patterns" in table:
+            values["error_patterns"] = _patterns(
+                table["error_patterns"], f"{where}: error_patterns"
+            )
+        return cls(**values)
+
+
+_POLICY_KEYS = (
+    "threshold",
+    "max_attempts",
+    "fuzzy_score",
+    "strategies",
+    "synonyms",
+    "error_patterns",
+)
+
+
+def _patterns(raw: Any, where: str) -> tuple[ErrorPattern, ...]:
+    from ..config import fail
+    from .spec import PROBLEM_KINDS
+
+    if not isinstance(raw, (list, tuple)):
+        raise fail(where, "expected a list of tables {name, regex, kind, keyword}")
+    rows = []
+    for i, row in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(row, Mapping):
+            raise fail(at, f"expected a table {{name, regex, kind}}, got {row!r}")
+        unknown = sorted(set(row) - {"name", "regex", "kind", "keyword"})
+        if unknown or not {"regex", "kind"} <= set(row):
+            raise fail(at, "a row has regex and kind (name and keyword optional)")
+        if row["kind"] not in PROBLEM_KINDS:
+            raise fail(
+                f"{at}: kind", f"expected one of {', '.join(PROBLEM_KINDS)}, got {row['kind']!r}"
+            )
+        try:
+            compiled = re.compile(str(row["regex"]))
+        except re.error as exc:
+            raise fail(f"{at}: regex", f"does not compile: {exc}") from None
+        if "field" not in compiled.groupindex and "fields" not in compiled.groupindex:
+            raise fail(f"{at}: regex", "needs a (?P<field>...) group naming the parameter")
+        rows.append(
+            ErrorPattern(
+                str(row.get("name", f"profile_{i}")),
+                str(row["regex"]),
+                str(row["kind"]),
+                str(row.get("keyword", "")),
+            )  # fmt: skip
+        )
+    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -197,6 +283,20 @@ class ParamRepairer:
         self.clock = clock
         self.task = task
         self.patterns = (*self.policy.error_patterns, *ERROR_PATTERNS)
+
+    @classmethod
+    def for_run(cls, run: Any, spec: ToolSpec, **kwargs: Any) -> ParamRepairer:
+        """A repairer wired to a chaos run (the ``chaos`` fixture): the profile's ``[repair]``
+        policy, the run's trace and its virtual clock."""
+        if "policy" not in kwargs:
+            profile = getattr(run, "profile", None)
+            kwargs["policy"] = profile.policy("repair") if profile is not None else RepairPolicy()
+        clock = run.clock
+        kwargs.setdefault("recorder", run.session)
+        kwargs.setdefault(
+            "clock", lambda: _dt.datetime.fromtimestamp(clock.now(), _dt.timezone.utc)
+        )
+        return cls(spec, **kwargs)
 
     def wired(self, recorder: Recorder, clock: Callable[[], _dt.datetime]) -> ParamRepairer:
         """This repairer writing its ``Repair`` events to ``recorder`` and reading relative
