@@ -457,3 +457,21 @@ def test_the_supervisor_repairs_parameter_errors_before_its_backoff_and_fallback
     assert sup.call("book_flight", sometimes, VALID) == "ok"
     with pytest.raises(TypeError, match="expected a ParamRepairer"):
         Supervisor(repairers={"x": object()})
+
+
+def test_the_wrapper_writes_what_the_repairer_makes_of_the_agents_own_call() -> None:
+    from pytest_agentchaos.faults import parse_fault
+    from pytest_agentchaos.inject import Chaos
+
+    fault = parse_fault(
+        {"kind": "malformed_params", "mutations": ["invalid_enum"], "nth": [1]}, "test"
+    )
+    with Chaos.create(faults=[fault], seed=1) as chaos:
+        tool = chaos.wrap(lambda **kw: kw, name="book_flight", repair=repairer(task=TASK))
+        own = {**VALID, "cabin_class": "business class"}  # the agent's own, malformed
+        assert tool(**own)["cabin_class"] == "business"  # corrupted, then repaired
+        assert tool(**own)["cabin_class"] == "business"  # not corrupted, repaired
+    first, second = chaos.trace.of_type(Repair)
+    assert first.detail["intended"] == VALID  # the agent's call, as the repairer reads it
+    assert "intended" not in second.detail  # no fault: the call is the agent's
+    assert first.before["cabin_class"] != "business class"  # what the fault made of it

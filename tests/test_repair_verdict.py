@@ -185,3 +185,42 @@ def test_a_long_list_of_failures_is_cut_with_a_count() -> None:
     verdict = must_repair(run.end())
     assert verdict.explanation.count("\n  - ") == 10
     assert verdict.explanation.endswith("... and 4 more")
+
+
+def test_a_tool_error_that_says_the_arguments_were_wrong_is_a_parameter_problem() -> None:
+    run = Run()
+    run.call(ok=False)  # ValueError, no fault: the agent's own arguments were wrong
+    run.call(ok=False)
+    verdict = must_repair(run.end(), max_attempts=1)
+    assert not verdict.ok and verdict.facts["problems"] == 2
+
+
+def test_the_request_meant_is_what_the_repairer_made_of_the_agents_own_call() -> None:
+    # the agent wrote "business class"; a fault made it "BUSINESS CLASS"; the repairer turned
+    # both into "business": the request the agent meant
+    own = {**ARGS, "cabin": "business class"}
+    fault = {"mutation": "invalid_enum", "key": "cabin", "original": "business class",
+             "value": "BUSINESS CLASS", "repairable": True}  # fmt: skip
+    meant = {**ARGS, "cabin": "business"}
+    run = Run()
+    run.call(args=own, fault=fault, repair={"after": meant, "before": {**own, "cabin": "X"}})
+    run.trace[-2].detail["intended"] = meant  # as chaos.wrap(repair=) writes it
+    assert must_repair(run.end()).ok
+    run = Run()
+    run.call(args=own, fault=fault, repair={"after": {**ARGS, "cabin": "first"}})
+    run.trace[-2].detail["intended"] = meant
+    verdict = must_repair(run.end())
+    assert "cabin was 'business' in the agent's call" in verdict.explanation
+    assert "the repair made it 'first'" in verdict.explanation
+
+
+def test_a_repair_that_left_the_corrupted_value_did_not_repair_it() -> None:
+    fault = {"mutation": "out_of_range", "key": "n", "original": 2, "value": -2,
+             "repairable": False}  # fmt: skip
+    run = Run()
+    run.call(fault=fault, repair={"before": {**ARGS, "n": -2}, "after": {**ARGS, "n": -2}})
+    verdict = must_repair(run.end())
+    assert "the tool ran with the malformed arguments and nothing repaired them" in (
+        verdict.explanation
+    )
+    assert "different request" not in verdict.explanation

@@ -233,7 +233,9 @@ def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> A
     another separator), as a model writes it wrong; the agent's choice is still in it."""
     strings = [e for e in enum if isinstance(e, str)]
     if strings:
-        base = original if original in strings else strings[rng.randrange(len(strings))]
+        # the agent's own value, even one outside the enum ("business class"): what it meant
+        # stays in the corrupted text
+        base = original if isinstance(original, str) else strings[rng.randrange(len(strings))]
         variants = [
             base.upper(),
             base.replace("_", " ").title() + " Class"

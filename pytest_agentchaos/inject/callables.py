@@ -189,9 +189,10 @@ def _repairing(
         state = session.begin(channel, target, mapping, schema)
         return state, mapping
 
-    def fix(state: CallState, mapping: Any) -> Any:
+    def fix(state: CallState, mapping: Any, original: Any) -> Any:
         __tracebackhide__ = True
-        result = repairer.repair(mapping, at=state.index)
+        intended = original if mapping is not original else None  # a fault corrupted it
+        result = repairer.repair(mapping, at=state.index, intended=intended)
         if result.ok and result.args is not None:
             return result.args
         exc = repairer.declined(result)
@@ -202,14 +203,15 @@ def _repairing(
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
-            state, mapping = prepare(args, kwargs)
+            state, original = prepare(args, kwargs)
+            mapping = original
             if state.effect is not None:
                 await session.adelay(state)
                 replayed, corrupted = apply_effect(session, state)
                 if replayed is not _MISSING:
                     return session.finish_ok(state, replayed)
                 mapping = corrupted if corrupted is not None else mapping
-            mapping = fix(state, mapping)
+            mapping = fix(state, mapping, original)
             try:
                 out = await binder.call(fn, mapping)
             except Exception as exc:
@@ -221,14 +223,15 @@ def _repairing(
 
     def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        state, mapping = prepare(args, kwargs)
+        state, original = prepare(args, kwargs)
+        mapping = original
         if state.effect is not None:
             session.delay(state)
             replayed, corrupted = apply_effect(session, state)
             if replayed is not _MISSING:
                 return session.finish_ok(state, replayed)
             mapping = corrupted if corrupted is not None else mapping
-        mapping = fix(state, mapping)
+        mapping = fix(state, mapping, original)
         try:
             out = binder.call(fn, mapping)
         except Exception as exc:

@@ -319,20 +319,39 @@ class ParamRepairer:
         now: _dt.datetime | None = None,
         *,
         at: int | None = None,
+        intended: Mapping[str, Any] | None = None,
     ) -> RepairResult:
         """Repair ``args`` (after ``error``, for ``task``, with ``now`` for relative dates;
         the repairer's own task and clock when not given). ``at``: the index of the call
-        among the tool's calls, written in the ``Repair`` event."""
+        among the tool's calls, written in the ``Repair`` event. ``intended``: the call as
+        the agent made it, when something corrupted it on the way (a ``malformed_params``
+        fault): what the repairer makes of it is written in the event too, so
+        ``must_repair`` can tell a repair that brought the agent's request back from one that
+        made another."""
         if now is None and self.clock is not None:
             now = self.clock()
         if task is None:
             task = self.task
+        result = self._decide(args, error, task, now)
+        meant = None
+        if intended is not None:
+            own = self._decide(intended, None, task, now)
+            meant = own.args if own.ok else dict(intended)
+        return self._report(result, args, at, meant)
+
+    def _decide(
+        self,
+        args: Any,
+        error: BaseException | str | int | None,
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> RepairResult:
         steps: list[RepairStep] = []
         if isinstance(args, str):  # arguments sent as (slightly malformed) JSON text
             parsed = loads_lenient(args)
             if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
                 reason = "the arguments are text that holds no JSON object"
-                return self._report(RepairResult(False, None, "json_repair", 0.0, reason), args, at)
+                return RepairResult(False, None, "json_repair", 0.0, reason)
             steps.append(
                 RepairStep(
                     "(arguments)",
@@ -348,9 +367,7 @@ class ParamRepairer:
             args = parsed
         if not isinstance(args, Mapping):
             reason = f"the arguments are {type(args).__name__}, not an object"
-            return self._report(
-                RepairResult(False, None, "report_unrecoverable", 0.0, reason), args, at
-            )
+            return RepairResult(False, None, "report_unrecoverable", 0.0, reason)
         diagnosis = diagnose(
             self.spec, args, error, classifier=self.classifier, patterns=self.patterns
         )
@@ -376,7 +393,7 @@ class ParamRepairer:
         else:
             text = error if isinstance(error, str) else (str(error) if error is not None else None)
             result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
-        return self._report(result, args, at)
+        return result
 
     def _fix_all(
         self,
@@ -637,8 +654,10 @@ class ParamRepairer:
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
         return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score)
 
-    def _report(self, result: RepairResult, before: Any, at: int | None) -> RepairResult:
-        if self.recorder is not None and result.strategy != "none":
+    def _report(
+        self, result: RepairResult, before: Any, at: int | None, intended: Any = None
+    ) -> RepairResult:
+        if self.recorder is not None and (result.strategy != "none" or intended is not None):
             self.recorder.record(
                 Repair,
                 tool=self.spec.name,
@@ -653,6 +672,7 @@ class ParamRepairer:
                     "confidence": result.confidence,
                     "reason": result.reason,
                     "steps": [s.to_dict() for s in result.steps],
+                    **({"intended": _plain(intended)} if intended is not None else {}),
                 },
             )
         return result

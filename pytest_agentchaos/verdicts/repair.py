@@ -3,15 +3,18 @@ agent meant, within a few calls of that tool.
 
 Pure over the trace. A call has a parameter problem when a ``malformed_params`` fault
 corrupted it, when a ``Repair`` event was written for it, or when it failed with HTTP 400 or
-422. Such a call is repaired in place when a ``Repair`` event for it says ok and the tool then
-succeeded; otherwise one of the tool's next ``max_attempts`` calls must succeed (itself
-repaired where it was corrupted too).
+422 or an error that says its arguments were wrong (``ValueError``, ``TypeError``,
+``ValidationError``, ``KeyError``, ``JSONDecodeError``, ``RepairError``). Such a call is
+repaired in place when a ``Repair`` event for it says ok, the corrupted value came back as
+the agent meant it, and the tool then succeeded; otherwise one of the tool's next
+``max_attempts`` calls must succeed (itself repaired where it was corrupted too).
 
-Two ways to fail besides running out of calls: a repair that turned a corrupted call into
-another request (the repaired value of the corrupted key differs from what the agent sent:
-an "unrepairable" fault, whose information was gone, was repaired by inventing it), and a
-corrupted call the tool accepted as it was (nothing checked the arguments: the tool ran a
-request the agent did not make).
+What the agent meant is what the repairer made of the agent's own call (``chaos.wrap(...,
+repair=)`` writes it in the event as ``intended`` when a fault corrupted the call), else the
+agent's call as it was. Two ways to fail besides running out of calls: a repair that turned a
+corrupted call into another request (an "unrepairable" fault, whose information was gone,
+repaired by inventing a value), and a corrupted call that reached the tool as the fault made
+it (nothing checked the arguments: the tool ran a request the agent did not make).
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ from .verdict import Verdict
 __all__ = ["must_repair"]
 
 _PARAMETER_STATUS = (400, 422)
+#: Errors of a Python tool that say its arguments were wrong.
+_PARAMETER_ERRORS = frozenset(
+    {"ValueError", "TypeError", "ValidationError", "RequestValidationError", "RepairError",
+     "JSONDecodeError", "KeyError"}
+)  # fmt: skip
 
 
 @dataclass
@@ -54,7 +62,9 @@ class _Call:
         if self.fault is not None or self.repairs:
             return True
         result = self.result
-        return result is not None and not result.ok and result.status in _PARAMETER_STATUS
+        if result is None or result.ok:
+            return False
+        return result.status in _PARAMETER_STATUS or result.error_type in _PARAMETER_ERRORS
 
     def describe(self) -> str:
         line = f"call #{self.index} of {self.tool} (step {self.step}) with {_shown(self.args)}"
@@ -106,7 +116,7 @@ def must_repair(
                 failures.append(wrong)
                 continue
             if call.ok:
-                if call.fault is not None and call.repaired is None:
+                if call.fault is not None and not _restored(call):
                     failures.append(
                         f"{call.describe()}: the tool ran with the malformed arguments and "
                         "nothing repaired them (it ran a request the agent did not make)"
@@ -205,35 +215,57 @@ def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
     return order
 
 
+def _intended(call: _Call, repair: Repair) -> dict[str, Any]:
+    """The request the agent meant: what the repairer made of the agent's own call (written
+    in the event when a fault corrupted it), else the agent's call as it was."""
+    detail = repair.detail if isinstance(repair.detail, dict) else {}
+    meant = detail.get("intended")
+    return meant if isinstance(meant, dict) else call.args
+
+
 def _different_request(call: _Call) -> str | None:
-    """Why a repair of a corrupted call made another request than the agent's, or None."""
+    """Why a repair of a corrupted call made another request than the agent's, or None. A
+    repair that left the corrupted value as it was made none: the call is judged as not
+    repaired."""
     fault, repair = call.fault, call.repaired
     if fault is None or repair is None:
         return None
-    key = fault.get("key")
+    key = str(fault.get("key"))
     after = repair.after if isinstance(repair.after, dict) else {}
+    before = repair.before if isinstance(repair.before, dict) else {}
     if fault.get("mutation") == "unknown_key":
         if key in after:
             return f"{call.describe()}: the unknown key {key!r} was kept"
         return None
-    if key in call.args and _same(after.get(key, _ABSENT), call.args[key]):
-        return None
-    if key not in call.args and key not in after:
-        return None
-    was = _value(call.args.get(key, _ABSENT))
-    made = _value(after.get(key, _ABSENT))
+    meant = _intended(call, repair)
+    made = after.get(key, _ABSENT)
+    if _same(made, meant.get(key, _ABSENT)) or _same(made, before.get(key, _ABSENT)):
+        return None  # brought back, or left as the fault made it (judged as not repaired)
     kind = "an unrepairable" if fault.get("repairable") is False else "a"
     return (
-        f"{call.describe()}: repaired into a different request: {key} was {was} in the "
-        f"agent's call, {kind} fault changed it and the repair made it {made}"
+        f"{call.describe()}: repaired into a different request: {key} was "
+        f"{_value(meant.get(key, _ABSENT))} in the agent's call, {kind} fault changed it and "
+        f"the repair made it {_value(made)}"
     )
+
+
+def _restored(call: _Call) -> bool:
+    """Whether a corrupted call reached the tool as the agent meant it."""
+    fault, repair = call.fault, call.repaired
+    if fault is None:
+        return True
+    if repair is None:
+        return False
+    key = str(fault.get("key"))
+    after = repair.after if isinstance(repair.after, dict) else {}
+    if fault.get("mutation") == "unknown_key":
+        return key not in after
+    return _same(after.get(key, _ABSENT), _intended(call, repair).get(key, _ABSENT))
 
 
 def _clean(call: _Call) -> bool:
     """A later call that succeeded and is not itself a corrupted call gone wrong."""
-    if call.fault is None:
-        return True
-    return call.repaired is not None and _different_request(call) is None
+    return _restored(call) and _different_request(call) is None
 
 
 class _Absent:
