@@ -47,13 +47,15 @@ def parse_number(text: str) -> tuple[float | None, str]:
     if stripped in _WORDS:
         return float(_WORDS[stripped]), ""
     compact = stripped.replace(" ", "")
+    if re.match(r"^[+-]?\d{1,3}(?:\.\d{3})+$", compact):  # 1.200: 1.2, or 1200 written in German
+        return None, f"in {text!r} the separator may be a decimal point or a thousands separator"
     if _PLAIN.match(compact):
         return float(compact), ""
     if _GROUPED.match(compact):
         return float(compact.replace(",", "")), ""
     if _EU_GROUPED.match(compact):
         return float(compact.replace(".", "").replace(",", ".")), ""
-    if re.match(r"^[+-]?\d{1,3}(?:\.\d{3})+$", compact) or re.match(r"^[+-]?\d+,\d{1,2}$", compact):
+    if re.match(r"^[+-]?\d+,\d{1,2}$", compact):
         return None, f"in {text!r} the separator may be a decimal point or a thousands separator"
     if re.match(r"^[+-]?[\d.,]+\s*[a-zµ°]+$", stripped):
         return None, f"{text!r} carries a unit: the tool's may be another"
@@ -100,9 +102,9 @@ def _has_type(value: Any, types: list[str]) -> bool:
 
 
 def _is_int(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    # a whole float is no int here: JSON Schema lets 3.0 pass, a Python tool may not, so when
+    # a tool's error asks for an integer, 3.0 becomes 3
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:
@@ -125,8 +127,10 @@ def _to_integer(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
         return number
     got = number.value
     if not float(got).is_integer():
-        return _no(f"{_short(value)} is not a whole number: rounding it would change it")
-    return _fix(int(got), number.confidence, number.reason)
+        return Decline(
+            number.strategy, f"{_short(value)} is not a whole number: rounding it would change it"
+        )
+    return Fix(number.strategy, int(got), number.confidence, number.reason)
 
 
 def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
@@ -187,8 +191,8 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         if checked or _DIGIT_TEXT.search(spaced):
             return _fix(text, 0.9, f"the number {value!r} as text")
         return _fix(text, 0.6, f"the number {value!r} as text, in a field not made of digits")
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], (str, int, float)):
-        return _unwrap(value, schema, ctx)
+    if isinstance(value, list) and value:
+        return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")
 
 
@@ -206,8 +210,8 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     several = _several_in_task(ctx)
     if several:
         return Decline("wrap_in_list", f"the task names {several} of them; one value is given")
-    if isinstance(value, (list, dict)) and not value:
-        return _no(f"{_short(value)} is empty")
+    if value is None or value == "" or (isinstance(value, (list, dict)) and not value):
+        return _no(f"{_short(value)} is empty: there is nothing to put in a list")
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
@@ -261,8 +265,8 @@ _CONVERT = {
 }
 
 _COUNT = re.compile(
-    r"\b(\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple|both)\s+"
-    r"(?:\w+\s+){0,2}?(\w+)",
+    r"\b(\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple|both)"
+    r"((?:\s+\w+){1,3})",
     re.IGNORECASE,
 )
 
@@ -274,9 +278,13 @@ def _several_in_task(ctx: Context) -> str | None:
         return None
     words = {w for w in re.split(r"[_\W]+", ctx.name.lower()) if len(w) > 2}
     stems = {w.rstrip("s") for w in words}
-    for match in _COUNT.finditer(ctx.task[:4000]):
-        count, noun = match[1].lower(), match[2].lower()
-        if noun.rstrip("s") in stems and count not in ("1", "0"):
+    task = ctx.task[:4000]
+    for match in _COUNT.finditer(task):
+        count = match[1].lower()
+        # the count's noun may come after a word or two ("two big cities")
+        if count not in ("1", "0") and any(
+            w.lower().rstrip("s") in stems for w in match[2].split()
+        ):
             return count
     return None
 

@@ -151,18 +151,24 @@ def _full_year(year: int, written: str, now: _dt.datetime | None) -> int:
 
 
 def _parse(text: str, default: _dt.datetime) -> _dt.datetime:
-    """dateutil's parse, the same on every machine: UTC and GMT are UTC (never the machine's
-    local zone, which dateutil would pick for a name the machine's zone shares), and a zone
-    name it does not know leaves the time without a zone instead of warning."""
+    """dateutil's parse, the same on every machine: UTC and GMT are UTC, an offset is that
+    offset, and any other zone name leaves the time without a zone (dateutil would otherwise
+    pick the machine's own zone for a name the machine's zone shares)."""
     import warnings
 
     from dateutil import parser, tz  # type: ignore[import-untyped]
 
+    def zone(name: str | None, offset: int | None) -> _dt.tzinfo | None:
+        found: _dt.tzinfo | None = None
+        if offset is not None:
+            found = tz.UTC if offset == 0 else tz.tzoffset(None, offset)
+        elif name is not None and name.upper() in ("UTC", "GMT", "Z", "UT"):
+            found = tz.UTC
+        return found  # a zone name (EST, CET...) is no offset: "EST" is also Australia's
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        parsed: _dt.datetime = parser.parse(
-            text, default=default, tzinfos={"UTC": tz.UTC, "GMT": tz.UTC, "Z": tz.UTC}
-        )
+        parsed: _dt.datetime = parser.parse(text, default=default, tzinfos=zone)
         return parsed
 
 

@@ -26,7 +26,8 @@ from .spec import Problem, ToolSpec
 
 __all__ = ["ERROR_PATTERNS", "Diagnosis", "ErrorPattern", "diagnose", "error_problems"]
 
-_FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]*)['\"`]?"
+#: A field's name, quoted or not; bounded, so a long token costs each pattern linear time.
+_FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
 
 
 @dataclass(frozen=True)
@@ -84,23 +85,10 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
         "unknown",
     ),
     ErrorPattern(
-        "one_of",
-        _FIELD + r":?(?: value)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
-        "enum",
-    ),
-    ErrorPattern(
-        "invalid_value_one_of",
-        r"(?:invalid|unsupported|unknown|bad) (?:value|option|choice)?\s*(?:for )?"
-        + _FIELD
-        + r".*?(?:one of|allowed(?: values)?(?: are)?|valid (?:values|options) (?:are|is)"
-        r"|expected)[:\s]+(?P<expected>.+)",
-        "enum",
-    ),
-    ErrorPattern(
         "date_layout",
         r"(?:invalid )?(?:date(?:time)? )?format (?:for|of|in) "
         + _FIELD
-        + r".*?(?:expected|use|should be|must be|required)[:\s]*(?P<expected>"
+        + r"[^\n]{0,120}?(?:expected|use|should be|must be|required)[:\s]*(?P<expected>"
         r"YYYY-MM-DD(?:[T ]HH:MM(?::SS)?)?|[DMY]{2,4}[/.\-][DMY]{2,4}[/.\-][DMY]{2,4}"
         r"|ISO[ -]?8601|RFC ?3339)",
         "format",
@@ -110,6 +98,19 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
         _FIELD + r"[^.\n]{0,40}? (?:must|should) be (?:a |an |in )?(?:valid )?(?:the )?"
         r"(?:format )?(?P<expected>YYYY-MM-DD|ISO[ -]?8601(?: date)?|date(?:-time)?)\b",
         "format",
+    ),
+    ErrorPattern(
+        "one_of",
+        _FIELD + r":?(?: value)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
+        "enum",
+    ),
+    ErrorPattern(
+        "invalid_value_one_of",
+        r"(?:invalid|unsupported|unknown|bad) (?:value|option|choice)\s*(?:for |of )?"
+        + _FIELD
+        + r"[^\n]{0,120}?(?:one of|allowed(?: values)?(?: are)?|valid (?:values|options) (?:are|is)"
+        r"|expected)[:\s]+(?P<expected>.+)",
+        "enum",
     ),
     ErrorPattern(
         "must_be_at_least",
@@ -196,13 +197,16 @@ def diagnose(
     text = ""
     if error is not None:
         error_class = (classifier or ErrorClassifier()).classify(error)
-        if error_class.transient or _RATE_LIMIT.search(_error_text(error)[:4000]):
-            return Diagnosis(
-                "transient", reason=f"{error_class.category}: retry as is", error_class=error_class
-            )
         text = _error_text(error)
+        head = text[:8000]
+        limited = _RATE_LIMIT.search(head)
+        if error_class.transient or limited:
+            category = error_class.category if error_class.transient else "rate_limit"
+            return Diagnosis(
+                "transient", reason=f"{category}: retry as is", error_class=error_class
+            )
         status = _status(error)
-        if status == 404 or _NO_ROUTE.search(text):
+        if status == 404 or _NO_ROUTE.search(head):
             return Diagnosis(
                 "route", reason="the tool or endpoint does not exist", error_class=error_class
             )
@@ -253,9 +257,14 @@ def _from_match(
     else:
         names = [groups["field"]] if groups.get("field") else []
     expected_text = (groups.get("expected") or "").strip().rstrip(".")
+    quoted = (
+        bool(groups.get("field"))
+        and match.start("field") > 0
+        and (match.string[match.start("field") - 1] in "'\"`")
+    )
     for name in names:
-        if name.lower() in _NOT_FIELDS:
-            continue  # "value for 'x' must be...": the word before is not the field
+        if not quoted and not groups.get("fields") and name.lower() in _NOT_FIELDS:
+            continue  # "value for 'x' must be...": an unquoted word there is not the field
         path = _path(name)
         schema = dict(spec.schema_at(path)) if spec is not None else {}
         expected: Any = expected_text or None
@@ -307,13 +316,13 @@ def _values(text: str) -> list[str]:
 
 
 def _from_json(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
-    start = text.find("{") if "{" in text else text.find("[")
-    if start < 0:
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
         return
     body: Any
     try:
-        body = json.loads(text[start:])
-    except ValueError:
+        body = json.loads(text[min(starts) :])
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return
     yield from _body_problems(body, spec)
 
@@ -330,7 +339,7 @@ def _body_problems(body: Any, spec: ToolSpec | None) -> Iterator[Problem]:
         if isinstance(inner, Mapping):
             if isinstance(inner.get("param"), str):  # OpenAI style
                 yield _problem_for(
-                    inner["param"].split("."),
+                    list(_path(inner["param"])),
                     str(inner.get("message", "")),
                     str(inner.get("code") or inner.get("type") or ""),
                     spec,

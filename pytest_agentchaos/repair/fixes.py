@@ -51,7 +51,7 @@ class Context:
     task: str | None = None
     now: _dt.datetime | None = None
     synonyms: Mapping[str, Any] = field(default_factory=dict)
-    fuzzy_score: float = 88.0
+    fuzzy_score: float = 85.0
 
 
 def schema_types(schema: Mapping[str, Any]) -> list[str]:

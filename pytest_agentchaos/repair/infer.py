@@ -15,6 +15,7 @@ changes what was asked.
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import json
 import re
@@ -99,7 +100,11 @@ class RuleInferer:
             named = [
                 v for v in enum if isinstance(v, str) and f" {normal(v)} " in f" {normal(task)} "
             ]
-            named = [v for v in named if not any(o != v and normal(v) in normal(o) for o in named)]
+            named = [
+                v
+                for v in named
+                if not any(o != v and f" {normal(v)} " in f" {normal(o)} " for o in named)
+            ]
             if len(named) == 1:
                 return _fix(named[0], 0.9, f"the task names {named[0]!r}")
             return None
@@ -225,27 +230,33 @@ class LLMInferer:
 
 def loads_lenient(text: str) -> Any:
     """JSON from a model's answer: the object inside code fences or prose, with single
-    quotes, trailing commas and Python's ``True``/``False``/``None`` repaired. None when
-    there is no object to read."""
+    quotes, trailing commas and Python's ``True``/``False``/``None`` accepted (read as a
+    Python literal, never evaluated; nothing inside a string is rewritten). None when there
+    is no object to read."""
     text = text.strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text[:_LENIENT_LIMIT], re.DOTALL)
     if fenced:
         text = fenced.group(1).strip()
     start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
+    if start < 0 or end <= start or end - start > _LENIENT_LIMIT:
         return None
     body = text[start : end + 1]
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
-    fixed = re.sub(r",\s*([}\]])", r"\1", body)
-    fixed = re.sub(
-        r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed))
-    )
-    if '"' not in fixed:
-        fixed = fixed.replace("'", '"')
+    # JSON's literals as Python's, outside strings only, then a Python literal
+    python = _STRING_OR_WORD.sub(lambda m: _PY_LITERALS.get(m.group(0), m.group(0)), body)
     try:
-        return json.loads(fixed)
-    except ValueError:
+        value = ast.literal_eval(python)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         return None
+    try:  # plain JSON data only (no sets, bytes, tuples as keys)
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+_LENIENT_LIMIT = 200_000
+_STRING_OR_WORD = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b(?:true|false|null)\b")
+_PY_LITERALS = {"true": "True", "false": "False", "null": "None"}

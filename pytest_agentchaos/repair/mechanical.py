@@ -93,6 +93,7 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
             fixed = f"{local}@{domain.lower().rstrip('.')}"
             if fixed != value:
                 return Fix("format_correction", fixed, 0.9, f"the address in {value!r}")
+            return None  # already an address: nothing to fix
         return Decline("format_correction", f"{value!r} holds no email address")
     if fmt == "uuid":
         text = value.strip().strip("{}").removeprefix("urn:uuid:").strip()

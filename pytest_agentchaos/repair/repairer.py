@@ -82,7 +82,7 @@ class RepairPolicy:
     max_attempts: int = 3
     strategies: Mapping[str, bool] = field(default_factory=dict)
     synonyms: Mapping[str, Any] = field(default_factory=dict)
-    fuzzy_score: float = 88.0
+    fuzzy_score: float = 85.0
     error_patterns: Sequence[ErrorPattern] = ()
 
     def __post_init__(self) -> None:

@@ -232,6 +232,8 @@ def _arg_docs(doc: str) -> dict[str, str]:
     """The parameter descriptions of a Google-style ``Args:`` section."""
     found: dict[str, str] = {}
     section = False
+    current: str | None = None
+    indent = 0
     for line in doc.splitlines():
         stripped = line.strip()
         if stripped in ("Args:", "Arguments:", "Parameters:"):
@@ -242,9 +244,13 @@ def _arg_docs(doc: str) -> dict[str, str]:
                 if found:
                     break
                 continue
+            depth = len(line) - len(line.lstrip())
             match = _ARG_LINE.match(line)
-            if match:
-                found[match[1]] = match[2].strip()
+            if match and (current is None or depth <= indent):
+                current, indent = match[1], depth
+                found[current] = match[2].strip()
+            elif current is not None and depth > indent:  # a description's next line
+                found[current] += " " + stripped
     return found
 
 
