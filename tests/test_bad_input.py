@@ -47,7 +47,10 @@ CATEGORIES = (
     "timeout, rate_limit, auth, validation, not_found, server_error, connection, llm_refusal, "
     "unknown"
 )
-MUTATIONS = "wrong_type, reformat_date, out_of_range, missing_required, invalid_enum, unknown_key"
+MUTATIONS = (
+    "wrong_type, reformat_date, out_of_range, missing_required, invalid_enum, unknown_key, "
+    "formatted_number, unit_suffix, scalar_for_list"
+)
 LOOP_KEYS = (
     "min_period, max_period, repeats_period_1, repeats, error_streak, state_repeats, "
     "state_window, node_visits, node_window_events, node_window_seconds, text_similarity, "

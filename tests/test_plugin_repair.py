@@ -261,7 +261,7 @@ mutations = ["invalid_enum"]
 nth = [1]
 
 [repair]
-threshold = 0.9
+threshold = 0.85
 max_attempts = 1
 
 [repair.synonyms.cabin_class]
@@ -276,7 +276,7 @@ coach = "economy"
 @pytest.mark.must_repair
 def test_policy(chaos):
     repairer = ParamRepairer.for_run(chaos, SPEC)
-    assert (repairer.policy.threshold, repairer.policy.max_attempts) == (0.9, 1)
+    assert (repairer.policy.threshold, repairer.policy.max_attempts) == (0.85, 1)
     assert repairer.repair({**CALL, "cabin_class": "coach"}).args["cabin_class"] == "economy"
     tool = chaos.wrap(book_flight, repair=repairer)
     assert tool(**CALL) == {"booked": True}  # corrupted, repaired before the tool ran

@@ -175,9 +175,21 @@ def test_enum_declines_naming_the_candidates() -> None:
 
 
 def test_fuzzy_score_is_the_policys() -> None:
-    lenient, strict = Context(fuzzy_score=85), Context(fuzzy_score=95)
-    assert fixed(match_enum("buisness", CABINS, lenient), "enum_value_correction") == "business"
-    declined(match_enum("econmy", CABINS, strict), "enum_value_correction", "none of")
+    # two typos in seven letters: past the one-typo rule, so the policy's score decides
+    lenient, strict = Context(fuzzy_score=70), Context(fuzzy_score=95)
+    assert fixed(match_enum("ecomony", CABINS, lenient), "enum_value_correction") == "economy"
+    declined(match_enum("ecomony", CABINS, strict), "enum_value_correction", "none of")
+
+
+@pytest.mark.parametrize(
+    ("typo", "value"),
+    [("frist", "first"), ("buisness", "business"), ("prmeium economy", "premium_economy"),
+     ("econmy", "economy"), ("bussiness", "business")],
+)  # fmt: skip
+def test_one_typo_away_from_one_value_is_that_value(typo: str, value: str) -> None:
+    assert (
+        fixed(match_enum(typo, CABINS, Context(fuzzy_score=99)), "enum_value_correction") == value
+    )
 
 
 def test_enum_numbers() -> None:

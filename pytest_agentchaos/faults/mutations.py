@@ -24,6 +24,9 @@ MUTATIONS = (
     "missing_required",
     "invalid_enum",
     "unknown_key",
+    "formatted_number",
+    "unit_suffix",
+    "scalar_for_list",
 )
 
 
@@ -94,7 +97,21 @@ def candidates(mutation: str, args: Mapping[str, Any], schema: Mapping[str, Any]
         )
     if mutation == "unknown_key":
         return sorted(args) if args else ["extra"]
+    if mutation in ("formatted_number", "unit_suffix"):
+        return sorted(
+            k
+            for k, v in args.items()
+            if isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and (mutation == "unit_suffix" or abs(v) >= 1000 or _money(k))
+        )
+    if mutation == "scalar_for_list":
+        return sorted(k for k, v in args.items() if isinstance(v, list) and v)
     raise ValueError(f"unknown mutation {mutation!r}")
+
+
+def _money(name: str) -> bool:
+    return bool(re.search(r"amount|price|cost|total|fee|budget|salary", name, re.IGNORECASE))
 
 
 def decide(
@@ -133,6 +150,15 @@ def decide(
         detail["value"] = _out_of_range(rng, original, prop)
     elif mutation == "invalid_enum":
         detail["value"] = _not_in_enum(rng, list(prop["enum"]), original)
+    elif mutation == "formatted_number":
+        text = f"{original:,}" if isinstance(original, int) else f"{original:,.2f}"
+        detail["value"] = f"${text}" if _money(key) and rng.random() < 0.5 else text
+    elif mutation == "unit_suffix":
+        unit = _UNITS[rng.randrange(len(_UNITS))]
+        detail["value"] = f"{original} {unit}"
+    elif mutation == "scalar_for_list":
+        items = list(original) if isinstance(original, list) else [original]
+        detail["value"] = items[0] if len(items) == 1 else ", ".join(map(str, items))
     detail["repairable"] = repairable(mutation, original, detail["value"], prop)
     return detail
 
@@ -158,6 +184,22 @@ def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]
             return str(value) == original  # "2" sent as 2; a string's length is not the string
         # a list joined into text: its items cannot be told apart again
         return not (isinstance(original, (list, tuple)) and isinstance(value, str))
+    if mutation == "formatted_number":
+        return isinstance(original, int) or (
+            isinstance(original, float) and original == round(original, 2)
+        )
+    if mutation == "unit_suffix":
+        return False  # the tool's unit may be another: what was meant cannot be known
+    if mutation == "scalar_for_list":
+        return isinstance(original, list) and len(original) == 1  # a joined list is lost
+    if mutation == "formatted_number":
+        return isinstance(original, int) or (
+            isinstance(original, float) and original == round(original, 2)
+        )
+    if mutation == "unit_suffix":
+        return False  # the tool's unit may be another: what was meant cannot be known
+    if mutation == "scalar_for_list":
+        return isinstance(original, list) and len(original) == 1  # a joined list is lost
     if mutation == "invalid_enum":
         # a variant of the agent's own value; a number outside the enum says nothing
         return isinstance(value, str) and isinstance(original, str) and value != "unknown"
@@ -192,6 +234,8 @@ def _wrong_type(rng: random.Random, value: Any) -> Any:
         return json.dumps(value, default=str)
     return str(value)
 
+
+_UNITS = ("km", "kg", "mi", "lbs", "USD", "EUR", "%", "ms", "GB")
 
 _NUMBER_WORDS = (
     "zero",
@@ -236,6 +280,7 @@ def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> A
         # the agent's own value, even one outside the enum ("business class"): what it meant
         # stays in the corrupted text
         base = original if isinstance(original, str) else strings[rng.randrange(len(strings))]
+        swapped = _transpose(rng, base)
         variants = [
             base.upper(),
             base.replace("_", " ").title() + " Class"
@@ -243,6 +288,7 @@ def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> A
             else base.title(),
             base + "s",
             base.replace("_", "-").replace(" ", "-") + "-class",
+            *([swapped] if swapped else []),
         ]
         variants = [v for v in variants if v not in enum]
         if variants:
@@ -251,6 +297,17 @@ def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> A
     if numbers:
         return max(numbers) + 1
     return "unknown"
+
+
+def _transpose(rng: random.Random, word: str) -> str | None:
+    """``word`` with two neighbouring letters swapped (a typo), or None for a short word."""
+    letters = [i for i in range(1, len(word) - 2) if word[i].isalpha() and word[i + 1].isalpha()]
+    if len(word) < 5 or not letters:
+        return None
+    i = letters[rng.randrange(len(letters))]
+    if word[i] == word[i + 1]:
+        return None
+    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
 
 def _misspell(rng: random.Random, key: str, taken: set[str]) -> str:

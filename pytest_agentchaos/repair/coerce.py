@@ -212,8 +212,28 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return Decline("wrap_in_list", f"the task names {several} of them; one value is given")
     if value is None or value == "" or (isinstance(value, (list, dict)) and not value):
         return _no(f"{_short(value)} is empty: there is nothing to put in a list")
+    if isinstance(value, str) and _JOINED.search(value):
+        return _split(value, schema)
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
+    )
+
+
+_JOINED = re.compile(r"[,;|]")
+
+
+def _split(value: str, schema: Mapping[str, Any]) -> Fix | Decline:
+    """Text that may be several values joined: split only where every part is one of the
+    items' enum values; else it may be one value with a comma in it, or several."""
+    items = schema.get("items")
+    allowed = items.get("enum") if isinstance(items, Mapping) else None
+    parts = [p.strip() for p in _JOINED.split(value)]
+    if isinstance(allowed, list) and parts and all(p in allowed for p in parts):
+        return Fix("wrap_in_list", parts, 0.9, f"{_short(value)} lists {len(parts)} allowed values")
+    return Decline(
+        "wrap_in_list",
+        f"{_short(value)} may be several values joined into one text, or one value: "
+        "which is not for us to tell",
     )
 
 

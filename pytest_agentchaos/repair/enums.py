@@ -6,9 +6,12 @@ In order, each step taken only when exactly one value answers it:
    for ``premium_economy``);
 2. a synonym from the policy's table (``{"cabin_class": {"coach": "economy"}}`` or
    ``{"coach": "economy"}``);
-3. the value named as a whole phrase inside what was written (``"business class"``); a longer
+3. one typo away from exactly one value (a letter missing, added, replaced, or two
+   neighbours swapped; one per eight letters): ``"frist"``, ``"prmeium economy"`` (not
+   ``economy``);
+4. the value named as a whole phrase inside what was written (``"business class"``); a longer
    value that contains a shorter one wins (``"premium economy seat"``);
-4. a fuzzy match (rapidfuzz) at or above the policy's score, clear of the runner-up.
+5. a fuzzy match (rapidfuzz) at or above the policy's score, clear of the runner-up.
 Otherwise it declines, naming the candidates.
 """
 
@@ -52,6 +55,11 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     synonym = _synonym(wanted, choices, ctx)
     if synonym is not None:
         return _fix(synonym, 0.95, f"{text!r} is a synonym of {synonym!r}")
+    near = _near_miss(wanted, choices)
+    if isinstance(near, Decline):
+        return near
+    if near is not None:
+        return _fix(near, 0.9, f"{text!r} is {near!r} with a typo")
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
         return _fix(inside[0], 0.9, f"{text!r} names {inside[0]!r}")
@@ -78,6 +86,29 @@ def _synonym(wanted: str, choices: list[str], ctx: Context) -> str | None:
             if listed and any(normal(str(w)) == wanted for w in target):
                 return str(word)
     return None
+
+
+def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
+    """The one value a typo away from ``wanted`` (a letter missing, added, replaced, or two
+    neighbours swapped: "frist", "prmeium economy"), counting one typo per eight letters;
+    a decline when two values are as near."""
+    if len(wanted) < 4:
+        return None
+    from rapidfuzz.distance import OSA  # imported on first use
+
+    allowed = max(1, len(wanted) // 8)
+    near = [(OSA.distance(wanted, normal(c)), c) for c in choices]
+    near = [(d, c) for d, c in near if 0 < d <= allowed]
+    if not near:
+        return None
+    best = min(d for d, _ in near)
+    closest = [c for d, c in near if d == best]
+    if len(closest) > 1:
+        return Decline(
+            "enum_value_correction",
+            f"{wanted!r} could be {closest[0]!r} or {closest[1]!r}: a typo away from each",
+        )
+    return closest[0]
 
 
 def _named_inside(wanted: str, choices: list[str]) -> list[str]:
