@@ -475,3 +475,65 @@ def test_the_wrapper_writes_what_the_repairer_makes_of_the_agents_own_call() -> 
     assert first.detail["intended"] == VALID  # the agent's call, as the repairer reads it
     assert "intended" not in second.detail  # no fault: the call is the agent's
     assert first.before["cabin_class"] != "business class"  # what the fault made of it
+
+
+# -- misnamed keys and what the schema lets pass -----------------------------------------------
+
+LOOSE = ToolSpec.from_schema(
+    "search_files",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "excludePatterns": {"type": "array", "items": {"type": "string"}},
+            "query": {"type": "string"},
+            "since": {"type": "string", "description": "Filter by date (ISO 8601 timestamp)"},
+            "owner_email": {"type": "string", "format": "email"},
+            "send_at": {"type": "integer", "description": "A unix timestamp"},
+        },
+        "required": ["path"],
+    },  # no additionalProperties: false, as most MCP servers
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "want", "how"),
+    [
+        ({"path": "/r", "exclude_patterns": ["dist"]}, {"path": "/r", "excludePatterns": ["dist"]},
+         "in another case or style"),
+        ({"file_path": "/r"}, {"path": "/r"}, "sharing a word with it"),
+        ({"path": "/r", "q": "todo"}, {"path": "/r", "query": "todo"}, "a common name for it"),
+    ],
+)  # fmt: skip
+def test_misnamed_keys_are_renamed_even_where_the_schema_lets_them_pass(
+    given: dict[str, Any], want: dict[str, Any], how: str
+) -> None:
+    result = repairer(LOOSE).repair(given)
+    assert result.ok and result.args == want and result.strategy == "rename_key"
+    assert how in result.reason
+
+
+def test_a_key_that_names_no_parameter_is_left_to_the_schema() -> None:
+    result = repairer(LOOSE).repair({"path": "/r", "colour": "red"})
+    assert (
+        result.ok and result.strategy == "none" and result.args == {"path": "/r", "colour": "red"}
+    )
+    both = {"from_city": {}, "from_date": {}}
+    two = ToolSpec.from_schema(
+        "t", {"type": "object", "properties": both, "required": ["from_city", "from_date"]}
+    )
+    assert not repairer(two).repair({"from": "LIS"}).changed  # two parameters: not ours to pick
+
+
+def test_what_a_description_or_a_weak_format_check_lets_pass_is_fixed() -> None:
+    r = repairer(LOOSE)
+    now = NOW
+    assert r.repair({"path": "/r", "since": "October 1, 2024"}).args["since"] == "2024-10-01"
+    assert r.repair({"path": "/r", "since": "yesterday"}, now=now).args["since"] == "2024-10-21"
+    result = r.repair({"path": "/r", "since": "last Monday"}, now=now)
+    assert not result.ok and "this week's Monday or last week's" in result.reason
+    wrapped = r.repair({"path": "/r", "owner_email": "Bob <bob@Example.com>"})
+    assert wrapped.args["owner_email"] == "bob@example.com"
+    stamp = r.repair({"path": "/r", "send_at": "2024-10-23T08:00:00Z"})
+    assert stamp.args["send_at"] == 1729670400
+    assert not r.repair({"path": "/r", "send_at": "2024-10-23T08:00:00"}).ok  # no zone

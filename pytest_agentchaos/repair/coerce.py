@@ -13,6 +13,7 @@ for, and one value where the task says there are several.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import re
@@ -144,11 +145,34 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         return _no(f"{_short(value)} is not a number")
     number, why = parse_number(value)
     if number is None:
+        stamp = _epoch(value, schema, ctx)
+        if stamp is not None:
+            return stamp
         return _no(why)
     if math.isinf(number) or math.isnan(number):
         return _no(f"{value!r} is not a finite number")
     shown = int(number) if number.is_integer() else number
     return _fix(shown, 0.95, f"the number {value!r} written as {shown!r}")
+
+
+_EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
+
+
+def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    """A date-time written out where the field wants a Unix timestamp (its description says
+    so); None when the field says nothing of the kind."""
+    if not _EPOCH_HINT.search(str(schema.get("description", ""))):
+        return None
+    from .dates import read_date
+
+    try:
+        day, moment, _ = read_date(value, ctx.now)
+    except ValueError as exc:
+        return _no(str(exc))
+    if moment is None or moment.tzinfo is None:
+        return _no(f"{value!r} gives no time zone: the timestamp would be a guess")
+    stamp = int(_dt.datetime.combine(day, moment).timestamp())
+    return _fix(stamp, 0.95, f"{value!r} as a Unix timestamp")
 
 
 def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .fixes import Context, Decline, Fix
@@ -81,9 +82,11 @@ def read_date(text: str, now: _dt.datetime | None = None) -> tuple[_dt.date, _dt
         raise _Unreadable(f"{text!r} is a span, not a day")
     if _BARE_DAY.match(low):
         raise _Unreadable(f"{text!r} does not say the month and year")
-    relative = _relative(low, now, text)
+    day_part, time_part = _split_time(low)
+    relative = _relative(day_part, now, text)
     if relative is not None:
-        return relative, None, "a relative date against the run's clock"
+        moment = read_time(time_part) if time_part else None
+        return relative, moment, "a relative date against the run's clock"
     for pattern, how in ((_ISO_LIKE, "ISO order"), (_COMPACT, "compact ISO")):
         match = pattern.match(low)
         if match:
@@ -129,11 +132,77 @@ def _relative(low: str, now: _dt.datetime | None, text: str) -> _dt.date | None:
     target = _WEEKDAYS.index(name)
     ahead = (target - today.weekday()) % 7
     if which == "last":
+        if target < today.weekday():
+            # said on a Tuesday, "last Monday" is yesterday for some, eight days ago for others
+            raise _Unreadable(
+                f"{text!r} could be this week's {name.title()} or last week's: which is not "
+                "for us to guess"
+            )
         back = (today.weekday() - target) % 7 or 7
         return today - _dt.timedelta(days=back)
     if which is None and ahead == 0:
         raise _Unreadable(f"{text!r} could be today or a week from today")
-    return today + _dt.timedelta(days=ahead or 7)  # "next Friday": the first Friday after today
+    if which == "next" and ahead > 0 and today.weekday() < target:
+        # said on a Tuesday, "next Friday" is this week's for some, next week's for others
+        raise _Unreadable(
+            f"{text!r} could be this week's {name.title()} or next week's: which is not for "
+            "us to guess"
+        )
+    if which == "this" and ahead == 0:
+        return today
+    return today + _dt.timedelta(days=ahead or 7)  # the first such day after today
+
+
+_TIME = re.compile(
+    r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2})(?:[.,]\d+)?)?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?"
+    r"\s*(?P<zone>z|utc|gmt|[+-]\d{2}:?\d{2})?$"
+)
+_TIME_SUFFIX = re.compile(
+    r"^(?P<day>.*?)(?:,?\s+(?:at\s+)?)(?P<time>\d{1,2}(?::\d{2}){0,2}(?:[.,]\d+)?\s*"
+    r"(?:a\.?m\.?|p\.?m\.?)?\s*(?:z|utc|gmt|[+-]\d{2}:?\d{2})?)$"
+)
+
+
+def _split_time(low: str) -> tuple[str, str | None]:
+    """``("tomorrow", "12:30")`` for ``"tomorrow 12:30"``; the text and None without a time."""
+    match = _TIME_SUFFIX.match(low)
+    if match and match["day"] and not match["day"][-1].isdigit():
+        return match["day"].strip(), match["time"].strip()
+    return low, None
+
+
+def read_time(text: str) -> _dt.time:
+    """A time of day: ``15:00``, ``07:30``, ``7pm``, ``9:30 am``, ``14:05:09Z``,
+    ``10:00 -04:00``; raises ``ValueError`` for anything else: ``7 o'clock`` and ``7:00``
+    (morning or evening?), ``25:00``."""
+    low = " ".join(text.strip().lower().split())
+    if low in ("noon", "midday"):
+        return _dt.time(12, 0)
+    if low == "midnight":
+        return _dt.time(0, 0)
+    match = _TIME.match(low)
+    if match is None or (match["m"] is None and match["ampm"] is None):
+        raise _Unreadable(f"{text!r} is not a time of day")  # "7": which 7?
+    hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
+    ampm = (match["ampm"] or "").replace(".", "")
+    if not ampm and len(match["h"]) == 1 and hour != 0:
+        # "7:00": a 12-hour clock read aloud, morning or evening; "07:00" says the morning
+        raise _Unreadable(f"{text!r} could be morning or evening: which is not for us to guess")
+    if ampm:
+        if not 1 <= hour <= 12:
+            raise _Unreadable(f"{text!r} is not a time of day")
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    if hour > 23 or minute > 59 or second > 59:
+        raise _Unreadable(f"{text!r} is not a time of day")
+    zone = match["zone"]
+    tzinfo: _dt.tzinfo | None = None
+    if zone in ("z", "utc", "gmt"):
+        tzinfo = _dt.timezone.utc
+    elif zone:
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        tzinfo = _dt.timezone(sign * _dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    return _dt.time(hour, minute, second, tzinfo=tzinfo)
 
 
 def _day(year: int, month: int, day: int, text: str) -> _dt.date:
@@ -175,6 +244,10 @@ def _parse(text: str, default: _dt.datetime) -> _dt.datetime:
 def _time(text: str | None, original: str) -> _dt.time | None:
     if not text:
         return None
+    try:
+        return read_time(text)
+    except ValueError:
+        pass
     try:
         parsed = _parse(text, _dt.datetime(2000, 1, 1))
     except (ValueError, OverflowError):
@@ -219,56 +292,135 @@ def _with_month_name(raw: str, text: str) -> tuple[_dt.date, _dt.time | None, st
     return a.date(), moment, "a month name"
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """How a schema wants a date written: ``kind`` is ``date``, ``datetime``, ``time`` or
+    ``iso`` (a date, or a date-time when a time is given, as ISO 8601 allows); ``layout`` the
+    ``strftime`` layout of a date or time; ``zone`` for a date-time: ``required``,
+    ``optional`` or ``none``; ``pattern`` the schema's pattern, which the result must match."""
+
+    kind: str
+    layout: str = ""
+    zone: str = "optional"
+    pattern: str | None = None
+
+
 def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
-    """``value`` rewritten as the date the schema asks for, or why not; None when the schema
-    asks for no date layout this reads."""
+    """``value`` rewritten as the date, date-time or time the schema asks for, or why not;
+    None when the schema asks for no layout this reads."""
     layout = _layout(schema)
     if layout is None or not isinstance(value, str):
         return None
-    now = ctx.now
+    if layout.kind == "time":
+        return _fix_time(value, layout)
     try:
-        day, moment, how = read_date(value, now)
+        day, moment, how = read_date(value, ctx.now)
     except ValueError as exc:
         return Decline(_STRATEGY, str(exc))
-    confidence = 0.95
-    if how.startswith("a relative"):
-        confidence = 0.9
-    if layout == "date-time":
+    confidence = 0.9 if how.startswith("a relative") else 0.95
+    kind = layout.kind
+    if kind == "iso":
+        kind = "datetime" if moment is not None else "date"
+    if kind == "datetime":
         if moment is None:
             return Decline(_STRATEGY, f"{value!r} gives no time of day where a date-time is asked")
-        if moment.tzinfo is None:
+        if moment.tzinfo is None and layout.zone == "required":
             return Decline(_STRATEGY, f"{value!r} gives no time zone: it is not for us to choose")
-        fixed = _dt.datetime.combine(day, moment).isoformat()
-    elif layout == "time":
-        if moment is None:
-            return Decline(_STRATEGY, f"{value!r} gives no time of day")
-        fixed = moment.isoformat()
+        stamp = _dt.datetime.combine(day, moment.replace(microsecond=0))
+        if layout.zone == "none":
+            stamp = stamp.replace(tzinfo=None) if moment.tzinfo is None else stamp
+            if moment.tzinfo is not None:
+                return Decline(_STRATEGY, f"{value!r} has a time zone the field does not take")
+        fixed = stamp.isoformat()
+        if fixed.endswith("+00:00") and (
+            layout.pattern is None or _matches(layout.pattern, fixed[:-6] + "Z")
+        ):
+            fixed = fixed[:-6] + "Z"  # UTC as most APIs write it
     else:
-        fixed = day.strftime(layout)
+        fixed = day.strftime(layout.layout or "%Y-%m-%d")
+    if layout.pattern is not None and not _matches(layout.pattern, fixed):
+        return Decline(_STRATEGY, f"{value!r} read as {fixed!r}, which the field's pattern refuses")
     if fixed == value:
         return None
-    return Fix(_STRATEGY, fixed, confidence, f"{value!r} read as {day.isoformat()} ({how})")
+    return Fix(_STRATEGY, fixed, confidence, f"{value!r} read as {fixed} ({how})")
 
 
-def _layout(schema: Mapping[str, Any]) -> str | None:
-    """``date-time``, ``time`` or a ``strftime`` layout for a date, from the schema's
-    ``format``, a description that names the layout, or a pattern one layout matches."""
+def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
+    try:
+        moment = read_time(value)
+    except ValueError as exc:
+        return Decline(_STRATEGY, str(exc))
+    fixed = moment.strftime(layout.layout or "%H:%M")
+    if layout.pattern is not None and not _matches(layout.pattern, fixed):
+        return Decline(_STRATEGY, f"{value!r} read as {fixed!r}, which the field's pattern refuses")
+    if fixed == value:
+        return None
+    return Fix(_STRATEGY, fixed, 0.95, f"{value!r} read as {fixed}")
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+_TIME_HINT = re.compile(r"\bHH:MM(:SS)?\b|\b24-hour\b", re.IGNORECASE)
+_ISO_HINT = re.compile(r"ISO[ -]?8601|RFC ?3339", re.IGNORECASE)
+#: Renderings a pattern is tried on, to tell which layout it wants.
+_SAMPLE = _dt.datetime(2024, 10, 26, 14, 5, 9)
+_PATTERN_LAYOUTS: tuple[tuple[str, str, str], ...] = (
+    ("time", "%H:%M", ""), ("time", "%H:%M:%S", ""),
+    ("datetime", "%Y-%m-%dT%H:%M:%S", "none"), ("datetime", "%Y-%m-%dT%H:%M:%S+02:00", "zone"),
+    ("datetime", "%Y-%m-%dT%H:%M:%SZ", "zone"),
+)  # fmt: skip
+
+
+def _layout(schema: Mapping[str, Any]) -> _Layout | None:
+    """The layout the schema wants, from its ``format``, a description that names a layout
+    (``DD/MM/YYYY``, ``HH:MM``, ``ISO 8601``), or the layouts its pattern accepts."""
     fmt = schema.get("format")
-    if fmt in ("date-time", "time"):
-        return str(fmt)
+    pattern = schema.get("pattern") if isinstance(schema.get("pattern"), str) else None
+    if fmt == "date-time":
+        return _Layout("datetime", zone="required", pattern=pattern)
+    if fmt == "time":
+        return _Layout("time", "%H:%M:%S", pattern=pattern)
     if fmt == "date":
-        return "%Y-%m-%d"
+        return _Layout("date", "%Y-%m-%d", pattern=pattern)
     description = str(schema.get("description", ""))
+    if pattern is not None:
+        found = _from_pattern(pattern)
+        if found is not None:
+            return found
     for hint, layout in _HINTS:
         if hint in description.upper():
-            return layout
-    pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        sample = _dt.date(2024, 10, 26)
-        try:
-            fits = [lay for _, lay in _HINTS if re.search(pattern, sample.strftime(lay))]
-        except re.error:
-            return None
-        if len(set(fits)) == 1:
-            return fits[0]
+            return _Layout("date", layout, pattern=pattern)
+    timed = _TIME_HINT.search(description)
+    if timed:
+        return _Layout("time", "%H:%M:%S" if timed.group(1) else "%H:%M", pattern=pattern)
+    if _ISO_HINT.search(description):
+        return _Layout("iso", pattern=pattern)
+    return None
+
+
+def _from_pattern(pattern: str) -> _Layout | None:
+    try:
+        dates = {lay for _, lay in _HINTS if re.search(pattern, _SAMPLE.strftime(lay))}
+        others = [(k, lay, z) for k, lay, z in _PATTERN_LAYOUTS
+                  if re.search(pattern, _SAMPLE.strftime(lay))]  # fmt: skip
+    except re.error:
+        return None
+    if dates and not others:
+        return _Layout("date", dates.pop(), pattern=pattern) if len(dates) == 1 else None
+    kinds = {k for k, _, _ in others}
+    if kinds == {"time"}:
+        return _Layout("time", others[0][1], pattern=pattern)
+    if kinds == {"datetime"}:
+        zones = {z for _, _, z in others}
+        zone = (
+            "optional"
+            if zones == {"none", "zone"}
+            else ("none" if zones == {"none"} else "required")
+        )
+        return _Layout("datetime", zone=zone, pattern=pattern)
     return None

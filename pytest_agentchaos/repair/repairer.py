@@ -35,6 +35,7 @@ from .enums import match_enum, normal
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
+from .names import rename_keys
 from .spec import Problem, ToolSpec
 
 __all__ = [
@@ -368,6 +369,12 @@ class ParamRepairer:
         if not isinstance(args, Mapping):
             reason = f"the arguments are {type(args).__name__}, not an object"
             return RepairResult(False, None, "report_unrecoverable", 0.0, reason)
+        args = copy.deepcopy(dict(args))
+        if self.policy.allows("rename_key"):
+            self._rename(args, self.spec.parameters, (), steps)
+        linted = self._lint(args, self.spec.parameters, (), steps, task, now)
+        if linted is not None:
+            return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
         diagnosis = diagnose(
             self.spec, args, error, classifier=self.classifier, patterns=self.patterns
         )
@@ -379,8 +386,11 @@ class ParamRepairer:
             )
         elif diagnosis.kind == "valid":
             if steps:
+                used = [s for s in steps if s.ok]
+                reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
+                confidence = min(s.confidence for s in used)
                 result = RepairResult(
-                    True, dict(args), "json_repair", 0.95, steps[0].reason, tuple(steps), diagnosis
+                    True, dict(args), used[0].strategy, confidence, reason, tuple(steps), diagnosis
                 )
             else:
                 result = RepairResult(
@@ -394,6 +404,114 @@ class ParamRepairer:
             text = error if isinstance(error, str) else (str(error) if error is not None else None)
             result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
         return result
+
+    def _rename(
+        self,
+        value: Any,
+        schema: Mapping[str, Any],
+        path: tuple[str | int, ...],
+        steps: list[RepairStep],
+    ) -> None:
+        """Misnamed keys renamed in place, at every depth the schema describes."""
+        if isinstance(value, dict):
+            for key, target, confidence, how in rename_keys(value, schema):
+                if confidence < self.policy.threshold:
+                    continue
+                value[target] = value.pop(key)
+                where = _field_of((*path, key))
+                reason = f"{key!r} is the parameter {target!r} {how}"
+                step = RepairStep(
+                    where, "unknown", "rename_key", key, target, confidence, reason, True
+                )
+                steps.append(step)
+            props = schema.get("properties")
+            if isinstance(props, Mapping):
+                for key, item in value.items():
+                    child = props.get(key)
+                    if isinstance(child, Mapping):
+                        self._rename(item, child, (*path, key), steps)
+        elif isinstance(value, list):
+            items = schema.get("items")
+            if isinstance(items, Mapping):
+                for i, item in enumerate(value):
+                    self._rename(item, items, (*path, i), steps)
+
+    def _lint(
+        self,
+        value: Any,
+        schema: Mapping[str, Any],
+        path: tuple[str | int, ...],
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> Decline | None:
+        """What the schema lets pass but says otherwise: an email, UUID or URI in a wrapper
+        (``mailto:``, ``<...>``: jsonschema checks only for an ``@``), a date or time a field's
+        description lays out (``ISO 8601``, ``HH:MM``) written another way. Fixed in place;
+        a value the description rules out and nothing can fix is declined."""
+        if isinstance(value, dict):
+            props = schema.get("properties")
+            if isinstance(props, Mapping):
+                for key in list(value):
+                    child = props.get(key)
+                    if not isinstance(child, Mapping):
+                        continue
+                    item = value[key]
+                    if isinstance(item, str):
+                        declined = self._lint_text(
+                            value, key, child, (*path, key), steps, task, now
+                        )
+                        if declined is not None:
+                            return declined
+                    else:
+                        declined = self._lint(item, child, (*path, key), steps, task, now)
+                        if declined is not None:
+                            return declined
+        elif isinstance(value, list):
+            items = schema.get("items")
+            if isinstance(items, Mapping):
+                for i, item in enumerate(value):
+                    if isinstance(item, str):
+                        declined = self._lint_text(value, i, items, (*path, i), steps, task, now)
+                    else:
+                        declined = self._lint(item, items, (*path, i), steps, task, now)
+                    if declined is not None:
+                        return declined
+        return None
+
+    def _lint_text(
+        self,
+        holder: Any,
+        key: Any,
+        schema: Mapping[str, Any],
+        path: tuple[str | int, ...],
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> Decline | None:
+        text = holder[key]
+        ctx = Context(str(key), {}, task, now, self.policy.synonyms, self.policy.fuzzy_score)
+        fmt = schema.get("format")
+        outcome: Fix | Decline | None = None
+        if fmt in ("email", "idn-email", "uuid", "uri", "url", "iri"):
+            outcome = fix_format(text, str(fmt), ctx)
+            if isinstance(outcome, Decline):
+                outcome = None  # the schema's own check judges it
+        elif fmt is None and "pattern" not in schema and schema.get("type") in (None, "string"):
+            outcome = fix_date(text, schema, ctx)  # a layout only a description gives
+        if outcome is None:
+            return None
+        field = _field_of(path)
+        if isinstance(outcome, Decline):
+            steps.append(RepairStep(field, "format", outcome.strategy, text, None, 0.0,
+                                    outcome.reason, False))  # fmt: skip
+            return Decline(outcome.strategy, f"{field}: {outcome.reason}")
+        if outcome.confidence < self.policy.threshold or not self.policy.allows(outcome.strategy):
+            return None
+        holder[key] = outcome.value
+        steps.append(RepairStep(field, "format", outcome.strategy, text, outcome.value,
+                                outcome.confidence, outcome.reason, True))  # fmt: skip
+        return None
 
     def _fix_all(
         self,
@@ -866,6 +984,10 @@ def _as_missing(problem: Problem) -> Problem:
         problem.schema,
         problem.source,
     )
+
+
+def _field_of(path: tuple[str | int, ...]) -> str:
+    return Problem("other", path, "").field
 
 
 def _satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:

@@ -1,0 +1,127 @@
+"""Parameter names the model got wrong: a key that is not a parameter but obviously names one.
+
+A key the schema does not list is renamed to the one parameter it names, when that parameter
+is not given already:
+
+- the same name in another case or style (``exclude_patterns`` -> ``excludePatterns``,
+  ``To`` -> ``to``, ``from`` -> ``_from``), or in the singular or plural (``assignee`` ->
+  ``assignees``);
+- a name sharing a word with exactly one parameter the call lacks, when that parameter is
+  required (``pr_number`` -> ``pull_number``, ``file_path`` -> ``path``, ``channel`` ->
+  ``channel_id``);
+- a common alias of exactly one parameter the call lacks (``q`` -> ``query``, ``from`` ->
+  ``origin``, ``title`` -> ``summary``), from :data:`ALIASES`.
+
+This runs whether the schema forbids other keys or not: a tool that drops unknown keys
+silently loses what they said, so a misnamed key is a problem either way. A key that names no
+parameter is left to the schema (dropped where it forbids unknown keys).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ALIASES", "rename_keys"]
+
+#: Names models use for a parameter, by the words a parameter's name is made of.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "q": ("query", "search", "keyword", "keywords", "term"),
+    "query": ("q", "search", "keyword", "keywords", "term"),
+    "search": ("query", "q"),
+    "from": ("origin", "source", "start", "sender", "from_"),
+    "to": ("destination", "target", "end", "recipient", "to_"),
+    "origin": ("from", "source", "start"),
+    "destination": ("to", "target", "end"),
+    "start": ("origin", "from", "begin"),
+    "end": ("destination", "to", "finish"),
+    "title": ("summary", "name", "subject", "heading"),
+    "summary": ("title", "name", "subject"),
+    "subject": ("title", "summary"),
+    "name": ("title",),
+    "body": ("content", "text", "message"),
+    "text": ("content", "body", "message"),
+    "message": ("content", "text", "body"),
+    "content": ("text", "body", "message"),
+    "task": ("content", "text", "title"),
+    "limit": ("count", "max", "max_results", "per_page", "page_size"),
+    "count": ("limit", "max_results", "num_results", "n"),
+    "num_results": ("count", "limit", "max_results"),
+    "max_results": ("count", "limit", "num_results"),
+    "n": ("count", "limit"),
+    "party_size": ("number_of_seats", "seats", "guests", "people"),
+    "guests": ("number_of_seats", "party_size", "people"),
+    "people": ("number_of_seats", "party_size", "guests"),
+    "type": ("kind", "category"),
+    "kind": ("type", "category"),
+    "url": ("uri", "link"),
+    "link": ("url", "uri"),
+}
+
+
+def words(name: str) -> list[str]:
+    """The words of a parameter's name: ``excludePatterns`` -> ``["exclude", "patterns"]``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w.lower() for w in re.split(r"[\W_]+", spaced) if w]
+
+
+def _squash(name: str) -> str:
+    return "".join(words(name))
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def rename_keys(
+    args: Mapping[str, Any], schema: Mapping[str, Any]
+) -> list[tuple[str, str, float, str]]:
+    """``[(key, parameter, confidence, how)]``: the keys of ``args`` the schema does not list
+    that name one of its parameters the call lacks."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return []
+    required = set(schema.get("required", []))
+    unknown = [k for k in args if isinstance(k, str) and k not in props]
+    free = [p for p in props if p not in args]
+    taken: set[str] = set()
+    renames: list[tuple[str, str, float, str]] = []
+    for how, confidence, match in (
+        ("in another case or style", 0.97, _same_name),
+        ("in the singular or plural", 0.93, _plural),
+        ("sharing a word with it", 0.85, _shared_word),
+        ("a common name for it", 0.85, _alias),
+    ):
+        for key in unknown:
+            if key in {r[0] for r in renames}:
+                continue
+            options = [p for p in free if p not in taken and match(key, p, p in required)]
+            if len(options) == 1:
+                renames.append((key, options[0], confidence, how))
+                taken.add(options[0])
+    return renames
+
+
+def _same_name(key: str, param: str, required: bool) -> bool:
+    return _squash(key) == _squash(param)
+
+
+def _plural(key: str, param: str, required: bool) -> bool:
+    a, b = words(key), words(param)
+    return len(a) == len(b) and [_singular(w) for w in a] == [_singular(w) for w in b]
+
+
+def _shared_word(key: str, param: str, required: bool) -> bool:
+    # only towards a required parameter the call lacks, and only when it is the one such
+    # parameter sharing a word (rename_keys takes a match only when it is unique)
+    a = {_singular(w) for w in words(key)}
+    b = {_singular(w) for w in words(param)}
+    if a <= b or b <= a:  # "travel_mode" for "mode", "type" for "entityType"
+        return bool(a & b)
+    return required and bool(a & b)
+
+
+def _alias(key: str, param: str, required: bool) -> bool:
+    names = ALIASES.get(_squash(key), ()) + ALIASES.get("_".join(words(key)), ())
+    return _squash(param) in {_squash(n) for n in names} or "_".join(words(param)) in names
