@@ -196,10 +196,22 @@ def mask_text(text: str) -> str:
         known = _MASKED.get(text)
         if known is not None:
             return known
-    masked = text if _HINT.search(text) is None else _VOLATILE.sub(_replace, text)
+    masked = text if _HINT.search(text) is None else _fixpoint(_replace, text)
     if short:
         _remember(_MASKED, text, masked)
     return masked
+
+
+def _fixpoint(replace: Any, text: str) -> str:
+    """``_VOLATILE.sub`` until nothing changes (a few passes at most): a token masked next to
+    another ("0d0d0000000": a duration, then digits the letter before hid) would otherwise be
+    masked only by a second masking, and masking must be idempotent."""
+    for _ in range(4):
+        masked = _VOLATILE.sub(replace, text)
+        if masked == text:
+            return masked
+        text = masked
+    return text
 
 
 def _remember(memo: dict[str, str], text: str, masked: str) -> None:
@@ -369,7 +381,7 @@ def _mask_arg_text(text: str) -> str:
         known = _MASKED_ARGS.get(text)
         if known is not None:
             return known
-    masked = text if _HINT.search(text) is None else _VOLATILE.sub(_replace_in_arg, text)
+    masked = text if _HINT.search(text) is None else _fixpoint(_replace_in_arg, text)
     if short:
         _remember(_MASKED_ARGS, text, masked)
     return masked
