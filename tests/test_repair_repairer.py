@@ -135,7 +135,7 @@ def test_declines_say_why_and_return_no_arguments() -> None:
     cases = {
         "departure_date": ("03/04/2024", "the order is not for us to guess"),
         "passengers": (2.5, "rounding it would change it"),
-        "cabin_class": ("premium", "'premium' is none of"),
+        "cabin_class": ("deluxe", "'deluxe' is none of"),
     }
     for key, (value, why) in cases.items():
         result = r.repair({**VALID, key: value}, now=NOW)

@@ -350,7 +350,8 @@ def test_fix_pattern(value: str, pattern: str, want: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "pattern", "cause"),
-    [("x y", "^[A-Za-z]+$", "could become 'xy' or 'XY'"), ("a b", "([", "does not compile")]
+    [("aBcDe", "^[A-Z]{5}$|^[a-z]{5}$", "could become 'ABCDE' or 'abcde'")]
+    + [("a b", "([", "does not compile")]
     + [("Lisbon", "^[A-Z]{3}$", "no mechanical change fits"), (3, "^x$", "not text")],
 )
 def test_fix_pattern_declines(value: Any, pattern: str, cause: str) -> None:
@@ -385,26 +386,19 @@ def test_fix_format_declines_or_passes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "value", "schema", "want"),
-    [("limit", 500, {"minimum": 1, "maximum": 100}, 100), ("top_k", 1000, {"maximum": 20}, 20)]
-    + [("page_size", 0, {"minimum": 1, "maximum": 100}, 1), ("maxResults", 99, {"maximum": 5}, 5)],
-)
-def test_clamp_caps_on_how_much_comes_back(name: str, value: int, schema: Any, want: int) -> None:
-    assert fixed(clamp(value, schema, Context(name=name)), "clamp_value") == want
-
-
-@pytest.mark.parametrize(
     ("name", "value", "schema"),
-    [("percentage", 150, {"minimum": 0, "maximum": 100}), ("temperature", 2.5, {"maximum": 2})],
+    [("percentage", 150, {"minimum": 0, "maximum": 100}), ("temperature", 2.5, {"maximum": 2})]
+    + [("limit", 500, {"minimum": 1, "maximum": 100}), ("page_size", 0, {"minimum": 1})],
 )
-def test_clamp_declines_any_other_field(name: str, value: float, schema: Any) -> None:
+def test_clamp_always_declines(name: str, value: float, schema: Any) -> None:
+    # another scale, or (for a page size) other results than were asked for
     declined(clamp(value, schema, Context(name=name)), "clamp_value", "another scale")
 
 
 @given(st.integers(101, 10**9))
 @settings(max_examples=30, deadline=None)
-def test_any_limit_over_the_cap_is_clamped_to_it(value: int) -> None:
-    assert fixed(clamp(value, {"maximum": 100}, Context(name="limit")), "clamp_value") == 100
+def test_no_out_of_range_value_is_clamped(value: int) -> None:
+    declined(clamp(value, {"maximum": 100}, Context(name="limit")), "clamp_value", "clamping")
 
 
 # -- diagnose ---------------------------------------------------------------------------------
@@ -794,3 +788,40 @@ def test_date_times_take_the_layout_their_pattern_accepts() -> None:
     iso = {"type": "string", "description": "Filter by date (ISO 8601 timestamp)"}
     assert fixed(fix_date("October 1, 2024", iso, CTX), "date_format_correction") == "2024-10-01"
     assert fixed(fix_date("yesterday", iso, NOW_CTX), "date_format_correction") == "2024-10-21"
+
+
+# -- what a description settles ---------------------------------------------------------------
+
+CENTS = {"type": "integer", "description": "Amount in the smallest currency unit (cents)."}
+RATE = {"type": "number", "description": "The annual interest rate. Enter as a decimal."}
+METERS = {"type": "number", "description": "Search radius in meters"}
+
+
+def test_amounts_follow_the_fields_currency_and_unit() -> None:
+    usd = Context(name="amount", args={"currency": "usd"})
+    assert fixed(convert("$45.50", CENTS, usd), "schema_type_conversion") == 4550
+    declined(convert("1500.00", CENTS, usd), "schema_type_conversion", "dollars or cents")
+    declined(convert("$20", CENTS, usd), "schema_type_conversion", "dollars or cents")
+    declined(convert("500 EUR", NUM, usd), "schema_type_conversion", "EUR", "USD")
+    assert fixed(convert("$45", NUM, usd), "schema_type_conversion") == 45
+
+
+def test_percentages_and_units_the_description_settles() -> None:
+    assert fixed(convert("5%", RATE, CTX), "schema_type_conversion") == 0.05
+    declined(convert("5%", NUM, CTX), "schema_type_conversion", "percentage")
+    assert fixed(convert("1500m", METERS, CTX), "schema_type_conversion") == 1500
+    declined(convert("1500 ft", METERS, CTX), "schema_type_conversion", "unit")
+    declined(convert("2 miles", METERS, CTX), "schema_type_conversion", "unit")
+
+
+def test_enum_words_commonly_used_and_parts_of_one_value() -> None:
+    modes = ["driving", "walking", "bicycling", "transit"]
+    assert fixed(match_enum("car", modes, CTX), "enum_value_correction") == "driving"
+    units = ["celsius", "fahrenheit"]
+    assert fixed(match_enum("F", units, CTX), "enum_value_correction") == "fahrenheit"
+    airlines = ["Delta Airlines", "United Airlines", "Air Canada"]
+    assert fixed(match_enum("Delta", airlines, CTX), "enum_value_correction") == "Delta Airlines"
+    declined(match_enum("Airlines", airlines, CTX), "enum_value_correction", "none of")
+    reasons = ["duplicate", "fraudulent", "requested_by_customer"]
+    got = fixed(match_enum("customer requested", reasons, CTX), "enum_value_correction")
+    assert got == "requested_by_customer"

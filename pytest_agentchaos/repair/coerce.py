@@ -143,6 +143,9 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         return _unwrap(value, schema, ctx)
     if not isinstance(value, str):
         return _no(f"{_short(value)} is not a number")
+    described = _described(value, schema, ctx)
+    if described is not None:
+        return described
     number, why = parse_number(value)
     if number is None:
         stamp = _epoch(value, schema, ctx)
@@ -156,6 +159,70 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
 
 
 _EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
+_CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
+_FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
+_MONEY = re.compile(
+    r"^\s*(?P<pre>[$€£¥]|usd|eur|gbp|jpy)?\s*(?P<num>[\d.,]+)\s*(?P<post>[$€£¥]|usd|eur|gbp|jpy)?\s*$",
+    re.IGNORECASE,
+)
+_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
+_UNIT_WORDS = {
+    "m": ("meter", "metre"), "km": ("kilometer", "kilometre"), "mi": ("mile",),
+    "s": ("second",), "sec": ("second",), "ms": ("millisecond",), "min": ("minute",),
+    "h": ("hour",), "hr": ("hour",), "kg": ("kilogram",), "g": ("gram",), "lb": ("pound",),
+    "lbs": ("pound",), "mb": ("megabyte",), "gb": ("gigabyte",), "px": ("pixel",),
+}  # fmt: skip
+_WITH_UNIT = re.compile(r"^\s*(?P<num>[\d.,]+)\s*(?P<unit>[a-zµ]+)\s*$", re.IGNORECASE)
+
+
+def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    """A number written with what the field's description settles: a currency (checked
+    against the call's own currency field, converted to cents where the field counts cents),
+    a percentage where the field wants a fraction, a unit the field is in. None when the
+    text carries none of these."""
+    description = str(schema.get("description", ""))
+    money = _MONEY.match(value)
+    if money and (money["pre"] or money["post"]):
+        code = (money["pre"] or money["post"]).lower()
+        code = _SYMBOLS.get(code, code)
+        given = _currency_of(ctx.args)
+        if given is not None and given != code:
+            return _no(f"{value!r} is in {code.upper()}, the call's currency is {given.upper()}")
+        number, why = parse_number(money["num"])
+        if number is None:
+            return _no(why)
+        if _CENTS_HINT.search(description):
+            if "." not in money["num"]:
+                return _no(f"{value!r}: dollars or cents? the field counts the smallest unit")
+            cents = round(number * 100)
+            return _fix(cents, 0.9, f"{value!r} in the smallest currency unit: {cents}")
+        shown = int(number) if number.is_integer() else number
+        return _fix(shown, 0.9, f"the amount {value!r} written as {shown!r}")
+    if _CENTS_HINT.search(description) and re.fullmatch(r"\s*[\d.,]+\s*", value):
+        return _no(f"{value!r}: dollars or cents? the field counts the smallest unit")
+    if value.strip().endswith("%"):
+        number, why = parse_number(value.strip()[:-1])
+        if number is not None and _FRACTION_HINT.search(description):
+            fraction = round(number / 100, 10)
+            return _fix(fraction, 0.9, f"{value!r} as the fraction the field wants: {fraction}")
+        return None
+    unit = _WITH_UNIT.match(value)
+    if unit:
+        words = _UNIT_WORDS.get(unit["unit"].lower().rstrip("."), ())
+        if words and any(w in description.lower() for w in words):
+            number, why = parse_number(unit["num"])
+            if number is None:
+                return _no(why)
+            shown = int(number) if number.is_integer() else number
+            return _fix(shown, 0.9, f"{value!r} in the field's own unit: {shown!r}")
+    return None
+
+
+def _currency_of(args: Mapping[str, Any]) -> str | None:
+    for key, item in args.items():
+        if isinstance(key, str) and "currency" in key.lower() and isinstance(item, str):
+            return item.strip().lower()
+    return None
 
 
 def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
@@ -192,7 +259,7 @@ def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
 
 #: Names of text fields that often hold digits: a number there is the text it was meant as.
 _DIGIT_TEXT = re.compile(
-    r"(?:^|_|\b)(?:zip|postal|postcode|code|id|number|num|no|phone|tel|year|page|version|"
+    r"(?:^|_|\b)(?:zip|postal|postcode|code|id|number|num|no|phone|tel|year|page|version|ts|"
     r"pin|account|ref|reference|sku|isbn|flight|room|seat|gate|extension)(?:$|_|\b)",
     re.IGNORECASE,
 )
@@ -212,7 +279,8 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         # about what was meant ("origin": 3)
         checked = any(k in schema for k in ("pattern", "format", "enum", "const"))
         spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", ctx.name)
-        if checked or _DIGIT_TEXT.search(spaced):
+        said = ctx.task is not None and re.search(rf"(?<![\w.]){re.escape(text)}(?![\w])", ctx.task)
+        if checked or _DIGIT_TEXT.search(spaced) or said:
             return _fix(text, 0.9, f"the number {value!r} as text")
         return _fix(text, 0.6, f"the number {value!r} as text, in a field not made of digits")
     if isinstance(value, list) and value:

@@ -60,12 +60,54 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return near
     if near is not None:
         return _fix(near, 0.9, f"{text!r} is {near!r} with a typo")
+    common = _common_synonym(wanted, choices)
+    if common is not None:
+        return _fix(common, 0.9, f"{text!r} is what {common!r} is commonly called")
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
         return _fix(inside[0], 0.9, f"{text!r} names {inside[0]!r}")
     if len(inside) > 1:
         return Decline("enum_value_correction", f"{text!r} names several values: {_listed(inside)}")
+    part = _part_of(wanted, choices)
+    if part is not None:
+        return _fix(part, 0.85, f"{text!r} is part of {part!r} and of no other value")
     return _fuzzy(text, wanted, choices, ctx, allowed)
+
+
+#: Words tools' enums are commonly given in, for the values they mean (few, and general).
+COMMON_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "driving": ("car", "drive", "auto", "automobile", "by car"),
+    "walking": ("walk", "foot", "on foot", "pedestrian"),
+    "bicycling": ("bike", "bicycle", "cycling", "by bike"),
+    "cycling": ("bike", "bicycle", "bicycling"),
+    "transit": ("public transport", "public transit", "bus", "train", "subway", "metro"),
+    "medium": ("normal", "moderate", "mid", "average"),
+    "fahrenheit": ("f", "°f", "imperial"),
+    "celsius": ("c", "°c", "centigrade", "metric"),
+    "ascending": ("asc", "oldest first"),
+    "descending": ("desc", "newest first"),
+    "asc": ("ascending",),
+    "desc": ("descending",),
+}
+
+
+def _common_synonym(wanted: str, choices: list[str]) -> str | None:
+    meant = [c for c in choices if wanted in COMMON_SYNONYMS.get(normal(c), ())]
+    return meant[0] if len(meant) == 1 else None
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _part_of(wanted: str, choices: list[str]) -> str | None:
+    """The one value whose words hold every word written ("Delta" for "Delta Airlines",
+    "customer requested" for "requested_by_customer", "hearts" for "reactions-heart")."""
+    words = {_stem(w) for w in wanted.split()}
+    if not words or all(len(w) < 3 for w in words):
+        return None
+    holding = [c for c in choices if words <= {_stem(w) for w in normal(c).split()}]
+    return holding[0] if len(holding) == 1 else None
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:

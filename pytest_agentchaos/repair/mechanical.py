@@ -7,10 +7,8 @@ change makes the value valid without changing what it says; declines where it wo
 - ``format_correction``: an email without ``mailto:`` or a display name, a UUID without
   braces or ``urn:uuid:`` (hyphens added to 32 hex digits), a URI without surrounding
   brackets or spaces. Dates go to :mod:`.dates`.
-- ``clamp_value`` (the seed's CLAMP_VALUE_TO_MIN): only for fields that cap how much comes
-  back (``limit``, ``max_results``, ``page_size``, ``top_k``...); any other out-of-range value
-  may be on another scale (a percentage as 0-100 for a 0-1 field, cents for units), so it is
-  declined.
+- ``clamp_value`` (the seed's CLAMP_VALUE_TO_MIN) always declines: an out-of-range value
+  may be on another scale, and clamping even a page size changes the results asked for.
 """
 
 from __future__ import annotations
@@ -24,15 +22,21 @@ from .fixes import Context, Decline, Fix
 
 __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
 
-_TRANSFORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
-    ("trimmed", str.strip),
-    ("in upper case", lambda s: s.strip().upper()),
-    ("in lower case", lambda s: s.strip().lower()),
-    ("without spaces", lambda s: re.sub(r"\s+", "", s)),
-    ("without separators", lambda s: re.sub(r"[\s\-_./()]+", "", s)),
-    ("in upper case without spaces", lambda s: re.sub(r"\s+", "", s).upper()),
-    ("without separators, in upper case", lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
-)
+#: Mechanical changes, by how much they change: the smallest that fits wins.
+_TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
+    ("trimmed", 0, str.strip),
+    ("with its first letter in upper case", 1, lambda s: s.strip()[:1].upper() + s.strip()[1:]),
+    ("with its first two letters in upper case", 1,
+     lambda s: s.strip()[:2].upper() + s.strip()[2:]),
+    ("with its first three letters in upper case", 1,
+     lambda s: s.strip()[:3].upper() + s.strip()[3:]),
+    ("in upper case", 2, lambda s: s.strip().upper()),
+    ("in lower case", 2, lambda s: s.strip().lower()),
+    ("without spaces", 3, lambda s: re.sub(r"\s+", "", s)),
+    ("without separators", 3, lambda s: re.sub(r"[\s\-_./()]+", "", s)),
+    ("in upper case without spaces", 4, lambda s: re.sub(r"\s+", "", s).upper()),
+    ("without separators, in upper case", 4, lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
+)  # fmt: skip
 
 
 def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
@@ -43,17 +47,22 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
         compiled = re.compile(pattern)
     except re.error:
         return Decline("pattern_correction", f"the schema's pattern {pattern!r} does not compile")
-    found: dict[str, str] = {}
-    for how, transform in _TRANSFORMS:
+    found: list[tuple[str, int, str]] = []
+    for how, size, transform in _TRANSFORMS:
         candidate = transform(value)
-        if candidate != value and compiled.search(candidate) and candidate not in found.values():
-            found[how] = candidate
-    if len(found) == 1:
-        how, candidate = next(iter(found.items()))
+        known = candidate in {c for _, _, c in found}
+        if candidate != value and not known and compiled.search(candidate):
+            found.append((how, size, candidate))
+    if found:
+        # the smallest change that fits wins ("mg12ab" -> "MG12ab", not "MG12AB"), unless two
+        # equally small changes fit differently
+        (how, size, candidate), *rest = found
+        rivals = [c for _, other, c in rest if other == size]
+        if rivals:
+            return Decline(
+                "pattern_correction", f"{value!r} could become {candidate!r} or {rivals[0]!r}"
+            )
         return Fix("pattern_correction", candidate, 0.9, f"{value!r} {how} matches {pattern!r}")
-    if len(found) > 1:
-        shown = " or ".join(repr(c) for c in list(found.values())[:3])
-        return Decline("pattern_correction", f"{value!r} could become {shown}")
     return Decline(
         "pattern_correction", f"{value!r} does not match {pattern!r} and no mechanical change fits"
     )
@@ -124,23 +133,13 @@ _CAPS = re.compile(
 
 
 def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
-    """A cap on how much comes back brought within its bounds; any other value declined."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return Decline("clamp_value", f"{value!r} is not a number")
-    low = schema.get("minimum")
-    high = schema.get("maximum")
-    if not _CAPS.match(ctx.name or ""):
-        where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
-        return Decline(
-            "clamp_value",
-            f"{value!r} is outside {where}: it may be on another scale, so clamping would "
-            "change what was asked",
-        )
-    fixed = value
-    if isinstance(high, (int, float)) and value > high:
-        fixed = high
-    if isinstance(low, (int, float)) and value < low:
-        fixed = low
-    if fixed == value:
-        return Decline("clamp_value", f"{value!r} breaks a bound clamping cannot meet")
-    return Fix("clamp_value", fixed, 0.85, f"{ctx.name} {value!r} capped at {fixed!r}")
+    """An out-of-range value is declined: it may be on another scale (a percentage as 0-100
+    for a 0-1 field, cents for units), and even a page size brought within its bounds returns
+    other results than were asked for."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
+    return Decline(
+        "clamp_value",
+        f"{value!r} is outside {where}: it may be on another scale, and clamping it would "
+        "change what was asked",
+    )
