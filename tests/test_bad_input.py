@@ -725,7 +725,7 @@ PROFILE_CASES = [
         "infer_missing_param, llm_infer_missing_param, rename_key, drop_unknown_key, "
         "schema_type_conversion, wrap_in_list, unwrap_list, enum_value_correction, "
         "date_format_correction, format_correction, pattern_correction, clamp_value, "
-        "length_correction, json_repair",
+        "length_correction, timezone_correction, json_repair",
     ),
     prof(
         "repair-pattern-without-field",

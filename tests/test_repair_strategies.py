@@ -825,3 +825,42 @@ def test_enum_words_commonly_used_and_parts_of_one_value() -> None:
     reasons = ["duplicate", "fraudulent", "requested_by_customer"]
     got = fixed(match_enum("customer requested", reasons, CTX), "enum_value_correction")
     assert got == "requested_by_customer"
+
+
+# -- time zones -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("europe/paris", "Europe/Paris"), ("New York", "America/New_York"), ("Tokyo", "Asia/Tokyo")]
+    + [("America/New_York", None), ("utc", "UTC")],
+)
+def test_time_zones_written_another_way(text: str, want: str | None) -> None:
+    from pytest_agentchaos.repair.zones import fix_zone
+
+    result = fix_zone(text, CTX)
+    assert (result is None) if want is None else fixed(result, "timezone_correction") == want
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [("CST", "abbreviation"), ("IST", "abbreviation"), ("Pacific Time", "no IANA time zone")],
+)
+def test_time_zones_that_cannot_be_told_decline(text: str, cause: str) -> None:
+    from pytest_agentchaos.repair.zones import fix_zone
+
+    declined(fix_zone(text, CTX), "timezone_correction", cause)
+
+
+def test_the_inferer_does_not_reuse_a_date_another_field_holds() -> None:
+    spec = ToolSpec.from_schema(
+        "forecast",
+        {"type": "object", "properties": {"start_date": DATE, "end_date": DATE},
+         "required": ["start_date", "end_date"]},
+    )  # fmt: skip
+    request = InferenceRequest(
+        spec, {"start_date": "2024-10-25"}, ("end_date",), "Forecast from Oct 25, 2024", None, NOW
+    )
+    assert RuleInferer().infer(request) == {}
+    alone = InferenceRequest(spec, {}, ("start_date",), "Forecast from Oct 25, 2024", None, NOW)
+    assert RuleInferer().infer(alone)["start_date"].value == "2024-10-25"

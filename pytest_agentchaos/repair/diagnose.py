@@ -359,7 +359,10 @@ def _issues(
     for issue in issues:
         if not isinstance(issue, Mapping):
             continue
-        where = issue.get(loc) or issue.get("loc") or issue.get("path") or []
+        where = (
+            issue.get(loc) or issue.get("loc") or issue.get("path") or issue.get("field")
+            or issue.get("param") or issue.get("parameter") or []
+        )  # fmt: skip
         if isinstance(where, str):
             where = where.split(".")
         parts = [p for p in where if p not in ("body", "query", "path", "arguments", "params")]
@@ -411,6 +414,9 @@ def _problem_for(
         lowered = message.lower()
         kind = next((k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)), "other")
     schema = dict(spec.schema_at(path)) if spec is not None else {}
+    if kind == "format" and "date" in code and "format" not in schema:
+        # pydantic's date_parsing / date_from_datetime_parsing: the field is a date
+        schema["format"] = "date-time" if code.startswith("datetime") else "date"
     expected: Any = None
     if issue is not None:
         ctx = issue.get("ctx") if isinstance(issue.get("ctx"), Mapping) else {}

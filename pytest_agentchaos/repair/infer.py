@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .dates import read_date
-from .enums import normal
 from .fixes import Fix, schema_types
 from .spec import ToolSpec
 
@@ -87,23 +86,28 @@ class RuleInferer:
         task = request.task[:8000]
         for name in request.missing:
             schema = request.spec.schema_at((name,))
-            fix = self._one(name, schema, task, request.now)
+            fix = self._one(name, schema, task, request.now, request.args)
             if fix is not None:
                 found[name] = fix
         return found
 
     def _one(
-        self, name: str, schema: Mapping[str, Any], task: str, now: _dt.datetime | None
+        self,
+        name: str,
+        schema: Mapping[str, Any],
+        task: str,
+        now: _dt.datetime | None,
+        args: Mapping[str, Any],
     ) -> Fix | None:
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:
             named = [
-                v for v in enum if isinstance(v, str) and f" {normal(v)} " in f" {normal(task)} "
+                v for v in enum if isinstance(v, str) and f" {_plain(v)} " in f" {_plain(task)} "
             ]
             named = [
                 v
                 for v in named
-                if not any(o != v and f" {normal(v)} " in f" {normal(o)} " for o in named)
+                if not any(o != v and f" {_plain(v)} " in f" {_plain(o)} " for o in named)
             ]
             if len(named) == 1:
                 return _fix(named[0], 0.9, f"the task names {named[0]!r}")
@@ -113,7 +117,12 @@ class RuleInferer:
         if types and set(types) & {"integer", "number"}:
             return _number_near(words, task, "integer" in types)
         if schema.get("format") in ("date", "date-time") or "date" in words:
-            return _only_date(task, now) if schema.get("format") != "date-time" else None
+            if schema.get("format") == "date-time":
+                return None
+            fix = _only_date(task, now)
+            if fix is not None and fix.value in _strings(args):
+                return None  # the task's one date is another field's already
+            return fix
         if not types or "string" in types:
             return _quoted_after(words, task)
         return None
@@ -121,6 +130,26 @@ class RuleInferer:
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:
     return Fix("infer_missing_param", value, confidence, reason)
+
+
+def _plain(text: str) -> str:
+    """The words of ``text``, lowercased, one space apart (punctuation dropped)."""
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string in ``value``, at any depth."""
+    found: set[str] = set()
+    todo = [value]
+    while todo and len(found) < 1000:
+        item = todo.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return found
 
 
 def _name_words(name: str) -> set[str]:

@@ -37,6 +37,7 @@ from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .names import rename_keys
 from .spec import Problem, ToolSpec
+from .zones import fix_zone, holds_zone
 
 __all__ = [
     "STRATEGIES",
@@ -63,6 +64,7 @@ STRATEGIES = (
     "pattern_correction",
     "clamp_value",
     "length_correction",
+    "timezone_correction",
     "json_repair",
 )
 
@@ -498,7 +500,10 @@ class ParamRepairer:
             if isinstance(outcome, Decline):
                 outcome = None  # the schema's own check judges it
         elif fmt is None and "pattern" not in schema and schema.get("type") in (None, "string"):
-            outcome = fix_date(text, schema, ctx)  # a layout only a description gives
+            if holds_zone(str(key), schema) and "enum" not in schema:
+                outcome = fix_zone(text, ctx)
+            else:
+                outcome = fix_date(text, schema, ctx)  # a layout only a description gives
         if outcome is None:
             return None
         field = _field_of(path)
