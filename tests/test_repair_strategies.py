@@ -864,3 +864,33 @@ def test_the_inferer_does_not_reuse_a_date_another_field_holds() -> None:
     assert RuleInferer().infer(request) == {}
     alone = InferenceRequest(spec, {}, ("start_date",), "Forecast from Oct 25, 2024", None, NOW)
     assert RuleInferer().infer(alone)["start_date"].value == "2024-10-25"
+
+
+def test_a_lone_value_becomes_the_one_field_of_an_object() -> None:
+    attendee = {
+        "type": "object",
+        "properties": {"email": {"type": "string", "format": "email"}, "optional": {}},
+        "required": ["email"],
+    }
+    got = fixed(convert("bo@example.com", attendee, CTX), "wrap_in_object")
+    assert got == {"email": "bo@example.com"}
+    declined(convert("Bo", attendee, CTX), "schema_type_conversion", "not an object")
+    two = {"type": "object", "properties": {"a": STR, "b": STR}, "required": ["a", "b"]}
+    declined(convert("x", two, CTX), "schema_type_conversion", "not an object")
+    typed = {"type": "object", "properties": {"n": INT}}
+    declined(convert("x", typed, CTX), "schema_type_conversion", "not an object")
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [("Merge PR 17 using rebase", 17), ("Close #42, it is a duplicate", 42)]
+    + [("Merge PR 17 after PR 18", None), ("Close #4 and #5", None)],
+)
+def test_the_inferer_reads_a_pull_request_number_as_tasks_write_it(
+    task: str, want: int | None
+) -> None:
+    spec = ToolSpec.from_schema(
+        "merge", {"type": "object", "properties": {"pull_number": INT}, "required": ["pull_number"]}
+    )
+    found = RuleInferer().infer(InferenceRequest(spec, {}, ("pull_number",), task=task))
+    assert (found["pull_number"].value if found else None) == want

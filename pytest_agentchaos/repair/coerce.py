@@ -339,7 +339,34 @@ def _to_object(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
             return _fix(parsed, 0.95, "the object was sent as JSON text")
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
         return _unwrap(value, schema, ctx)
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        held = _holder(value, schema)
+        if held is not None:
+            return Fix("wrap_in_object", {held: value}, 0.85,
+                       f"{_short(value)} is the object's one field {held!r}")  # fmt: skip
     return _no(f"{_short(value)} is not an object")
+
+
+def _holder(value: Any, schema: Mapping[str, Any]) -> str | None:
+    """The one field of an object schema a lone value can only be (``"a@b.c"`` for
+    ``{"email": ...}``): the one required field, or the one field, whose type takes it."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return None
+    required = [k for k in schema.get("required", []) if k in props]
+    names = required if required else list(props)
+    if len(names) != 1:
+        return None
+    field = props[names[0]]
+    if not isinstance(field, Mapping):
+        return None
+    types = schema_types(field)
+    if types and not _has_type(value, types):
+        return None
+    fmt = field.get("format")
+    if fmt in ("email", "idn-email") and not (isinstance(value, str) and "@" in value):
+        return None
+    return str(names[0])
 
 
 def _to_null(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:

@@ -155,7 +155,12 @@ def _strings(value: Any) -> set[str]:
 def _name_words(name: str) -> set[str]:
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
     words = {w.lower() for w in re.split(r"[_\W]+", spaced) if len(w) > 1}
+    words |= {short for w in words for short in _SHORT.get(w, ())}
     return words | {w.rstrip("s") for w in words} | {w + "s" for w in words}
+
+
+#: How a task writes some words of parameter names ("PR 17" for a pull request's number).
+_SHORT = {"pull": ("pr",), "request": ("req",), "quantity": ("qty",), "number": ("no",)}
 
 
 def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
@@ -170,6 +175,8 @@ def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
             word = match.group(1).lower()
             number = float(_NUMBER_WORDS.get(word, word))
             values.add(int(number) if number.is_integer() else number)
+    if not values and words & {"number", "id", "no"}:  # "#17": the one number so marked
+        values = {int(m.group(1)) for m in re.finditer(r"(?<![\w&])#\s?(\d+)\b", task)}
     if len(values) != 1:
         return None
     value = values.pop()

@@ -57,6 +57,7 @@ STRATEGIES = (
     "drop_unknown_key",
     "schema_type_conversion",
     "wrap_in_list",
+    "wrap_in_object",
     "unwrap_list",
     "enum_value_correction",
     "date_format_correction",
