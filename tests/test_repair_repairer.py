@@ -537,3 +537,36 @@ def test_what_a_description_or_a_weak_format_check_lets_pass_is_fixed() -> None:
     stamp = r.repair({"path": "/r", "send_at": "2024-10-23T08:00:00Z"})
     assert stamp.args["send_at"] == 1729670400
     assert not r.repair({"path": "/r", "send_at": "2024-10-23T08:00:00"}).ok  # no zone
+
+
+def test_an_object_is_repaired_into_the_one_branch_of_a_union_it_fits() -> None:
+    comment = {"path": {"type": "string"}, "body": {"type": "string"}}
+    spec = ToolSpec.from_schema(
+        "review",
+        {
+            "type": "object",
+            "properties": {
+                "comments": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"type": "object", "properties": {**comment, "position": INT_SCHEMA},
+                             "required": ["path", "position", "body"]},
+                            {"type": "object", "properties": {**comment, "line": INT_SCHEMA},
+                             "required": ["path", "line", "body"]},
+                        ]
+                    },
+                }
+            },
+        },
+    )  # fmt: skip
+    given = {"comments": [{"path": "a.py", "line": "42", "body": "off by one?"}]}
+    result = repairer(spec).repair(given)
+    assert result.ok and result.args == {
+        "comments": [{"path": "a.py", "line": 42, "body": "off by one?"}]
+    }
+    both = {"comments": [{"path": "a.py", "body": "?"}]}  # fits neither: position or line?
+    assert not repairer(spec).repair(both).ok
+
+
+INT_SCHEMA = {"type": "integer"}

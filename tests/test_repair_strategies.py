@@ -894,3 +894,24 @@ def test_the_inferer_reads_a_pull_request_number_as_tasks_write_it(
     )
     found = RuleInferer().infer(InferenceRequest(spec, {}, ("pull_number",), task=task))
     assert (found["pull_number"].value if found else None) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [('{source: "Europe/London", when: "14:00"}', {"source": "Europe/London", "when": "14:00"})]
+    + [('"{\\"path\\": \\"/tmp/notes.txt\\"}"', {"path": "/tmp/notes.txt"})]
+    + [("{'note': 'true story', ok: true}", {"note": "true story", "ok": True})],
+)
+def test_loads_lenient_reads_bare_keys_and_objects_encoded_twice(text: str, want: Any) -> None:
+    assert loads_lenient(text) == want
+
+
+def test_a_list_joined_as_the_comma_separated_text_a_field_describes() -> None:
+    codes = {"type": "string", "description": "Airline codes, comma-separated, e.g. 6X,7X"}
+    assert fixed(convert(["TP", "BA"], codes, CTX), "schema_type_conversion") == "TP,BA"
+    declined(convert(["TP", "BA"], STR, CTX), "unwrap_list", "2 values")
+
+
+def test_plural_words_name_an_enum_value_inside_a_phrase() -> None:
+    avoid = ["tolls", "highways", "ferries"]
+    assert fixed(match_enum("toll roads", avoid, CTX), "enum_value_correction") == "tolls"

@@ -283,6 +283,13 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         if checked or _DIGIT_TEXT.search(spaced) or said:
             return _fix(text, 0.9, f"the number {value!r} as text")
         return _fix(text, 0.6, f"the number {value!r} as text, in a field not made of digits")
+    described = str(schema.get("description", ""))
+    plain = isinstance(value, list) and all(
+        isinstance(v, (str, int)) and not isinstance(v, bool) for v in value
+    )
+    if plain and len(value) > 1 and _JOIN_HINT.search(described):
+        joined = ",".join(str(v) for v in value)
+        return _fix(joined, 0.9, "the list joined as the field's comma-separated text")
     if isinstance(value, list) and value:
         return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")
@@ -312,6 +319,7 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
 
 
 _JOINED = re.compile(r"[,;|]")
+_JOIN_HINT = re.compile(r"comma[- ]separated|separated by commas", re.IGNORECASE)
 
 
 def _split(value: str, schema: Mapping[str, Any]) -> Fix | Decline:

@@ -96,6 +96,11 @@ def _common_synonym(wanted: str, choices: list[str]) -> str | None:
     return meant[0] if len(meant) == 1 else None
 
 
+def _stems(text: str) -> str:
+    """``text``'s words in the singular: "toll roads" -> "toll road"."""
+    return " ".join(_stem(w) for w in text.split())
+
+
 def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
@@ -154,8 +159,8 @@ def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
 
 
 def _named_inside(wanted: str, choices: list[str]) -> list[str]:
-    padded = f" {wanted} "
-    named = [c for c in choices if normal(c) and f" {normal(c)} " in padded]
+    padded = f" {_stems(wanted)} "
+    named = [c for c in choices if normal(c) and f" {_stems(normal(c))} " in padded]
     # a longer value that contains a shorter one is the one meant ("premium economy")
     return [
         c for c in named if not any(o != c and f" {normal(c)} " in f" {normal(o)} " for o in named)

@@ -270,6 +270,13 @@ def loads_lenient(text: str) -> Any:
     Python literal, never evaluated; nothing inside a string is rewritten). None when there
     is no object to read."""
     text = text.strip()
+    if text.startswith('"') and text.endswith('"'):  # the object encoded twice
+        try:
+            inner = json.loads(text)
+        except (ValueError, RecursionError):
+            inner = None
+        if isinstance(inner, str):
+            text = inner.strip()
     fenced = re.search(r"```(?:json)?\s*(.*?)```", text[:_LENIENT_LIMIT], re.DOTALL)
     if fenced:
         text = fenced.group(1).strip()
@@ -282,7 +289,7 @@ def loads_lenient(text: str) -> Any:
     except (ValueError, RecursionError):
         pass
     # JSON's literals as Python's, outside strings only, then a Python literal
-    python = _STRING_OR_WORD.sub(lambda m: _PY_LITERALS.get(m.group(0), m.group(0)), body)
+    python = _STRING_OR_WORD.sub(_pythonic, body)  # bare keys quoted too
     try:
         value = ast.literal_eval(python)
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
@@ -294,5 +301,17 @@ def loads_lenient(text: str) -> Any:
 
 
 _LENIENT_LIMIT = 200_000
-_STRING_OR_WORD = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\b(?:true|false|null)\b")
+_STRING_OR_WORD = re.compile(
+    r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|(?<=[{,])\s*[A-Za-z_]\w*\s*(?=:)"
+    r"|\b(?:true|false|null)\b"
+)
 _PY_LITERALS = {"true": "True", "false": "False", "null": "None"}
+
+
+def _pythonic(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if token[:1] in "\"'":
+        return token  # a string: as it is
+    if token in _PY_LITERALS:
+        return _PY_LITERALS[token]
+    return repr(token.strip())  # a bare key: quoted

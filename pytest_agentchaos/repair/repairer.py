@@ -680,6 +680,11 @@ class ParamRepairer:
                 branch, default=jsonschema.Draft202012Validator
             )
             checker = cls(branch, format_checker=cls.FORMAT_CHECKER)
+            if isinstance(value, dict) and branch.get("type") == "object":
+                repaired = self._object_branch(value, branch, ctx)
+                if repaired is not None and checker.is_valid(repaired.value):
+                    fixes[repr(repaired.value)] = repaired
+                continue
             for error in checker.iter_errors(value):
                 kind = _kind(str(error.validator))
                 fix = _for_value(kind, value, branch, ctx, error.validator_value)
@@ -692,6 +697,24 @@ class ParamRepairer:
             shown = " or ".join(list(fixes)[:3])
             return Decline("schema_type_conversion", f"{value!r} could become {shown}")
         return Decline("report_unrecoverable", f"{value!r} fits none of the allowed shapes")
+
+    def _object_branch(
+        self, value: dict[str, Any], branch: Mapping[str, Any], ctx: Context
+    ) -> Fix | None:
+        """An object repaired into one branch of a union of objects, by a repairer of that
+        branch alone (nothing recorded); None when it declines."""
+        try:
+            spec = ToolSpec(self.spec.name, dict(branch))
+        except ValueError:
+            return None
+        inner = ParamRepairer(spec, policy=self.policy, classifier=self.classifier)
+        result = inner._decide(value, None, ctx.task, ctx.now)
+        if not result.ok or result.args is None:
+            return None
+        used = [s for s in result.steps if s.ok]
+        reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "fits as it is"
+        return Fix(used[0].strategy if used else "schema_type_conversion", result.args,
+                   result.confidence, reason)  # fmt: skip
 
     def _fill(
         self,
