@@ -915,3 +915,14 @@ def test_a_list_joined_as_the_comma_separated_text_a_field_describes() -> None:
 def test_plural_words_name_an_enum_value_inside_a_phrase() -> None:
     avoid = ["tolls", "highways", "ferries"]
     assert fixed(match_enum("toll roads", avoid, CTX), "enum_value_correction") == "tolls"
+
+
+def test_a_bare_day_in_a_search_windows_bound_is_its_first_or_last_second() -> None:
+    no_zone = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"}
+    low = fix_date("tomorrow", no_zone, Context(name="timeMin", now=NOW))
+    high = fix_date("tomorrow", no_zone, Context(name="timeMax", now=NOW))
+    assert fixed(low, "date_format_correction") == "2024-10-23T00:00:00"
+    assert fixed(high, "date_format_correction") == "2024-10-23T23:59:59"
+    # an event's start on a bare day is an all-day event, which a date-time cannot say
+    event = fix_date("2024-11-01", no_zone, Context(name="start", now=NOW))
+    declined(event, "date_format_correction", "no time of day")

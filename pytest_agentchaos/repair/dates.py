@@ -185,7 +185,7 @@ def read_time(text: str) -> _dt.time:
         raise _Unreadable(f"{text!r} is not a time of day")  # "7": which 7?
     hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
     ampm = (match["ampm"] or "").replace(".", "")
-    if not ampm and len(match["h"]) == 1 and hour != 0:
+    if not ampm and len(match["h"]) == 1 and hour != 0 and not match["zone"] and not match["s"]:
         # "7:00": a 12-hour clock read aloud, morning or evening; "07:00" says the morning
         raise _Unreadable(f"{text!r} could be morning or evening: which is not for us to guess")
     if ampm:
@@ -323,6 +323,8 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         kind = "datetime" if moment is not None else "date"
     if kind == "datetime":
         if moment is None:
+            moment = _bound_of_day(ctx.name)  # "tomorrow" for a window's start or end
+        if moment is None:
             return Decline(_STRATEGY, f"{value!r} gives no time of day where a date-time is asked")
         if moment.tzinfo is None and layout.zone == "required":
             return Decline(_STRATEGY, f"{value!r} gives no time zone: it is not for us to choose")
@@ -343,6 +345,24 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
     if fixed == value:
         return None
     return Fix(_STRATEGY, fixed, confidence, f"{value!r} read as {fixed} ({how})")
+
+
+# bounds of a search window only: an event's "start" and "end" on a bare day are an all-day
+# event, which a date-time field cannot say
+_STARTS = frozenset({"min", "after", "since", "earliest"})
+_ENDS = frozenset({"max", "before", "until", "latest"})
+
+
+def _bound_of_day(name: str) -> _dt.time | None:
+    """The time a day stands for in a search window's bound: its first second for
+    ``timeMin`` or ``updated_after``, its last for ``timeMax`` or ``created_before``; None for
+    any other field."""
+    words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+", name)}
+    if words & _STARTS and not words & _ENDS:
+        return _dt.time(0, 0, 0)
+    if words & _ENDS and not words & _STARTS:
+        return _dt.time(23, 59, 59)
+    return None
 
 
 def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
