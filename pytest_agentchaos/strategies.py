@@ -93,9 +93,31 @@ def valid_args(spec: Any) -> st.SearchStrategy[dict[str, Any]]:
     """Calls of ``spec`` that validate against its parameter schema (for the JSON Schema
     keywords tool schemas use: types, enums, consts, bounds, lengths, formats, patterns,
     arrays, nested objects, required and optional keys, ``anyOf``/``oneOf``)."""
-    schema = _schema(spec)
+    schema = _resolved(_schema(spec))
     seeds = st.integers(0, 2**32 - 1)
     return seeds.flatmap(lambda seed: _value(schema, "", _Faker(seed)))
+
+
+_TOO_DEEP: dict[str, Any] = {"x-recursion": True}
+
+
+def _resolved(schema: Mapping[str, Any], depth: int = 0, root: Any = None) -> Any:
+    """``schema`` with its local ``$ref`` s (``#/$defs/...``) written out, four levels deep at
+    most for a recursive one (past that, the recursion is left out where it is optional)."""
+    root = schema if root is None else root
+    if isinstance(schema, Mapping):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            if depth >= 4:
+                return _TOO_DEEP  # left out where optional, an empty list inside a list
+            target: Any = root
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, Mapping) else {}
+            return _resolved(target, depth + 1, root)
+        return {k: _resolved(v, depth, root) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_resolved(v, depth, root) for v in schema]
+    return schema
 
 
 def _schema(spec: Any) -> Mapping[str, Any]:
@@ -186,13 +208,19 @@ def _object(schema: Mapping[str, Any], fake: _Faker) -> st.SearchStrategy[dict[s
     required = [k for k in schema.get("required", []) if k in props]
     return st.fixed_dictionaries(
         {k: _value(props[k], k, fake) for k in required},
-        optional={k: _value(v, k, fake) for k, v in props.items() if k not in required},
+        optional={
+            k: _value(v, k, fake)
+            for k, v in props.items()
+            if k not in required and v is not _TOO_DEEP
+        },
     )
 
 
 def _array(schema: Mapping[str, Any], name: str, fake: _Faker) -> st.SearchStrategy[list[Any]]:
     low = int(schema.get("minItems", 0))
     high = int(schema.get("maxItems", max(low, 4)))
+    if schema.get("items") is _TOO_DEEP:
+        return st.just([])
     items = _value(schema.get("items", {}), name, fake)
     unique = bool(schema.get("uniqueItems"))
     return st.lists(items, min_size=low, max_size=high, unique_by=repr if unique else None)

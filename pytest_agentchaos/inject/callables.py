@@ -192,10 +192,25 @@ def _repairing(
     def fix(state: CallState, mapping: Any, original: Any) -> Any:
         __tracebackhide__ = True
         intended = original if mapping is not original else None  # a fault corrupted it
-        result = repairer.repair(mapping, at=state.index, intended=intended)
-        if result.ok and result.args is not None:
-            return result.args
-        exc = repairer.declined(result)
+        try:
+            result = repairer.repair(mapping, at=state.index, intended=intended)
+            ok, args = getattr(result, "ok"), getattr(result, "args")  # noqa: B009
+            if ok and isinstance(args, Mapping):
+                return args
+            exc = repairer.declined(result)
+            if not isinstance(exc, BaseException):
+                raise TypeError(
+                    f"{safe_repr(repairer, 60)}.declined() returned {safe_repr(exc, 60)}, "
+                    "not an exception"
+                )
+        except AttributeError as broken:
+            exc = TypeError(
+                f"{safe_repr(repairer, 60)}.repair() returned what is not a repair result "
+                f"(with ok and args): {safe_repr(broken, 120)}"
+            )
+        except BaseException as failed:  # the call ends in the trace whatever went wrong
+            session.finish_error(state, failed)
+            raise
         session.finish_error(state, exc)
         raise exc
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fixes import Context, Decline, Fix
+from .fixes import Context, Decline, Fix, shown
 
 __all__ = ["fix_date", "read_date"]
 
@@ -67,6 +67,10 @@ _HINTS = (
 )  # fmt: skip
 
 
+#: The longest text read as a date ("Saturday, the 26th of October 2024, at 3:30 pm UTC"...).
+_DATE_LIMIT = 120
+
+
 class _Unreadable(ValueError):
     """Why a text is not read as a date."""
 
@@ -74,14 +78,16 @@ class _Unreadable(ValueError):
 def read_date(text: str, now: _dt.datetime | None = None) -> tuple[_dt.date, _dt.time | None, str]:
     """``(date, time of day or None, how it was read)``; raises ``ValueError`` with the
     reason when ``text`` is not one date (ambiguous, incomplete, impossible or vague)."""
+    if len(text) > _DATE_LIMIT:
+        raise _Unreadable(f"{len(text)} characters are too long to be a date")
     raw = " ".join(text.strip().split())
     low = raw.lower().rstrip(".")
     if not low:
         raise _Unreadable("an empty string is no date")
     if _VAGUE.match(low):
-        raise _Unreadable(f"{text!r} is a span, not a day")
+        raise _Unreadable(f"{shown(text)} is a span, not a day")
     if _BARE_DAY.match(low):
-        raise _Unreadable(f"{text!r} does not say the month and year")
+        raise _Unreadable(f"{shown(text)} does not say the month and year")
     day_part, time_part = _split_time(low)
     relative = _relative(day_part, now, text)
     if relative is not None:
@@ -101,7 +107,7 @@ def read_date(text: str, now: _dt.datetime | None = None) -> tuple[_dt.date, _dt
         first, second, year = int(match[1]), int(match[2]), int(match[3])
         if first <= 12 and second <= 12 and first != second:
             raise _Unreadable(
-                f"{text!r} could be day/month or month/day: the order is not for us to guess"
+                f"{shown(text)} could be day/month or month/day: the order is not for us to guess"
             )
         year = _full_year(year, match[3], now)
         month, mday = (first, second) if first <= 12 and second > 12 else (second, first)
@@ -109,7 +115,7 @@ def read_date(text: str, now: _dt.datetime | None = None) -> tuple[_dt.date, _dt
         return _day(year, month, mday, text), moment, "numeric day and month"
     if _HAS_MONTH_NAME.search(low):
         return _with_month_name(raw, text)
-    raise _Unreadable(f"{text!r} is not a date")
+    raise _Unreadable(f"{shown(text)} is not a date")
 
 
 def _relative(low: str, now: _dt.datetime | None, text: str) -> _dt.date | None:
@@ -118,7 +124,7 @@ def _relative(low: str, now: _dt.datetime | None, text: str) -> _dt.date | None:
     if offset is None and not (match_in or match_ago or match_day):
         return None
     if now is None:
-        raise _Unreadable(f"{text!r} is relative and no clock is known to read it against")
+        raise _Unreadable(f"{shown(text)} is relative and no clock is known to read it against")
     today = now.date()
     if offset is not None:
         return today + _dt.timedelta(days=offset)
@@ -126,7 +132,10 @@ def _relative(low: str, now: _dt.datetime | None, text: str) -> _dt.date | None:
         if match:
             count = _SMALL.get(match[1]) or int(match[1])
             days = count * (7 if match[2] == "week" else 1)
-            return today + _dt.timedelta(days=sign * days)
+            try:
+                return today + _dt.timedelta(days=sign * days)
+            except OverflowError:
+                raise _Unreadable(f"{shown(text)} is past the calendar") from None
     assert match_day is not None
     which, name = match_day[1], match_day[2]
     target = _WEEKDAYS.index(name)
@@ -135,17 +144,17 @@ def _relative(low: str, now: _dt.datetime | None, text: str) -> _dt.date | None:
         if target < today.weekday():
             # said on a Tuesday, "last Monday" is yesterday for some, eight days ago for others
             raise _Unreadable(
-                f"{text!r} could be this week's {name.title()} or last week's: which is not "
+                f"{shown(text)} could be this week's {name.title()} or last week's: which is not "
                 "for us to guess"
             )
         back = (today.weekday() - target) % 7 or 7
         return today - _dt.timedelta(days=back)
     if which is None and ahead == 0:
-        raise _Unreadable(f"{text!r} could be today or a week from today")
+        raise _Unreadable(f"{shown(text)} could be today or a week from today")
     if which == "next" and ahead > 0 and today.weekday() < target:
         # said on a Tuesday, "next Friday" is this week's for some, next week's for others
         raise _Unreadable(
-            f"{text!r} could be this week's {name.title()} or next week's: which is not for "
+            f"{shown(text)} could be this week's {name.title()} or next week's: which is not for "
             "us to guess"
         )
     if which == "this" and ahead == 0:
@@ -182,18 +191,20 @@ def read_time(text: str) -> _dt.time:
         return _dt.time(0, 0)
     match = _TIME.match(low)
     if match is None or (match["m"] is None and match["ampm"] is None):
-        raise _Unreadable(f"{text!r} is not a time of day")  # "7": which 7?
+        raise _Unreadable(f"{shown(text)} is not a time of day")  # "7": which 7?
     hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
     ampm = (match["ampm"] or "").replace(".", "")
     if not ampm and len(match["h"]) == 1 and hour != 0 and not match["zone"] and not match["s"]:
         # "7:00": a 12-hour clock read aloud, morning or evening; "07:00" says the morning
-        raise _Unreadable(f"{text!r} could be morning or evening: which is not for us to guess")
+        raise _Unreadable(
+            f"{shown(text)} could be morning or evening: which is not for us to guess"
+        )
     if ampm:
         if not 1 <= hour <= 12:
-            raise _Unreadable(f"{text!r} is not a time of day")
+            raise _Unreadable(f"{shown(text)} is not a time of day")
         hour = hour % 12 + (12 if ampm == "pm" else 0)
     if hour > 23 or minute > 59 or second > 59:
-        raise _Unreadable(f"{text!r} is not a time of day")
+        raise _Unreadable(f"{shown(text)} is not a time of day")
     zone = match["zone"]
     tzinfo: _dt.tzinfo | None = None
     if zone in ("z", "utc", "gmt"):
@@ -209,7 +220,7 @@ def _day(year: int, month: int, day: int, text: str) -> _dt.date:
     try:
         return _dt.date(year, month, day)
     except ValueError:
-        raise _Unreadable(f"{text!r} is not a day of the calendar") from None
+        raise _Unreadable(f"{shown(text)} is not a day of the calendar") from None
 
 
 def _full_year(year: int, written: str, now: _dt.datetime | None) -> int:
@@ -251,7 +262,7 @@ def _time(text: str | None, original: str) -> _dt.time | None:
     try:
         parsed = _parse(text, _dt.datetime(2000, 1, 1))
     except (ValueError, OverflowError):
-        raise _Unreadable(f"{original!r} has a time that cannot be read") from None
+        raise _Unreadable(f"{shown(original)} has a time that cannot be read") from None
     return parsed.timetz()
 
 
@@ -268,17 +279,17 @@ def _with_month_name(raw: str, text: str) -> tuple[_dt.date, _dt.time | None, st
             if "day is out of range" in str(exc)
             else ("is not a date")
         )
-        raise _Unreadable(f"{text!r} {reason}") from None
+        raise _Unreadable(f"{shown(text)} {reason}") from None
     if a.year != b.year:
-        raise _Unreadable(f"{text!r} does not say the year")
+        raise _Unreadable(f"{shown(text)} does not say the year")
     if a.day != b.day:
-        raise _Unreadable(f"{text!r} does not say the day")
+        raise _Unreadable(f"{shown(text)} does not say the day")
     if a.month != b.month:
-        raise _Unreadable(f"{text!r} does not say the month")
+        raise _Unreadable(f"{shown(text)} does not say the month")
     named = [d for d in _WEEKDAYS if re.search(rf"\b{d[:3]}[a-z]*\b", raw.lower())]
     if named and _WEEKDAYS.index(named[0]) != a.weekday():
         raise _Unreadable(
-            f"{text!r}: {a.date().isoformat()} is a {_WEEKDAYS[a.weekday()].title()}, "
+            f"{shown(text)}: {a.date().isoformat()} is a {_WEEKDAYS[a.weekday()].title()}, "
             f"not a {named[0].title()}"
         )
     moment = None
@@ -325,14 +336,18 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         if moment is None:
             moment = _bound_of_day(ctx.name)  # "tomorrow" for a window's start or end
         if moment is None:
-            return Decline(_STRATEGY, f"{value!r} gives no time of day where a date-time is asked")
+            return Decline(
+                _STRATEGY, f"{shown(value)} gives no time of day where a date-time is asked"
+            )
         if moment.tzinfo is None and layout.zone == "required":
-            return Decline(_STRATEGY, f"{value!r} gives no time zone: it is not for us to choose")
+            return Decline(
+                _STRATEGY, f"{shown(value)} gives no time zone: it is not for us to choose"
+            )
         stamp = _dt.datetime.combine(day, moment.replace(microsecond=0))
         if layout.zone == "none":
             stamp = stamp.replace(tzinfo=None) if moment.tzinfo is None else stamp
             if moment.tzinfo is not None:
-                return Decline(_STRATEGY, f"{value!r} has a time zone the field does not take")
+                return Decline(_STRATEGY, f"{shown(value)} has a time zone the field does not take")
         fixed = stamp.isoformat()
         if fixed.endswith("+00:00") and (
             layout.pattern is None or _matches(layout.pattern, fixed[:-6] + "Z")
@@ -341,10 +356,12 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
     else:
         fixed = day.strftime(layout.layout or "%Y-%m-%d")
     if layout.pattern is not None and not _matches(layout.pattern, fixed):
-        return Decline(_STRATEGY, f"{value!r} read as {fixed!r}, which the field's pattern refuses")
+        return Decline(
+            _STRATEGY, f"{shown(value)} read as {fixed!r}, which the field's pattern refuses"
+        )
     if fixed == value:
         return None
-    return Fix(_STRATEGY, fixed, confidence, f"{value!r} read as {fixed} ({how})")
+    return Fix(_STRATEGY, fixed, confidence, f"{shown(value)} read as {fixed} ({how})")
 
 
 # bounds of a search window only: an event's "start" and "end" on a bare day are an all-day
@@ -372,10 +389,12 @@ def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
         return Decline(_STRATEGY, str(exc))
     fixed = moment.strftime(layout.layout or "%H:%M")
     if layout.pattern is not None and not _matches(layout.pattern, fixed):
-        return Decline(_STRATEGY, f"{value!r} read as {fixed!r}, which the field's pattern refuses")
+        return Decline(
+            _STRATEGY, f"{shown(value)} read as {fixed!r}, which the field's pattern refuses"
+        )
     if fixed == value:
         return None
-    return Fix(_STRATEGY, fixed, 0.95, f"{value!r} read as {fixed}")
+    return Fix(_STRATEGY, fixed, 0.95, f"{shown(value)} read as {fixed}")
 
 
 def _matches(pattern: str, text: str) -> bool:

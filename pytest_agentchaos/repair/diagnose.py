@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..escape.classify import ErrorClass, ErrorClassifier
+from ..saferepr import safe_str
 from .spec import Problem, ToolSpec
 
 __all__ = ["ERROR_PATTERNS", "Diagnosis", "ErrorPattern", "diagnose", "error_problems"]
@@ -147,6 +148,9 @@ _NO_ROUTE = re.compile(
     r"|\b404 not found\b",
     re.IGNORECASE,
 )
+#: How much of an error text the patterns read.
+_PATTERN_HEAD = 1000
+
 #: Words a pattern may read where a field's name stands, that never are one.
 _NOT_FIELDS = frozenset(
     {
@@ -196,7 +200,11 @@ def diagnose(
     error_class = None
     text = ""
     if error is not None:
-        error_class = (classifier or ErrorClassifier()).classify(error)
+        try:
+            error_class = (classifier or ErrorClassifier()).classify(error)
+        except Exception:  # an error whose text cannot be read: judged by its type alone
+            name = type(error).__name__ if isinstance(error, BaseException) else None
+            error_class = (classifier or ErrorClassifier()).classify(exception=name)
         text = _error_text(error)
         head = text[:8000]
         limited = _RATE_LIMIT.search(head)
@@ -237,9 +245,10 @@ def error_problems(
     found = list(_from_json(text, spec))
     if found:
         return found
+    head = text[:_PATTERN_HEAD]  # an error names its parameter early; the rest is detail
     seen: set[tuple[str | int, ...]] = set()
     for row in patterns:
-        for match in row.compiled().finditer(text):
+        for match in row.compiled().finditer(head):
             for problem in _from_match(row, match, spec):
                 if problem.path not in seen:
                     seen.add(problem.path)
@@ -451,7 +460,7 @@ def _error_text(error: BaseException | str | int) -> str:
         return error
     if isinstance(error, int):
         return ""
-    parts = [str(error)]
+    parts = [safe_str(error, 20_000)]
     response = getattr(error, "response", None)
     body = getattr(response, "text", None)
     if isinstance(body, str) and body:

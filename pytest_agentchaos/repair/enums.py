@@ -21,11 +21,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .fixes import Context, Decline, Fix
+from .fixes import Context, Decline, Fix, shown
 
 __all__ = ["match_enum", "normal"]
 
 _SEPARATORS = re.compile(r"[\s_\-./]+")
+_NEGATED = re.compile(
+    r"(?:^|\s)(?:not|no|never|without|except|anything but|other than|non|avoid|exclude)(?:\s|$)"
+)
 #: How far ahead of the runner-up a fuzzy match must be to be taken.
 _FUZZY_MARGIN = 8.0
 
@@ -42,35 +45,43 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return None
     choices = [a for a in allowed if isinstance(a, str)]
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        return Decline("enum_value_correction", f"{value!r} is none of {_listed(allowed)}")
+        return Decline("enum_value_correction", f"{shown(value)} is none of {_listed(allowed)}")
     text = str(value)
     wanted = normal(text)
     numeric = [a for a in allowed if isinstance(a, (int, float)) and not isinstance(a, bool)]
     for number in numeric:  # "2" for the integer 2 is a type conversion's, but cheap here
         if wanted == normal(str(number)):
-            return Fix("enum_value_correction", number, 0.95, f"{text!r} is the value {number}")
+            return Fix(
+                "enum_value_correction", number, 0.95, f"{shown(text)} is the value {number}"
+            )
     same = [a for a in choices if normal(a) == wanted]
     if len(same) == 1:
-        return _fix(same[0], 0.97, f"{text!r} is {same[0]!r} written differently")
+        return _fix(same[0], 0.97, f"{shown(text)} is {same[0]!r} written differently")
     synonym = _synonym(wanted, choices, ctx)
     if synonym is not None:
-        return _fix(synonym, 0.95, f"{text!r} is a synonym of {synonym!r}")
+        return _fix(synonym, 0.95, f"{shown(text)} is a synonym of {synonym!r}")
+    if _NEGATED.search(wanted):  # "not business": what is not wanted, not what is
+        return Decline(
+            "enum_value_correction", f"{shown(text)} says what is not wanted, not what is"
+        )
     near = _near_miss(wanted, choices)
     if isinstance(near, Decline):
         return near
     if near is not None:
-        return _fix(near, 0.9, f"{text!r} is {near!r} with a typo")
+        return _fix(near, 0.9, f"{shown(text)} is {near!r} with a typo")
     common = _common_synonym(wanted, choices)
     if common is not None:
-        return _fix(common, 0.9, f"{text!r} is what {common!r} is commonly called")
+        return _fix(common, 0.9, f"{shown(text)} is what {common!r} is commonly called")
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
-        return _fix(inside[0], 0.9, f"{text!r} names {inside[0]!r}")
+        return _fix(inside[0], 0.9, f"{shown(text)} names {inside[0]!r}")
     if len(inside) > 1:
-        return Decline("enum_value_correction", f"{text!r} names several values: {_listed(inside)}")
+        return Decline(
+            "enum_value_correction", f"{shown(text)} names several values: {_listed(inside)}"
+        )
     part = _part_of(wanted, choices)
     if part is not None:
-        return _fix(part, 0.85, f"{text!r} is part of {part!r} and of no other value")
+        return _fix(part, 0.85, f"{shown(text)} is part of {part!r} and of no other value")
     return _fuzzy(text, wanted, choices, ctx, allowed)
 
 
@@ -153,7 +164,7 @@ def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
     if len(closest) > 1:
         return Decline(
             "enum_value_correction",
-            f"{wanted!r} could be {closest[0]!r} or {closest[1]!r}: a typo away from each",
+            f"{shown(wanted)} could be {closest[0]!r} or {closest[1]!r}: a typo away from each",
         )
     return closest[0]
 
@@ -182,10 +193,12 @@ def _fuzzy(
             best = scored[0][2]
             if best_score - runner_up >= _FUZZY_MARGIN:
                 confidence = round(min(0.95, best_score / 100), 3)
-                return _fix(best, confidence, f"{text!r} is a misspelling of {best!r}")
+                return _fix(best, confidence, f"{shown(text)} is a misspelling of {best!r}")
             second = scored[1][2]
-            return Decline("enum_value_correction", f"{text!r} could be {best!r} or {second!r}")
-    return Decline("enum_value_correction", f"{text!r} is none of {_listed(allowed)}")
+            return Decline(
+                "enum_value_correction", f"{shown(text)} could be {best!r} or {second!r}"
+            )
+    return Decline("enum_value_correction", f"{shown(text)} is none of {_listed(allowed)}")
 
 
 def _listed(values: Sequence[Any]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DROP", "Context", "Decline", "Fix", "schema_types"]
+__all__ = ["DROP", "Context", "Decline", "Fix", "schema_types", "shown"]
 
 
 class _Drop:
@@ -63,3 +63,13 @@ def schema_types(schema: Mapping[str, Any]) -> list[str]:
     if isinstance(kind, list):
         return [k for k in kind if isinstance(k, str)]
     return []
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` for a reason, cut to ``limit`` characters (a 10 MB value must not make
+    a 10 MB message) and never raising."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

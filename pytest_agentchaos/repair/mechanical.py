@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .fixes import Context, Decline, Fix
+from .fixes import Context, Decline, Fix, shown
 
 __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
 
@@ -42,7 +42,7 @@ _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
 def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
     """``value`` changed only in case, outer whitespace or separators to match ``pattern``."""
     if not isinstance(value, str):
-        return Decline("pattern_correction", f"{value!r} is not text")
+        return Decline("pattern_correction", f"{shown(value)} is not text")
     try:
         compiled = re.compile(pattern)
     except re.error:
@@ -60,11 +60,14 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
         rivals = [c for _, other, c in rest if other == size]
         if rivals:
             return Decline(
-                "pattern_correction", f"{value!r} could become {candidate!r} or {rivals[0]!r}"
+                "pattern_correction", f"{shown(value)} could become {candidate!r} or {rivals[0]!r}"
             )
-        return Fix("pattern_correction", candidate, 0.9, f"{value!r} {how} matches {pattern!r}")
+        return Fix(
+            "pattern_correction", candidate, 0.9, f"{shown(value)} {how} matches {pattern!r}"
+        )
     return Decline(
-        "pattern_correction", f"{value!r} does not match {pattern!r} and no mechanical change fits"
+        "pattern_correction",
+        f"{shown(value)} does not match {pattern!r} and no mechanical change fits",
     )
 
 
@@ -101,9 +104,9 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
             local, _, domain = address.rpartition("@")
             fixed = f"{local}@{domain.lower().rstrip('.')}"
             if fixed != value:
-                return Fix("format_correction", fixed, 0.9, f"the address in {value!r}")
+                return Fix("format_correction", fixed, 0.9, f"the address in {shown(value)}")
             return None  # already an address: nothing to fix
-        return Decline("format_correction", f"{value!r} holds no email address")
+        return Decline("format_correction", f"{shown(value)} holds no email address")
     if fmt == "uuid":
         text = value.strip().strip("{}").removeprefix("urn:uuid:").strip()
         if _HEX32.match(text):
@@ -111,16 +114,16 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
         try:
             fixed = str(uuid.UUID(text))
         except ValueError:
-            return Decline("format_correction", f"{value!r} is not a UUID")
+            return Decline("format_correction", f"{shown(value)} is not a UUID")
         if fixed != value:
-            return Fix("format_correction", fixed, 0.95, f"the UUID in {value!r}")
+            return Fix("format_correction", fixed, 0.95, f"the UUID in {shown(value)}")
         return None
     if fmt in ("uri", "iri", "uri-reference", "url"):
         fixed = value.strip().strip("<>\"'").strip()
         if fixed != value and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", fixed):
             return Fix("format_correction", fixed, 0.95, "the URI without what surrounded it")
         return Decline(
-            "format_correction", f"{value!r} is not a URI (its scheme is not for us to choose)"
+            "format_correction", f"{shown(value)} is not a URI (its scheme is not for us to choose)"
         )
     return None
 
@@ -140,6 +143,6 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",
-        f"{value!r} is outside {where}: it may be on another scale, and clamping it would "
+        f"{shown(value)} is outside {where}: it may be on another scale, and clamping it would "
         "change what was asked",
     )

@@ -82,24 +82,54 @@ def rename_keys(
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return []
-    required = set(schema.get("required", []))
     unknown = [k for k in args if isinstance(k, str) and k not in props]
-    free = [p for p in props if p not in args]
+    if not unknown:
+        return []
+    required = set(schema.get("required", []))
+    free = [p for p in props if isinstance(p, str) and p not in args]
+    # indexes over the free parameters, built once: each key is looked up, not compared
+    by_squash: dict[str, list[str]] = {}
+    by_singular: dict[tuple[str, ...], list[str]] = {}
+    by_word: dict[str, list[str]] = {}
+    for param in free:
+        ws = words(param)
+        by_squash.setdefault("".join(ws), []).append(param)
+        by_singular.setdefault(tuple(_singular(w) for w in ws), []).append(param)
+        for w in {_singular(w) for w in ws}:
+            by_word.setdefault(w, []).append(param)
     taken: set[str] = set()
     renames: list[tuple[str, str, float, str]] = []
-    for how, confidence, match in (
-        ("in another case or style", 0.97, _same_name),
-        ("in the singular or plural", 0.93, _plural),
-        ("sharing a word with it", 0.85, _shared_word),
-        ("a common name for it", 0.85, _alias),
+    done: set[str] = set()
+
+    def options(key: str, step: str) -> list[str]:
+        ws = words(key)
+        if step == "same":
+            found = by_squash.get("".join(ws), [])
+        elif step == "plural":
+            found = by_singular.get(tuple(_singular(w) for w in ws), [])
+        elif step == "word":
+            mine = {_singular(w) for w in ws}
+            near = {p for w in mine for p in by_word.get(w, ())}
+            found = [p for p in near if _shared_word(key, p, p in required)]
+        else:
+            names = ALIASES.get("".join(ws), ()) + ALIASES.get("_".join(ws), ())
+            found = [p for n in names for p in by_squash.get(_squash(n), [])]
+        return sorted({p for p in found if p not in taken})
+
+    for how, confidence, step in (
+        ("in another case or style", 0.97, "same"),
+        ("in the singular or plural", 0.93, "plural"),
+        ("sharing a word with it", 0.85, "word"),
+        ("a common name for it", 0.85, "alias"),
     ):
         for key in unknown:
-            if key in {r[0] for r in renames}:
+            if key in done:
                 continue
-            options = [p for p in free if p not in taken and match(key, p, p in required)]
-            if len(options) == 1:
-                renames.append((key, options[0], confidence, how))
-                taken.add(options[0])
+            found = options(key, step)
+            if len(found) == 1:
+                renames.append((key, found[0], confidence, how))
+                taken.add(found[0])
+                done.add(key)
     return renames
 
 

@@ -27,7 +27,9 @@ from typing import Any
 
 from ..escape.classify import ErrorClassifier
 from ..escape.recorder import Recorder
+from ..saferepr import safe_str
 from ..trace.events import Repair
+from ..trace.values import capture
 from .coerce import convert
 from .dates import fix_date
 from .diagnose import ERROR_PATTERNS, Diagnosis, ErrorPattern, diagnose
@@ -36,6 +38,7 @@ from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .names import rename_keys
+from .plain import not_json
 from .spec import Problem, ToolSpec
 from .zones import fix_zone, holds_zone
 
@@ -100,6 +103,16 @@ class RepairPolicy:
                 f"RepairPolicy.strategies: unknown strategy {unknown[0]!r} "
                 f"(known: {', '.join(STRATEGIES)})"
             )
+        if not isinstance(self.synonyms, Mapping):
+            raise ValueError(
+                f"RepairPolicy.synonyms must be a table of word -> value, got {self.synonyms!r}"
+            )
+        if isinstance(self.max_attempts, bool):
+            raise ValueError("RepairPolicy.max_attempts must be a number, not true/false")
+        if not isinstance(self.error_patterns, (list, tuple)) or not all(
+            isinstance(p, ErrorPattern) for p in self.error_patterns
+        ):
+            raise ValueError("RepairPolicy.error_patterns must be a list of ErrorPattern")
         if not 0 <= self.fuzzy_score <= 100:
             raise ValueError(
                 f"RepairPolicy.fuzzy_score must be within 0..100, got {self.fuzzy_score!r}"
@@ -332,6 +345,13 @@ class ParamRepairer:
         fault): what the repairer makes of it is written in the event too, so
         ``must_repair`` can tell a repair that brought the agent's request back from one that
         made another."""
+        if error is not None and (
+            isinstance(error, bool) or not isinstance(error, (BaseException, str, int))
+        ):
+            raise TypeError(
+                "repair(error=...) takes the tool's exception, its message or an HTTP status, "
+                f"got {type(error).__name__}"
+            )
         if now is None and self.clock is not None:
             now = self.clock()
         if task is None:
@@ -352,6 +372,9 @@ class ParamRepairer:
     ) -> RepairResult:
         steps: list[RepairStep] = []
         if isinstance(args, str):  # arguments sent as (slightly malformed) JSON text
+            if len(args) > _JSON_TEXT_LIMIT:
+                reason = f"the arguments are {len(args)} characters of text: too long to read"
+                return RepairResult(False, None, "json_repair", 0.0, reason)
             parsed = loads_lenient(args)
             if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
                 reason = "the arguments are text that holds no JSON object"
@@ -372,7 +395,27 @@ class ParamRepairer:
         if not isinstance(args, Mapping):
             reason = f"the arguments are {type(args).__name__}, not an object"
             return RepairResult(False, None, "report_unrecoverable", 0.0, reason)
-        args = copy.deepcopy(dict(args))
+        odd = not_json(dict(args))
+        if odd is not None:  # sets, NaN, objects, cycles, nesting past reading...
+            reason = f"the arguments are not JSON data: {odd}"
+            return RepairResult(False, None, "report_unrecoverable", 0.0, reason)
+        try:
+            return self._decide_data(copy.deepcopy(dict(args)), error, task, now, steps)
+        except RecursionError:  # a schema whose $ref loops, or a value too deep for it
+            reason = (
+                "the tool's schema cannot be applied to these arguments (it refers to itself "
+                "without end, or they nest too deep for it)"
+            )
+            return RepairResult(False, None, "report_unrecoverable", 0.0, reason, tuple(steps))
+
+    def _decide_data(
+        self,
+        args: dict[str, Any],
+        error: BaseException | str | int | None,
+        task: str | None,
+        now: _dt.datetime | None,
+        steps: list[RepairStep],
+    ) -> RepairResult:
         if self.policy.allows("rename_key"):
             self._rename(args, self.spec.parameters, (), steps)
         linted = self._lint(args, self.spec.parameters, (), steps, task, now)
@@ -404,7 +447,11 @@ class ParamRepairer:
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
         else:
-            text = error if isinstance(error, str) else (str(error) if error is not None else None)
+            text = (
+                error
+                if isinstance(error, str)
+                else (safe_str(error, 4000) if error is not None else None)
+            )
             result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
         return result
 
@@ -605,6 +652,10 @@ class ParamRepairer:
     ) -> Decline | None:
         if outcome is None:
             outcome = Decline("report_unrecoverable", problem.message)
+        if isinstance(outcome, Fix) and not _confidence_ok(outcome.confidence):
+            outcome = Decline(
+                outcome.strategy, f"a fix with no sound confidence ({outcome.confidence!r})"
+            )
         if isinstance(outcome, Fix) and not self.policy.allows(outcome.strategy):
             outcome = Decline(outcome.strategy, f"{outcome.strategy} is turned off by the policy")
         if isinstance(outcome, Fix) and outcome.confidence < self.policy.threshold:
@@ -627,8 +678,8 @@ class ParamRepairer:
                 )
             )
             return Decline(outcome.strategy, f"{problem.field}: {outcome.reason}")
-        if outcome.strategy == "rename_key":
-            target, value = outcome.value
+        if isinstance(outcome.value, _Renamed):
+            target, value = outcome.value.target, outcome.value.value
             _delete(current, problem.path)
             _set(current, (*problem.path[:-1], target), value)
             after: Any = {target: value}
@@ -762,11 +813,11 @@ class ParamRepairer:
                             None,
                             None,
                             0.0,
-                            f"the inferer raised {type(exc).__name__}: {str(exc)[:200]}",
+                            f"the inferer raised {type(exc).__name__}: {safe_str(exc, 200)}",
                             False,
                         )
                     )
-                found.update({k: v for k, v in answer.items() if k in rest and isinstance(v, Fix)})
+                found.update(_sound(answer, rest))
         unknown = [
             p for p in need if (found.get(str(p.path[-1])) if len(p.path) == 1 else None) is None
         ]
@@ -810,16 +861,16 @@ class ParamRepairer:
                 tool=self.spec.name,
                 strategy=result.strategy,
                 ok=result.ok,
-                before=_plain(before)
+                before=capture(before)
                 if isinstance(before, Mapping)
-                else {"(arguments)": _plain(before)},
-                after=_plain(result.args) if result.args is not None else {},
+                else {"(arguments)": capture(before)},
+                after=capture(_plain(result.args)) if result.args is not None else {},
                 detail={
                     "index": at,
                     "confidence": result.confidence,
-                    "reason": result.reason,
-                    "steps": [s.to_dict() for s in result.steps],
-                    **({"intended": _plain(intended)} if intended is not None else {}),
+                    "reason": safe_str(result.reason, 2000),
+                    "steps": capture([s.to_dict() for s in result.steps]),
+                    **({"intended": capture(_plain(intended))} if intended is not None else {}),
                 },
             )
         return result
@@ -885,8 +936,10 @@ class ParamRepairer:
         retry_transient: bool = True,
     ) -> dict[str, Any]:
         result = self.repair(current, exc, task, now)
-        if result.strategy == "retry" and not retry_transient:
-            raise exc  # the caller's backoff retries it
+        if result.strategy == "retry" and (
+            not retry_transient or attempt == self.policy.max_attempts
+        ):
+            raise exc  # the caller's backoff retries it; or the attempts are spent: as it is
         if not result.ok or result.args is None or attempt == self.policy.max_attempts:
             raise self._give_up(result, attempt) from exc
         if result.strategy == "none":  # valid by the schema, yet the tool refuses it
@@ -968,9 +1021,15 @@ def _rename_or_drop(
         confidence, how = target[1], target[2]
         return Fix(
             "rename_key",
-            (target[0], value),
+            _Renamed(target[0], value),
             confidence,
             f"{name!r} is the parameter {target[0]!r} {how}",
+        )
+    if name in siblings:  # the tool's error refuses a parameter its schema declares
+        return Decline(
+            "drop_unknown_key",
+            f"the tool refuses {name!r}, which its schema declares: dropping it would change "
+            "the request",
         )
     wanted = [str(p.path[-1]) for p in missing if p.path[:-1] == parent]
     if wanted:
@@ -1013,6 +1072,51 @@ def _as_missing(problem: Problem) -> Problem:
         problem.schema,
         problem.source,
     )
+
+
+_JSON_TEXT_LIMIT = 200_000
+
+
+class _Renamed(tuple):  # type: ignore[type-arg]
+    """The value of a rename fix: the parameter a key is moved to, and the key's value."""
+
+    __slots__ = ()
+
+    def __new__(cls, target: str, value: Any) -> _Renamed:
+        return tuple.__new__(cls, (target, value))
+
+    @property
+    def target(self) -> str:
+        return str(self[0])
+
+    @property
+    def value(self) -> Any:
+        return self[1]
+
+
+_INFERRED = frozenset({"infer_missing_param", "llm_infer_missing_param"})
+
+
+def _confidence_ok(confidence: Any) -> bool:
+    return (
+        isinstance(confidence, (int, float))
+        and not isinstance(confidence, bool)
+        and 0.0 <= confidence <= 1.0
+    )
+
+
+def _sound(answer: Any, names: tuple[str, ...]) -> dict[str, Fix]:
+    """An inferer's answer as fixes of the missing names only, each labelled as inferred
+    (whatever strategy it claims: the policy's switches for inference apply to it)."""
+    if not isinstance(answer, Mapping):
+        return {}
+    found: dict[str, Fix] = {}
+    for name in names:
+        fix = answer.get(name)
+        if isinstance(fix, Fix) and _confidence_ok(fix.confidence):
+            strategy = fix.strategy if fix.strategy in _INFERRED else "infer_missing_param"
+            found[name] = Fix(strategy, fix.value, fix.confidence, safe_str(fix.reason, 300))
+    return found
 
 
 def _field_of(path: tuple[str | int, ...]) -> str:

@@ -120,6 +120,7 @@ class ToolSpec:
 
         cls = validator_for(self.parameters, default=jsonschema.Draft202012Validator)
         validator = cls(self.parameters, format_checker=cls.FORMAT_CHECKER)
+        _check_refs(validator, self.parameters, f"ToolSpec {self.name!r}")
         object.__setattr__(self, "_validator", validator)
 
     @classmethod
@@ -167,8 +168,13 @@ class ToolSpec:
         per failing value, in the order of the arguments' paths."""
         found: list[Problem] = []
         seen: set[tuple[str, tuple[str | int, ...]]] = set()
+        listed: set[int] = set()  # objects whose missing keys are listed already
         for error in self._validator.iter_errors(args):
-            for problem in _problems(error):  # one "required" error per missing key
+            if error.validator == "required":
+                if id(error.instance) in listed:
+                    continue  # one "required" error per missing key, each listing them all
+                listed.add(id(error.instance))
+            for problem in _problems(error):
                 if (problem.kind, problem.path) not in seen:
                     seen.add((problem.kind, problem.path))
                     found.append(problem)
@@ -183,6 +189,41 @@ class ToolSpec:
             if schema is None:
                 return {}
         return schema if isinstance(schema, Mapping) else {}
+
+
+def _check_refs(validator: Any, schema: Any, where: str) -> None:
+    """Every ``$ref`` of ``schema`` resolves, and none only to another ``$ref`` round in a
+    loop; else one ``ChaosConfigError`` naming it (a broken one would fail every call)."""
+    from ..config import fail
+
+    refs: list[str] = []
+    stack = [schema]
+    while stack and len(refs) < 1000:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if isinstance(item.get("$ref"), str):
+                refs.append(item["$ref"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    resolver = getattr(validator, "_resolver", None)
+    if resolver is None or not refs:
+        return
+    for ref in refs:
+        seen: set[str] = set()
+        current = ref
+        while True:
+            try:
+                target = resolver.lookup(current).contents
+            except Exception:
+                raise fail(where, f"$ref {current!r} resolves to nothing") from None
+            nxt = target.get("$ref") if isinstance(target, Mapping) else None
+            if not isinstance(nxt, str) or len(target) > 1:
+                break
+            if nxt in seen:
+                raise fail(where, f"$ref {ref!r} only refers to itself, round a loop") from None
+            seen.add(nxt)
+            current = nxt
 
 
 def _child(schema: Any, part: str | int) -> Any:

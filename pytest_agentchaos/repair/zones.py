@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from .fixes import Context, Decline, Fix
+from .fixes import Context, Decline, Fix, shown
 
 __all__ = ["fix_zone", "holds_zone"]
 
@@ -60,12 +60,12 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
         return None
     known = names.get(text.lower()) or names.get(text.lower().replace(" ", "_"))
     if known is not None:
-        return Fix(_STRATEGY, known, 0.95, f"{value!r} is the zone {known!r}")
+        return Fix(_STRATEGY, known, 0.95, f"{shown(value)} is the zone {known!r}")
     if re.fullmatch(r"[A-Za-z]{2,5}", text) and text.upper() == text:
-        return Decline(_STRATEGY, f"{value!r} is an abbreviation several zones share")
+        return Decline(_STRATEGY, f"{shown(value)} is an abbreviation several zones share")
     zones = cities.get(text.lower(), [])
     if len(zones) == 1:
-        return Fix(_STRATEGY, zones[0], 0.9, f"{value!r} is in the zone {zones[0]!r}")
+        return Fix(_STRATEGY, zones[0], 0.9, f"{shown(value)} is in the zone {zones[0]!r}")
     if len(zones) > 1:
-        return Decline(_STRATEGY, f"{value!r} could be {zones[0]!r} or {zones[1]!r}")
-    return Decline(_STRATEGY, f"{value!r} is no IANA time zone, and no zone is named after it")
+        return Decline(_STRATEGY, f"{shown(value)} could be {zones[0]!r} or {zones[1]!r}")
+    return Decline(_STRATEGY, f"{shown(value)} is no IANA time zone, and no zone is named after it")

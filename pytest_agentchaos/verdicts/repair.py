@@ -72,7 +72,7 @@ class _Call:
             line += f"; corrupted by {_fault_line(self.fault)}"
         for repair in self.repairs:
             verdict = "repaired" if repair.ok else "declined"
-            reason = safe_str(repair.detail.get("reason", ""), 200)
+            reason = safe_str(_detail(repair).get("reason", ""), 200)
             line += f"; {verdict} by {repair.strategy}: {reason}"
         result = self.result
         if result is None:
@@ -195,10 +195,11 @@ def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
         elif isinstance(event, Repair):
             if wanted is not None and event.tool not in wanted:
                 continue
-            index = event.detail.get("index") if isinstance(event.detail, dict) else None
-            found = calls.get((event.tool, index)) if isinstance(index, int) else None
-            if found is not None:
-                found.repairs.append(event)
+            index = _detail(event).get("index")
+            if isinstance(index, int) and not isinstance(index, bool):
+                found = calls.get((event.tool, index))
+                if found is not None:  # one naming no call vouches for none
+                    found.repairs.append(event)
             else:
                 pending.setdefault(event.tool, []).append(event)
         elif isinstance(event, ToolResult):
@@ -215,11 +216,14 @@ def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
     return order
 
 
+def _detail(repair: Repair) -> dict[str, Any]:
+    return repair.detail if isinstance(repair.detail, dict) else {}
+
+
 def _intended(call: _Call, repair: Repair) -> dict[str, Any]:
     """The request the agent meant: what the repairer made of the agent's own call (written
     in the event when a fault corrupted it), else the agent's call as it was."""
-    detail = repair.detail if isinstance(repair.detail, dict) else {}
-    meant = detail.get("intended")
+    meant = _detail(repair).get("intended")
     return meant if isinstance(meant, dict) else call.args
 
 
