@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..escape.classify import ErrorClassifier
@@ -30,15 +28,26 @@ from ..escape.recorder import Recorder
 from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
-from .coerce import convert
+from .choose import (
+    Renamed,
+    as_missing,
+    confidence_ok,
+    for_value,
+    kind_of,
+    rename_or_drop,
+    satisfied,
+    sound,
+)
 from .dates import fix_date
-from .diagnose import ERROR_PATTERNS, Diagnosis, ErrorPattern, diagnose
-from .enums import match_enum, normal
+from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
-from .mechanical import clamp, fix_format, fix_length, fix_pattern
+from .mechanical import fix_format
 from .names import rename_keys
+from .paths import delete, field_of, get, has, plain, put
 from .plain import not_json
+from .policy import STRATEGIES, RepairPolicy
+from .results import RepairError, RepairResult, RepairStep
 from .spec import Problem, ToolSpec
 from .zones import fix_zone, holds_zone
 
@@ -50,225 +59,6 @@ __all__ = [
     "RepairResult",
     "RepairStep",
 ]
-
-#: Every strategy's name, as a policy's ``strategies`` table turns them on and off.
-STRATEGIES = (
-    "default_value_assignment",
-    "infer_missing_param",
-    "llm_infer_missing_param",
-    "rename_key",
-    "drop_unknown_key",
-    "schema_type_conversion",
-    "wrap_in_list",
-    "wrap_in_object",
-    "unwrap_list",
-    "enum_value_correction",
-    "date_format_correction",
-    "format_correction",
-    "pattern_correction",
-    "clamp_value",
-    "length_correction",
-    "timezone_correction",
-    "json_repair",
-)
-
-
-@dataclass(frozen=True)
-class RepairPolicy:
-    """How far repair goes.
-
-    ``threshold``: the least confidence a fix needs to be used (below it, the repairer
-    declines with the fix's reason). ``max_attempts``: tool calls :meth:`ParamRepairer.call`
-    makes after the first. ``strategies``: ``{name: False}`` turns a strategy off.
-    ``synonyms``: enum synonyms, ``{word: value}`` or ``{field: {word: value}}``.
-    ``fuzzy_score``: the least rapidfuzz ratio (0-100) for a misspelt enum value.
-    ``error_patterns``: rows read before the default table (:data:`~.diagnose.ERROR_PATTERNS`).
-    """
-
-    threshold: float = 0.8
-    max_attempts: int = 3
-    strategies: Mapping[str, bool] = field(default_factory=dict)
-    synonyms: Mapping[str, Any] = field(default_factory=dict)
-    fuzzy_score: float = 85.0
-    error_patterns: Sequence[ErrorPattern] = ()
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"RepairPolicy.threshold must be within 0..1, got {self.threshold!r}")
-        if not isinstance(self.max_attempts, int) or self.max_attempts < 0:
-            raise ValueError(f"RepairPolicy.max_attempts must be >= 0, got {self.max_attempts!r}")
-        unknown = sorted(set(self.strategies) - set(STRATEGIES))
-        if unknown:
-            raise ValueError(
-                f"RepairPolicy.strategies: unknown strategy {unknown[0]!r} "
-                f"(known: {', '.join(STRATEGIES)})"
-            )
-        if not isinstance(self.synonyms, Mapping):
-            raise ValueError(
-                f"RepairPolicy.synonyms must be a table of word -> value, got {self.synonyms!r}"
-            )
-        if isinstance(self.max_attempts, bool):
-            raise ValueError("RepairPolicy.max_attempts must be a number, not true/false")
-        if not isinstance(self.error_patterns, (list, tuple)) or not all(
-            isinstance(p, ErrorPattern) for p in self.error_patterns
-        ):
-            raise ValueError("RepairPolicy.error_patterns must be a list of ErrorPattern")
-        if not 0 <= self.fuzzy_score <= 100:
-            raise ValueError(
-                f"RepairPolicy.fuzzy_score must be within 0..100, got {self.fuzzy_score!r}"
-            )
-
-    def allows(self, strategy: str) -> bool:
-        """Whether ``strategy`` is on."""
-        return self.strategies.get(strategy, True)
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], where: str = "[repair]") -> RepairPolicy:
-        """Validate a profile's ``[repair]`` table: ``threshold``, ``max_attempts``,
-        ``fuzzy_score``, ``strategies`` (``{name = false}``), ``synonyms`` (``{word = value}``
-        or ``{field = {word = value}}``) and ``error_patterns`` (a list of ``{name, regex,
-        kind, keyword}`` read before the defaults). Errors name ``where`` and the key."""
-        from ..config import check_table, fail, integer, number
-
-        table = check_table(raw, _POLICY_KEYS, where, "repair")
-        values: dict[str, Any] = {}
-        if "threshold" in table:
-            values["threshold"] = number(minimum=0, maximum=1)(
-                table["threshold"], f"{where}: threshold"
-            )
-        if "max_attempts" in table:
-            values["max_attempts"] = integer(minimum=0)(
-                table["max_attempts"], f"{where}: max_attempts"
-            )
-        if "fuzzy_score" in table:
-            values["fuzzy_score"] = number(minimum=0, maximum=100)(
-                table["fuzzy_score"], f"{where}: fuzzy_score"
-            )
-        if "strategies" in table:
-            at = f"{where[:-1]}.strategies]" if where.endswith("]") else f"{where}.strategies"
-            switches = check_table(table["strategies"], STRATEGIES, at, "strategies")
-            for name, on in switches.items():
-                if not isinstance(on, bool):
-                    raise fail(f"{at}: {name}", f"expected true or false, got {on!r}")
-            values["strategies"] = dict(switches)
-        if "synonyms" in table:
-            synonyms = table["synonyms"]
-            if not isinstance(synonyms, Mapping):
-                raise fail(f"{where}: synonyms", "expected a table of word = value")
-            values["synonyms"] = dict(synonyms)
-        if "error_patterns" in table:
-            values["error_patterns"] = _patterns(
-                table["error_patterns"], f"{where}: error_patterns"
-            )
-        return cls(**values)
-
-
-_POLICY_KEYS = (
-    "threshold",
-    "max_attempts",
-    "fuzzy_score",
-    "strategies",
-    "synonyms",
-    "error_patterns",
-)
-
-
-def _patterns(raw: Any, where: str) -> tuple[ErrorPattern, ...]:
-    from ..config import fail
-    from .spec import PROBLEM_KINDS
-
-    if not isinstance(raw, (list, tuple)):
-        raise fail(where, "expected a list of tables {name, regex, kind, keyword}")
-    rows = []
-    for i, row in enumerate(raw):
-        at = f"{where}[{i}]"
-        if not isinstance(row, Mapping):
-            raise fail(at, f"expected a table {{name, regex, kind}}, got {row!r}")
-        unknown = sorted(set(row) - {"name", "regex", "kind", "keyword"})
-        if unknown or not {"regex", "kind"} <= set(row):
-            raise fail(at, "a row has regex and kind (name and keyword optional)")
-        if row["kind"] not in PROBLEM_KINDS:
-            raise fail(
-                f"{at}: kind", f"expected one of {', '.join(PROBLEM_KINDS)}, got {row['kind']!r}"
-            )
-        try:
-            compiled = re.compile(str(row["regex"]))
-        except re.error as exc:
-            raise fail(f"{at}: regex", f"does not compile: {exc}") from None
-        if "field" not in compiled.groupindex and "fields" not in compiled.groupindex:
-            raise fail(f"{at}: regex", "needs a (?P<field>...) group naming the parameter")
-        rows.append(
-            ErrorPattern(
-                str(row.get("name", f"profile_{i}")),
-                str(row["regex"]),
-                str(row["kind"]),
-                str(row.get("keyword", "")),
-            )  # fmt: skip
-        )
-    return tuple(rows)
-
-
-@dataclass(frozen=True)
-class RepairStep:
-    """One repair of one value (or one decline)."""
-
-    field: str
-    problem: str
-    strategy: str
-    before: Any
-    after: Any
-    confidence: float
-    reason: str
-    ok: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "field": self.field,
-            "problem": self.problem,
-            "strategy": self.strategy,
-            "before": _plain(self.before),
-            "after": _plain(self.after),
-            "confidence": self.confidence,
-            "reason": self.reason,
-            "ok": self.ok,
-        }
-
-
-@dataclass(frozen=True)
-class RepairResult:
-    """What :meth:`ParamRepairer.repair` decided.
-
-    ``ok``: ``args`` are the arguments to call with (validated; unchanged for a transient
-    error, with ``strategy == "retry"``, or for a valid call, with ``strategy == "none"``).
-    Not ok: ``args`` is None and ``reason`` says why (``strategy`` is the one that declined,
-    ``alternative_route`` for a missing tool, ``report_unrecoverable`` otherwise).
-    ``confidence`` is the least of the steps' confidences.
-    """
-
-    ok: bool
-    args: dict[str, Any] | None
-    strategy: str
-    confidence: float
-    reason: str
-    steps: tuple[RepairStep, ...] = ()
-    diagnosis: Diagnosis | None = None
-
-    @property
-    def changed(self) -> bool:
-        """Whether the arguments were changed."""
-        return any(step.ok for step in self.steps)
-
-
-class RepairError(ValueError):
-    """A tool call failed for a parameter reason the repairer could not fix (or it ran out
-    of attempts). ``result`` is the last :class:`RepairResult`; the tool's own error is the
-    ``__cause__``. A ``ValueError``: the escape stack's classifier sees a persistent
-    validation error, which no backoff retries."""
-
-    def __init__(self, message: str, result: RepairResult) -> None:
-        super().__init__(message)
-        self.result = result
-
 
 _ROUNDS = 6  # fix rounds per repair: a fix can reveal the next problem (a list's item)
 
@@ -468,7 +258,7 @@ class ParamRepairer:
                 if confidence < self.policy.threshold:
                     continue
                 value[target] = value.pop(key)
-                where = _field_of((*path, key))
+                where = field_of((*path, key))
                 reason = f"{key!r} is the parameter {target!r} {how}"
                 step = RepairStep(
                     where, "unknown", "rename_key", key, target, confidence, reason, True
@@ -554,7 +344,7 @@ class ParamRepairer:
                 outcome = fix_date(text, schema, ctx)  # a layout only a description gives
         if outcome is None:
             return None
-        field = _field_of(path)
+        field = field_of(path)
         if isinstance(outcome, Decline):
             steps.append(RepairStep(field, "format", outcome.strategy, text, None, 0.0,
                                     outcome.reason, False))  # fmt: skip
@@ -587,9 +377,9 @@ class ParamRepairer:
                     False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
                 )
             problems = self.spec.problems(current) + [
-                p for p in checks if not _satisfied(p, current)
+                p for p in checks if not satisfied(p, current)
             ]
-        left = self.spec.problems(current) + [p for p in checks if not _satisfied(p, current)]
+        left = self.spec.problems(current) + [p for p in checks if not satisfied(p, current)]
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]
@@ -619,7 +409,7 @@ class ParamRepairer:
         order = {"unknown": 0, "type": 1, "union": 1, "missing": 3}
         # a value the tool's error complains about but the call does not hold is missing
         problems = [
-            p if p.kind in ("missing", "unknown") or _has(current, p.path) else _as_missing(p)
+            p if p.kind in ("missing", "unknown") or has(current, p.path) else as_missing(p)
             for p in problems
         ]
         problems = sorted(problems, key=lambda p: order.get(p.kind, 2))
@@ -629,15 +419,15 @@ class ParamRepairer:
             if problem.path in done or problem.kind == "missing":
                 continue
             done.add(problem.path)
-            if problem.kind == "unknown" and not _has(current, problem.path):
+            if problem.kind == "unknown" and not has(current, problem.path):
                 continue  # renamed away already
-            before = _get(current, problem.path)
+            before = get(current, problem.path)
             ctx = self._context(problem, current, task, now)
             outcome = self._strategy(problem, before, ctx, current, missing)
             declined = self._apply(outcome, problem, before, current, steps)
             if declined is not None:
                 return declined
-        missing = [p for p in missing if not _has(current, p.path)]
+        missing = [p for p in missing if not has(current, p.path)]
         if missing:
             return self._fill(missing, current, steps, task, now, error)
         return None
@@ -652,7 +442,7 @@ class ParamRepairer:
     ) -> Decline | None:
         if outcome is None:
             outcome = Decline("report_unrecoverable", problem.message)
-        if isinstance(outcome, Fix) and not _confidence_ok(outcome.confidence):
+        if isinstance(outcome, Fix) and not confidence_ok(outcome.confidence):
             outcome = Decline(
                 outcome.strategy, f"a fix with no sound confidence ({outcome.confidence!r})"
             )
@@ -678,16 +468,16 @@ class ParamRepairer:
                 )
             )
             return Decline(outcome.strategy, f"{problem.field}: {outcome.reason}")
-        if isinstance(outcome.value, _Renamed):
+        if isinstance(outcome.value, Renamed):
             target, value = outcome.value.target, outcome.value.value
-            _delete(current, problem.path)
-            _set(current, (*problem.path[:-1], target), value)
+            delete(current, problem.path)
+            put(current, (*problem.path[:-1], target), value)
             after: Any = {target: value}
         elif outcome.value is DROP:
-            _delete(current, problem.path)
+            delete(current, problem.path)
             after = DROP
         else:
-            _set(current, problem.path, outcome.value)
+            put(current, problem.path, outcome.value)
             after = outcome.value
         steps.append(
             RepairStep(
@@ -714,10 +504,10 @@ class ParamRepairer:
         schema = problem.schema or self.spec.schema_at(problem.path)
         kind = problem.kind
         if kind == "unknown":
-            return _rename_or_drop(problem, value, current, self.spec, missing)
+            return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
             return self._union(problem, value, ctx)
-        return _for_value(kind, value, schema, ctx, problem.expected)
+        return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
         branches = problem.expected if isinstance(problem.expected, list) else []
@@ -737,8 +527,8 @@ class ParamRepairer:
                     fixes[repr(repaired.value)] = repaired
                 continue
             for error in checker.iter_errors(value):
-                kind = _kind(str(error.validator))
-                fix = _for_value(kind, value, branch, ctx, error.validator_value)
+                kind = kind_of(str(error.validator))
+                fix = for_value(kind, value, branch, ctx, error.validator_value)
                 if isinstance(fix, Fix) and checker.is_valid(fix.value):
                     fixes[repr(fix.value)] = fix
                 break
@@ -817,7 +607,7 @@ class ParamRepairer:
                             False,
                         )
                     )
-                found.update(_sound(answer, rest))
+                found.update(sound(answer, rest))
         unknown = [
             p for p in need if (found.get(str(p.path[-1])) if len(p.path) == 1 else None) is None
         ]
@@ -864,13 +654,13 @@ class ParamRepairer:
                 before=capture(before)
                 if isinstance(before, Mapping)
                 else {"(arguments)": capture(before)},
-                after=capture(_plain(result.args)) if result.args is not None else {},
+                after=capture(plain(result.args)) if result.args is not None else {},
                 detail={
                     "index": at,
                     "confidence": result.confidence,
                     "reason": safe_str(result.reason, 2000),
                     "steps": capture([s.to_dict() for s in result.steps]),
-                    **({"intended": capture(_plain(intended))} if intended is not None else {}),
+                    **({"intended": capture(plain(intended))} if intended is not None else {}),
                 },
             )
         return result
@@ -965,237 +755,4 @@ class ParamRepairer:
         return RepairError(message, result)
 
 
-def _for_value(
-    kind: str, value: Any, schema: Mapping[str, Any], ctx: Context, expected: Any
-) -> Fix | Decline | None:
-    if kind == "type":
-        if schema.get("format") in ("date", "date-time") and isinstance(value, (int, float)):
-            return convert(value, schema, ctx)
-        return convert(value, schema, ctx)
-    if kind == "enum":
-        # the tool's own list (from its error) before the schema's: the tool decides
-        allowed = expected if isinstance(expected, list) else schema.get("enum")
-        if not isinstance(allowed, list):
-            allowed = [expected] if expected is not None else []
-        return match_enum(value, allowed, ctx)
-    if kind == "format":
-        fmt = str(schema.get("format", expected or ""))
-        if fmt in ("date", "date-time", "time") or _date_hint(schema):
-            return fix_date(
-                value, schema if "format" in schema else {**schema, "format": fmt}, ctx
-            ) or Decline("date_format_correction", f"{value!r} is already that date")
-        return fix_format(value, fmt, ctx)
-    if kind == "pattern":
-        pattern = schema.get("pattern", expected)
-        dated = fix_date(value, schema, ctx)
-        if dated is not None:
-            return dated
-        return fix_pattern(value, str(pattern), ctx)
-    if kind == "range":
-        return clamp(value, schema, ctx)
-    if kind == "length":
-        return fix_length(value, schema, ctx)
-    return None
-
-
-def _date_hint(schema: Mapping[str, Any]) -> bool:
-    return bool(re.search(r"[DMY]{2,4}[/.\-][DMY]{2,4}", str(schema.get("description", ""))))
-
-
-def _kind(keyword: str) -> str:
-    from .spec import _KIND_OF
-
-    return _KIND_OF.get(keyword, "other")
-
-
-def _rename_or_drop(
-    problem: Problem, value: Any, current: dict[str, Any], spec: ToolSpec, missing: list[Problem]
-) -> Fix | Decline:
-    name = str(problem.path[-1])
-    parent = problem.path[:-1]
-    siblings = spec.schema_at(parent).get("properties", {})
-    present = _get(current, parent) if parent else current
-    free = [k for k in siblings if not (isinstance(present, Mapping) and k in present)]
-    target = _closest_name(name, free)
-    if target is not None:
-        confidence, how = target[1], target[2]
-        return Fix(
-            "rename_key",
-            _Renamed(target[0], value),
-            confidence,
-            f"{name!r} is the parameter {target[0]!r} {how}",
-        )
-    if name in siblings:  # the tool's error refuses a parameter its schema declares
-        return Decline(
-            "drop_unknown_key",
-            f"the tool refuses {name!r}, which its schema declares: dropping it would change "
-            "the request",
-        )
-    wanted = [str(p.path[-1]) for p in missing if p.path[:-1] == parent]
-    if wanted:
-        return Decline(
-            "drop_unknown_key",
-            f"{name!r} is no parameter, and {', '.join(map(repr, wanted))} is missing: "
-            "dropping it may lose what was meant",
-        )
-    return Fix("drop_unknown_key", DROP, 0.9, f"{name!r} is not a parameter of this tool")
-
-
-def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
-    squashed = re.sub(r"[\W_]+", "", name).lower()
-    same = [k for k in free if re.sub(r"[\W_]+", "", k).lower() == squashed]
-    if len(same) == 1:
-        return same[0], 0.97, "written in another case or with other separators"
-    plural = [
-        k for k in free if re.sub(r"[\W_]+", "", k).lower().rstrip("s") == squashed.rstrip("s")
-    ]
-    if len(plural) == 1:
-        return plural[0], 0.93, "in the singular or plural"
-    if not free:
-        return None
-    from rapidfuzz import fuzz, process
-
-    scored = process.extract(normal(name), {k: normal(k) for k in free}, scorer=fuzz.ratio, limit=2)
-    if scored and scored[0][1] >= 85 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
-        return scored[0][2], 0.85, "misspelt"
-    return None
-
-
-def _as_missing(problem: Problem) -> Problem:
-    return Problem(
-        "missing",
-        problem.path,
-        problem.message,
-        problem.keyword,
-        problem.expected,
-        None,
-        problem.schema,
-        problem.source,
-    )
-
-
 _JSON_TEXT_LIMIT = 200_000
-
-
-class _Renamed(tuple):  # type: ignore[type-arg]
-    """The value of a rename fix: the parameter a key is moved to, and the key's value."""
-
-    __slots__ = ()
-
-    def __new__(cls, target: str, value: Any) -> _Renamed:
-        return tuple.__new__(cls, (target, value))
-
-    @property
-    def target(self) -> str:
-        return str(self[0])
-
-    @property
-    def value(self) -> Any:
-        return self[1]
-
-
-_INFERRED = frozenset({"infer_missing_param", "llm_infer_missing_param"})
-
-
-def _confidence_ok(confidence: Any) -> bool:
-    return (
-        isinstance(confidence, (int, float))
-        and not isinstance(confidence, bool)
-        and 0.0 <= confidence <= 1.0
-    )
-
-
-def _sound(answer: Any, names: tuple[str, ...]) -> dict[str, Fix]:
-    """An inferer's answer as fixes of the missing names only, each labelled as inferred
-    (whatever strategy it claims: the policy's switches for inference apply to it)."""
-    if not isinstance(answer, Mapping):
-        return {}
-    found: dict[str, Fix] = {}
-    for name in names:
-        fix = answer.get(name)
-        if isinstance(fix, Fix) and _confidence_ok(fix.confidence):
-            strategy = fix.strategy if fix.strategy in _INFERRED else "infer_missing_param"
-            found[name] = Fix(strategy, fix.value, fix.confidence, safe_str(fix.reason, 300))
-    return found
-
-
-def _field_of(path: tuple[str | int, ...]) -> str:
-    return Problem("other", path, "").field
-
-
-def _satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:
-    """Whether a problem the tool's error named is gone, judged by what the error said."""
-    if problem.kind == "missing":
-        return _has(current, problem.path)
-    if problem.kind == "unknown":
-        return not _has(current, problem.path)
-    if not _has(current, problem.path):
-        return False
-    if not problem.schema:
-        return True
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(
-        problem.schema, default=jsonschema.Draft202012Validator
-    )
-    return bool(
-        cls(problem.schema, format_checker=cls.FORMAT_CHECKER).is_valid(_get(current, problem.path))
-    )
-
-
-def _has(value: Any, path: tuple[str | int, ...]) -> bool:
-    for part in path:
-        if not _holds(value, part):
-            return False
-        value = value[part]
-    return True
-
-
-def _holds(value: Any, part: str | int) -> bool:
-    if isinstance(value, Mapping):
-        return part in value
-    return isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value)
-
-
-def _get(value: Any, path: tuple[str | int, ...]) -> Any:
-    for part in path:
-        if isinstance(value, Mapping):
-            value = value.get(part)
-        elif isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value):
-            value = value[part]
-        else:
-            return None
-    return value
-
-
-def _set(root: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
-    if not path:
-        return
-    target: Any = root
-    for part in path[:-1]:
-        target = target[part]
-    target[path[-1]] = value
-
-
-def _delete(root: dict[str, Any], path: tuple[str | int, ...]) -> None:
-    target: Any = root
-    for part in path[:-1]:
-        target = target[part]
-    last = path[-1]
-    if isinstance(target, dict):
-        target.pop(last, None)
-    elif isinstance(target, list) and isinstance(last, int):
-        del target[last]
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-able copy for a trace event (DROP and odd values as text)."""
-    if value is DROP:
-        return "<dropped>"
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return repr(value)

@@ -1,0 +1,199 @@
+"""Choosing and applying the strategy for one problem (the seed's SelectRepairStrategy and
+ApplyRepairStrategy): what each kind of problem goes to, renames and drops of keys, the
+checks of an inferer's answers, and whether a problem the tool's error named is gone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..saferepr import safe_str
+from .coerce import convert
+from .dates import fix_date
+from .enums import match_enum, normal
+from .fixes import DROP, Context, Decline, Fix
+from .mechanical import clamp, fix_format, fix_length, fix_pattern
+from .paths import get, has
+from .spec import Problem, ToolSpec
+
+__all__ = [
+    "Renamed",
+    "as_missing",
+    "confidence_ok",
+    "for_value",
+    "rename_or_drop",
+    "satisfied",
+    "sound",
+]
+
+
+def for_value(
+    kind: str, value: Any, schema: Mapping[str, Any], ctx: Context, expected: Any
+) -> Fix | Decline | None:
+    if kind == "type":
+        if schema.get("format") in ("date", "date-time") and isinstance(value, (int, float)):
+            return convert(value, schema, ctx)
+        return convert(value, schema, ctx)
+    if kind == "enum":
+        # the tool's own list (from its error) before the schema's: the tool decides
+        allowed = expected if isinstance(expected, list) else schema.get("enum")
+        if not isinstance(allowed, list):
+            allowed = [expected] if expected is not None else []
+        return match_enum(value, allowed, ctx)
+    if kind == "format":
+        fmt = str(schema.get("format", expected or ""))
+        if fmt in ("date", "date-time", "time") or _date_hint(schema):
+            return fix_date(
+                value, schema if "format" in schema else {**schema, "format": fmt}, ctx
+            ) or Decline("date_format_correction", f"{value!r} is already that date")
+        return fix_format(value, fmt, ctx)
+    if kind == "pattern":
+        pattern = schema.get("pattern", expected)
+        dated = fix_date(value, schema, ctx)
+        if dated is not None:
+            return dated
+        return fix_pattern(value, str(pattern), ctx)
+    if kind == "range":
+        return clamp(value, schema, ctx)
+    if kind == "length":
+        return fix_length(value, schema, ctx)
+    return None
+
+
+def _date_hint(schema: Mapping[str, Any]) -> bool:
+    return bool(re.search(r"[DMY]{2,4}[/.\-][DMY]{2,4}", str(schema.get("description", ""))))
+
+
+def kind_of(keyword: str) -> str:
+    from .spec import _KIND_OF
+
+    return _KIND_OF.get(keyword, "other")
+
+
+def rename_or_drop(
+    problem: Problem, value: Any, current: dict[str, Any], spec: ToolSpec, missing: list[Problem]
+) -> Fix | Decline:
+    name = str(problem.path[-1])
+    parent = problem.path[:-1]
+    siblings = spec.schema_at(parent).get("properties", {})
+    present = get(current, parent) if parent else current
+    free = [k for k in siblings if not (isinstance(present, Mapping) and k in present)]
+    target = _closest_name(name, free)
+    if target is not None:
+        confidence, how = target[1], target[2]
+        return Fix(
+            "rename_key",
+            Renamed(target[0], value),
+            confidence,
+            f"{name!r} is the parameter {target[0]!r} {how}",
+        )
+    if name in siblings:  # the tool's error refuses a parameter its schema declares
+        return Decline(
+            "drop_unknown_key",
+            f"the tool refuses {name!r}, which its schema declares: dropping it would change "
+            "the request",
+        )
+    wanted = [str(p.path[-1]) for p in missing if p.path[:-1] == parent]
+    if wanted:
+        return Decline(
+            "drop_unknown_key",
+            f"{name!r} is no parameter, and {', '.join(map(repr, wanted))} is missing: "
+            "dropping it may lose what was meant",
+        )
+    return Fix("drop_unknown_key", DROP, 0.9, f"{name!r} is not a parameter of this tool")
+
+
+def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
+    squashed = re.sub(r"[\W_]+", "", name).lower()
+    same = [k for k in free if re.sub(r"[\W_]+", "", k).lower() == squashed]
+    if len(same) == 1:
+        return same[0], 0.97, "written in another case or with other separators"
+    plural = [
+        k for k in free if re.sub(r"[\W_]+", "", k).lower().rstrip("s") == squashed.rstrip("s")
+    ]
+    if len(plural) == 1:
+        return plural[0], 0.93, "in the singular or plural"
+    if not free:
+        return None
+    from rapidfuzz import fuzz, process
+
+    scored = process.extract(normal(name), {k: normal(k) for k in free}, scorer=fuzz.ratio, limit=2)
+    if scored and scored[0][1] >= 85 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
+        return scored[0][2], 0.85, "misspelt"
+    return None
+
+
+def as_missing(problem: Problem) -> Problem:
+    return Problem(
+        "missing",
+        problem.path,
+        problem.message,
+        problem.keyword,
+        problem.expected,
+        None,
+        problem.schema,
+        problem.source,
+    )
+
+
+class Renamed(tuple):  # type: ignore[type-arg]
+    """The value of a rename fix: the parameter a key is moved to, and the key's value."""
+
+    __slots__ = ()
+
+    def __new__(cls, target: str, value: Any) -> Renamed:
+        return tuple.__new__(cls, (target, value))
+
+    @property
+    def target(self) -> str:
+        return str(self[0])
+
+    @property
+    def value(self) -> Any:
+        return self[1]
+
+
+_INFERRED = frozenset({"infer_missing_param", "llm_infer_missing_param"})
+
+
+def confidence_ok(confidence: Any) -> bool:
+    return (
+        isinstance(confidence, (int, float))
+        and not isinstance(confidence, bool)
+        and 0.0 <= confidence <= 1.0
+    )
+
+
+def sound(answer: Any, names: tuple[str, ...]) -> dict[str, Fix]:
+    """An inferer's answer as fixes of the missing names only, each labelled as inferred
+    (whatever strategy it claims: the policy's switches for inference apply to it)."""
+    if not isinstance(answer, Mapping):
+        return {}
+    found: dict[str, Fix] = {}
+    for name in names:
+        fix = answer.get(name)
+        if isinstance(fix, Fix) and confidence_ok(fix.confidence):
+            strategy = fix.strategy if fix.strategy in _INFERRED else "infer_missing_param"
+            found[name] = Fix(strategy, fix.value, fix.confidence, safe_str(fix.reason, 300))
+    return found
+
+
+def satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:
+    """Whether a problem the tool's error named is gone, judged by what the error said."""
+    if problem.kind == "missing":
+        return has(current, problem.path)
+    if problem.kind == "unknown":
+        return not has(current, problem.path)
+    if not has(current, problem.path):
+        return False
+    if not problem.schema:
+        return True
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(
+        problem.schema, default=jsonschema.Draft202012Validator
+    )
+    return bool(
+        cls(problem.schema, format_checker=cls.FORMAT_CHECKER).is_valid(get(current, problem.path))
+    )
