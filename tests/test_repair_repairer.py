@@ -572,3 +572,21 @@ def test_an_object_is_repaired_into_the_one_branch_of_a_union_it_fits() -> None:
 
 
 INT_SCHEMA = {"type": "integer"}
+
+
+def test_abbreviated_keys_inside_an_object_are_renamed() -> None:
+    spec = ToolSpec.from_schema(
+        "places",
+        {
+            "type": "object",
+            "properties": {
+                "location": {
+                    "type": "object",
+                    "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+                }
+            },
+        },
+    )
+    result = repairer(spec).repair({"location": {"lat": 48.8, "lng": 2.3}})
+    assert result.args == {"location": {"latitude": 48.8, "longitude": 2.3}}
+    assert {s.field for s in result.steps} == {"location.lat", "location.lng"}

@@ -57,6 +57,21 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "kind": ("type", "category"),
     "url": ("uri", "link"),
     "link": ("url", "uri"),
+    # abbreviations
+    "lat": ("latitude",),
+    "lng": ("longitude",),
+    "lon": ("longitude",),
+    "long": ("longitude",),
+    "latitude": ("lat",),
+    "longitude": ("lng", "lon"),
+    "desc": ("description",),
+    "description": ("desc",),
+    "qty": ("quantity",),
+    "quantity": ("qty",),
+    "msg": ("message",),
+    "addr": ("address",),
+    "tz": ("timezone", "time_zone"),
+    "dir": ("directory", "path"),
 }
 
 
