@@ -85,8 +85,28 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, str, dict[str, Any]]:
     schema = {"type": "object", "properties": properties, "additionalProperties": extra}
     if required:
         schema["required"] = required
+    defs = _hoist_defs(properties)
+    if defs:  # pydantic's "#/$defs/..." refs resolve against the tool's schema, its root
+        schema["$defs"] = defs
     name = getattr(fn, "__name__", None) or type(fn).__name__
     return name, _summary(doc), schema
+
+
+def _hoist_defs(value: Any) -> dict[str, Any]:
+    """The ``$defs`` of nested (pydantic) schemas, taken out of them to be put at the root."""
+    found: dict[str, Any] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            defs = item.pop("$defs", None)
+            if isinstance(defs, dict):
+                found.update(defs)
+                stack.extend(defs.values())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def type_schema(hint: Any) -> dict[str, Any]:
