@@ -191,14 +191,19 @@ def mask_text(text: str) -> str:
     ``attempt``/``retry``/``pid``/``seq``..., ``<num>`` (7 to 40 digits). A longer token is
     content, not an id. Every volatile token but a temp path holds a digit, so text without
     either is returned as is."""
+    return _masked(text, _MASKED, _replace)
+
+
+def _masked(text: str, memo: dict[str, str], replace: Any) -> str:
+    """``text`` masked by ``replace``, remembered in ``memo`` when short."""
     short = len(text) <= _MEMO_LENGTH
     if short:
-        known = _MASKED.get(text)
+        known = memo.get(text)
         if known is not None:
             return known
-    masked = text if _HINT.search(text) is None else _fixpoint(_replace, text)
+    masked = text if _HINT.search(text) is None else _fixpoint(replace, text)
     if short:
-        _remember(_MASKED, text, masked)
+        _remember(memo, text, masked)
     return masked
 
 
@@ -376,15 +381,7 @@ _ARG_KINDS = frozenset({"tmp", "counter"})
 
 
 def _mask_arg_text(text: str) -> str:
-    short = len(text) <= _MEMO_LENGTH
-    if short:
-        known = _MASKED_ARGS.get(text)
-        if known is not None:
-            return known
-    masked = text if _HINT.search(text) is None else _fixpoint(_replace_in_arg, text)
-    if short:
-        _remember(_MASKED_ARGS, text, masked)
-    return masked
+    return _masked(text, _MASKED_ARGS, _replace_in_arg)
 
 
 def _replace_in_arg(match: re.Match[str]) -> str:

@@ -192,14 +192,6 @@ def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]
         return False  # the tool's unit may be another: what was meant cannot be known
     if mutation == "scalar_for_list":
         return isinstance(original, list) and len(original) == 1  # a joined list is lost
-    if mutation == "formatted_number":
-        return isinstance(original, int) or (
-            isinstance(original, float) and original == round(original, 2)
-        )
-    if mutation == "unit_suffix":
-        return False  # the tool's unit may be another: what was meant cannot be known
-    if mutation == "scalar_for_list":
-        return isinstance(original, list) and len(original) == 1  # a joined list is lost
     if mutation == "invalid_enum":
         # a variant of the agent's own value; a number outside the enum says nothing
         return isinstance(value, str) and isinstance(original, str) and value != "unknown"

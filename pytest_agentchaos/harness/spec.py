@@ -54,7 +54,6 @@ _CHAOS_KEYS = (
     "wall_timeout",
     *BUDGET_KEYS,
 )
-_ESCAPE_KEYS = ("within_steps", "require_loop")
 
 #: How many seconds of real time a test may run: positive, at most a day, 0 for no limit.
 wall_timeout = number(minimum=0, maximum=MAX_WALL_TIMEOUT, unit="seconds")
@@ -134,48 +133,45 @@ def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, An
     return values, budgets
 
 
-def _escape(marks: list[MarkLike]) -> dict[str, Any] | None:
-    escape: dict[str, Any] | None = None
+def _tool_names(value: Any, where: str) -> tuple[str, ...] | None:
+    """A tool name or a non-empty list of them (None: every tool)."""
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names:
+        raise fail(where, f"expected a tool name or a list of them, got {short(value)}")
+    return tuple(text(n, where) for n in names)
+
+
+#: The keyword arguments of the verdict markers, each with its validator.
+_VERDICT_ARGS: dict[str, dict[str, Any]] = {
+    "must_escape": {
+        "within_steps": optional(integer(minimum=0)),
+        "require_loop": boolean,
+    },
+    "must_repair": {
+        "tools": _tool_names,
+        "max_attempts": integer(minimum=0),
+        "require_problem": boolean,
+    },
+}
+
+
+def _verdict(name: str, marks: list[MarkLike]) -> dict[str, Any] | None:
+    """The keyword arguments of every ``name`` marker, checked and merged (the closest
+    marker wins); None without one."""
+    validators = _VERDICT_ARGS[name]
+    where = f"@pytest.mark.{name}"
+    merged: dict[str, Any] | None = None
     for mark in reversed(marks):
-        where = "@pytest.mark.must_escape"
         if mark.args:
-            raise fail(where, f"takes keyword arguments only ({', '.join(_ESCAPE_KEYS)})")
-        kw = _kwargs(mark, _ESCAPE_KEYS, where)
-        if "within_steps" in kw:
-            kw["within_steps"] = optional(integer(minimum=0))(
-                kw["within_steps"], f"{where}: within_steps"
-            )
-        if "require_loop" in kw:
-            kw["require_loop"] = boolean(kw["require_loop"], f"{where}: require_loop")
-        escape = {**(escape or {}), **kw}
-    return escape
-
-
-_REPAIR_KEYS = ("tools", "max_attempts", "require_problem")
-
-
-def _repair(marks: list[MarkLike]) -> dict[str, Any] | None:
-    repair: dict[str, Any] | None = None
-    for mark in reversed(marks):
-        where = "@pytest.mark.must_repair"
-        if mark.args:
-            raise fail(where, f"takes keyword arguments only ({', '.join(_REPAIR_KEYS)})")
-        kw = _kwargs(mark, _REPAIR_KEYS, where)
-        if "tools" in kw and kw["tools"] is not None:
-            names = kw["tools"]
-            names = [names] if isinstance(names, str) else names
-            if not isinstance(names, (list, tuple)) or not names:
-                raise fail(
-                    f"{where}: tools",
-                    f"expected a tool name or a list of them, got {short(kw['tools'])}",
-                )
-            kw["tools"] = tuple(text(n, f"{where}: tools") for n in names)
-        if "max_attempts" in kw:
-            kw["max_attempts"] = integer(minimum=0)(kw["max_attempts"], f"{where}: max_attempts")
-        if "require_problem" in kw:
-            kw["require_problem"] = boolean(kw["require_problem"], f"{where}: require_problem")
-        repair = {**(repair or {}), **kw}
-    return repair
+            raise fail(where, f"takes keyword arguments only ({', '.join(validators)})")
+        kw = _kwargs(mark, tuple(validators), where)
+        for key, check in validators.items():
+            if key in kw:
+                kw[key] = check(kw[key], f"{where}: {key}")
+        merged = {**(merged or {}), **kw}
+    return merged
 
 
 def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
@@ -199,7 +195,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
             raise fail(where, f"takes keyword arguments only ({', '.join(BUDGET_KEYS)})")
         limits = parse_budgets(_kwargs(mark, BUDGET_KEYS, where), where)
         halt = limits if halt is None else halt.override(limits)
-    repair = _repair(by_name["must_repair"])
+    repair = _verdict("must_repair", by_name["must_repair"])
     return RunSpec(
         profile=values.get("profile"),
         seed=values.get("seed"),
@@ -210,7 +206,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         freeze_time=values.get("freeze_time"),
         allow_hosts=values.get("allow_hosts"),
         wall_timeout=values.get("wall_timeout"),
-        escape=_escape(by_name["must_escape"]),
+        escape=_verdict("must_escape", by_name["must_escape"]),
         repair=repair,
         marked=tuple(name for name in MARKERS if by_name[name]),
     )

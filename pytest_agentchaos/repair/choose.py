@@ -15,7 +15,7 @@ from .enums import match_enum, normal
 from .fixes import DROP, Context, Decline, Fix
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .paths import get, has
-from .spec import Problem, ToolSpec
+from .spec import Problem, ToolSpec, checker_for
 
 __all__ = [
     "Renamed",
@@ -32,8 +32,6 @@ def for_value(
     kind: str, value: Any, schema: Mapping[str, Any], ctx: Context, expected: Any
 ) -> Fix | Decline | None:
     if kind == "type":
-        if schema.get("format") in ("date", "date-time") and isinstance(value, (int, float)):
-            return convert(value, schema, ctx)
         return convert(value, schema, ctx)
     if kind == "enum":
         # the tool's own list (from its error) before the schema's: the tool decides
@@ -189,11 +187,4 @@ def satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:
         return False
     if not problem.schema:
         return True
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(
-        problem.schema, default=jsonschema.Draft202012Validator
-    )
-    return bool(
-        cls(problem.schema, format_checker=cls.FORMAT_CHECKER).is_valid(get(current, problem.path))
-    )
+    return bool(checker_for(problem.schema).is_valid(get(current, problem.path)))

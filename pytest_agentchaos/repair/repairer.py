@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..escape.classify import ErrorClassifier
@@ -28,6 +28,7 @@ from ..escape.recorder import Recorder
 from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
+from .calls import ToolCalls
 from .choose import (
     Renamed,
     as_missing,
@@ -38,18 +39,15 @@ from .choose import (
     satisfied,
     sound,
 )
-from .dates import fix_date
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
-from .mechanical import fix_format
-from .names import rename_keys
-from .paths import delete, field_of, get, has, plain, put
+from .lint import lint, rename_all
+from .paths import delete, get, has, plain, put
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .results import RepairError, RepairResult, RepairStep
-from .spec import Problem, ToolSpec
-from .zones import fix_zone, holds_zone
+from .spec import Problem, ToolSpec, checker_for
 
 __all__ = [
     "STRATEGIES",
@@ -63,7 +61,7 @@ __all__ = [
 _ROUNDS = 6  # fix rounds per repair: a fix can reveal the next problem (a list's item)
 
 
-class ParamRepairer:
+class ParamRepairer(ToolCalls):
     """Repairs the arguments of one tool's calls against its :class:`~.spec.ToolSpec`."""
 
     def __init__(
@@ -207,8 +205,8 @@ class ParamRepairer:
         steps: list[RepairStep],
     ) -> RepairResult:
         if self.policy.allows("rename_key"):
-            self._rename(args, self.spec.parameters, (), steps)
-        linted = self._lint(args, self.spec.parameters, (), steps, task, now)
+            rename_all(args, self.spec.parameters, self.policy, (), steps)
+        linted = lint(args, self.spec.parameters, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
         diagnosis = diagnose(
@@ -244,117 +242,6 @@ class ParamRepairer:
             )
             result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
         return result
-
-    def _rename(
-        self,
-        value: Any,
-        schema: Mapping[str, Any],
-        path: tuple[str | int, ...],
-        steps: list[RepairStep],
-    ) -> None:
-        """Misnamed keys renamed in place, at every depth the schema describes."""
-        if isinstance(value, dict):
-            for key, target, confidence, how in rename_keys(value, schema):
-                if confidence < self.policy.threshold:
-                    continue
-                value[target] = value.pop(key)
-                where = field_of((*path, key))
-                reason = f"{key!r} is the parameter {target!r} {how}"
-                step = RepairStep(
-                    where, "unknown", "rename_key", key, target, confidence, reason, True
-                )
-                steps.append(step)
-            props = schema.get("properties")
-            if isinstance(props, Mapping):
-                for key, item in value.items():
-                    child = props.get(key)
-                    if isinstance(child, Mapping):
-                        self._rename(item, child, (*path, key), steps)
-        elif isinstance(value, list):
-            items = schema.get("items")
-            if isinstance(items, Mapping):
-                for i, item in enumerate(value):
-                    self._rename(item, items, (*path, i), steps)
-
-    def _lint(
-        self,
-        value: Any,
-        schema: Mapping[str, Any],
-        path: tuple[str | int, ...],
-        steps: list[RepairStep],
-        task: str | None,
-        now: _dt.datetime | None,
-    ) -> Decline | None:
-        """What the schema lets pass but says otherwise: an email, UUID or URI in a wrapper
-        (``mailto:``, ``<...>``: jsonschema checks only for an ``@``), a date or time a field's
-        description lays out (``ISO 8601``, ``HH:MM``) written another way. Fixed in place;
-        a value the description rules out and nothing can fix is declined."""
-        if isinstance(value, dict):
-            props = schema.get("properties")
-            if isinstance(props, Mapping):
-                for key in list(value):
-                    child = props.get(key)
-                    if not isinstance(child, Mapping):
-                        continue
-                    item = value[key]
-                    if isinstance(item, str):
-                        declined = self._lint_text(
-                            value, key, child, (*path, key), steps, task, now
-                        )
-                        if declined is not None:
-                            return declined
-                    else:
-                        declined = self._lint(item, child, (*path, key), steps, task, now)
-                        if declined is not None:
-                            return declined
-        elif isinstance(value, list):
-            items = schema.get("items")
-            if isinstance(items, Mapping):
-                for i, item in enumerate(value):
-                    if isinstance(item, str):
-                        declined = self._lint_text(value, i, items, (*path, i), steps, task, now)
-                    else:
-                        declined = self._lint(item, items, (*path, i), steps, task, now)
-                    if declined is not None:
-                        return declined
-        return None
-
-    def _lint_text(
-        self,
-        holder: Any,
-        key: Any,
-        schema: Mapping[str, Any],
-        path: tuple[str | int, ...],
-        steps: list[RepairStep],
-        task: str | None,
-        now: _dt.datetime | None,
-    ) -> Decline | None:
-        text = holder[key]
-        ctx = Context(str(key), {}, task, now, self.policy.synonyms, self.policy.fuzzy_score)
-        fmt = schema.get("format")
-        outcome: Fix | Decline | None = None
-        if fmt in ("email", "idn-email", "uuid", "uri", "url", "iri"):
-            outcome = fix_format(text, str(fmt), ctx)
-            if isinstance(outcome, Decline):
-                outcome = None  # the schema's own check judges it
-        elif fmt is None and "pattern" not in schema and schema.get("type") in (None, "string"):
-            if holds_zone(str(key), schema) and "enum" not in schema:
-                outcome = fix_zone(text, ctx)
-            else:
-                outcome = fix_date(text, schema, ctx)  # a layout only a description gives
-        if outcome is None:
-            return None
-        field = field_of(path)
-        if isinstance(outcome, Decline):
-            steps.append(RepairStep(field, "format", outcome.strategy, text, None, 0.0,
-                                    outcome.reason, False))  # fmt: skip
-            return Decline(outcome.strategy, f"{field}: {outcome.reason}")
-        if outcome.confidence < self.policy.threshold or not self.policy.allows(outcome.strategy):
-            return None
-        holder[key] = outcome.value
-        steps.append(RepairStep(field, "format", outcome.strategy, text, outcome.value,
-                                outcome.confidence, outcome.reason, True))  # fmt: skip
-        return None
 
     def _fix_all(
         self,
@@ -512,15 +399,10 @@ class ParamRepairer:
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
         branches = problem.expected if isinstance(problem.expected, list) else []
         fixes: dict[str, Fix] = {}
-        import jsonschema
-
         for branch in branches:
             if not isinstance(branch, Mapping):
                 continue
-            cls = jsonschema.validators.validator_for(
-                branch, default=jsonschema.Draft202012Validator
-            )
-            checker = cls(branch, format_checker=cls.FORMAT_CHECKER)
+            checker = checker_for(branch)
             if isinstance(value, dict) and branch.get("type") == "object":
                 repaired = self._object_branch(value, branch, ctx)
                 if repaired is not None and checker.is_valid(repaired.value):
@@ -664,95 +546,6 @@ class ParamRepairer:
                 },
             )
         return result
-
-    # -- the loop that runs the tool -------------------------------------------------------
-
-    def call(
-        self,
-        fn: Callable[..., Any],
-        args: Mapping[str, Any],
-        *,
-        task: str | None = None,
-        now: _dt.datetime | None = None,
-        retry_transient: bool = True,
-    ) -> Any:
-        """Call ``fn(**args)`` the way seed 003's graph does, validating first: arguments
-        that do not validate are repaired before the tool runs (or, when the repairer
-        declines, the tool is not run: :class:`RepairError`); a parameter error from the tool
-        is repaired and the call made again, up to ``policy.max_attempts`` more times; a
-        transient error is retried as is within the same attempts, or raised as it is with
-        ``retry_transient=False`` (the Supervisor's backoff retries it)."""
-        current = self._checked(args, task, now)
-        for attempt in range(self.policy.max_attempts + 1):
-            try:
-                return fn(**current)
-            except Exception as exc:
-                current = self._next(current, exc, attempt, task, now, retry_transient)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def acall(
-        self,
-        fn: Callable[..., Awaitable[Any]],
-        args: Mapping[str, Any],
-        *,
-        task: str | None = None,
-        now: _dt.datetime | None = None,
-        retry_transient: bool = True,
-    ) -> Any:
-        """:meth:`call` for a coroutine function."""
-        current = self._checked(args, task, now)
-        for attempt in range(self.policy.max_attempts + 1):
-            try:
-                return await fn(**current)
-            except Exception as exc:
-                current = self._next(current, exc, attempt, task, now, retry_transient)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _checked(self, args: Any, task: str | None, now: _dt.datetime | None) -> dict[str, Any]:
-        if isinstance(args, Mapping) and self.spec.is_valid(args):
-            return dict(args)
-        result = self.repair(args, None, task, now)
-        if not result.ok or result.args is None:
-            raise self._give_up(result, 0)
-        return result.args
-
-    def _next(
-        self,
-        current: dict[str, Any],
-        exc: Exception,
-        attempt: int,
-        task: str | None,
-        now: _dt.datetime | None,
-        retry_transient: bool = True,
-    ) -> dict[str, Any]:
-        result = self.repair(current, exc, task, now)
-        if result.strategy == "retry" and (
-            not retry_transient or attempt == self.policy.max_attempts
-        ):
-            raise exc  # the caller's backoff retries it; or the attempts are spent: as it is
-        if not result.ok or result.args is None or attempt == self.policy.max_attempts:
-            raise self._give_up(result, attempt) from exc
-        if result.strategy == "none":  # valid by the schema, yet the tool refuses it
-            reason = f"the tool refused arguments that validate: {str(exc)[:200]}"
-            declined = RepairResult(False, None, "report_unrecoverable", 0.0, reason, (),
-                                    result.diagnosis)  # fmt: skip
-            raise self._give_up(declined, attempt) from exc
-        return result.args
-
-    def declined(self, result: RepairResult) -> RepairError:
-        """The error raised for arguments the repairer will not fix: the tool was not run
-        (``chaos.wrap(..., repair=)`` raises it from the wrapper)."""
-        return self._give_up(result, 0)
-
-    def _give_up(self, result: RepairResult, attempt: int) -> RepairError:
-        if result.ok:
-            message = (
-                f"{self.spec.name}: still failing after {attempt} repaired attempt(s) "
-                f"(last: {result.strategy}, {result.reason})"
-            )
-        else:
-            message = f"{self.spec.name}: not repaired ({result.strategy}): {result.reason}"
-        return RepairError(message, result)
 
 
 _JSON_TEXT_LIMIT = 200_000

@@ -16,7 +16,7 @@ from ..faults.mutations import parameters_schema
 from ..inject.schemas import check_tool_schema
 from .signature import function_schema
 
-__all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec"]
+__all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec", "checker_for"]
 
 #: What a problem can be: a key the schema requires is ``missing``, a key it forbids is
 #: ``unknown``; a value has the wrong ``type``, is not in the ``enum`` (or not the ``const``),
@@ -115,11 +115,7 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         check_tool_schema(self.parameters, f"ToolSpec {self.name!r}")
-        import jsonschema  # on first use: most runs build no spec
-        from jsonschema.validators import validator_for
-
-        cls = validator_for(self.parameters, default=jsonschema.Draft202012Validator)
-        validator = cls(self.parameters, format_checker=cls.FORMAT_CHECKER)
+        validator = checker_for(self.parameters)
         _check_refs(validator, self.parameters, f"ToolSpec {self.name!r}")
         object.__setattr__(self, "_validator", validator)
 
@@ -189,6 +185,16 @@ class ToolSpec:
             if schema is None:
                 return {}
         return schema if isinstance(schema, Mapping) else {}
+
+
+def checker_for(schema: Mapping[str, Any]) -> Any:
+    """A jsonschema validator of ``schema`` (its own draft, 2020-12 when it names none) with
+    the format checker of that draft."""
+    import jsonschema  # on first use: most runs build no spec
+    from jsonschema.validators import validator_for
+
+    cls = validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def _check_refs(validator: Any, schema: Any, where: str) -> None:
