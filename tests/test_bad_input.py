@@ -723,8 +723,9 @@ PROFILE_CASES = [
         "[repair.strategies]\nguess = false\n",
         "[repair.strategies]: unknown key 'guess'; allowed: default_value_assignment, "
         "infer_missing_param, llm_infer_missing_param, rename_key, drop_unknown_key, "
-        "schema_type_conversion, wrap_in_list, wrap_in_object, unwrap_list, enum_value_correction, "
-        "date_format_correction, format_correction, pattern_correction, clamp_value, "
+        "schema_type_conversion, wrap_in_list, wrap_in_object, split_compound, unwrap_list, "
+        "enum_value_correction, date_format_correction, format_correction, pattern_correction, "
+        "clamp_value, "
         "length_correction, timezone_correction, json_repair",
     ),
     prof(

@@ -34,6 +34,9 @@ def for_value(
     if kind == "type":
         return convert(value, schema, ctx)
     if kind == "enum":
+        if _everything(value, schema):
+            why = f"{value!r} is what leaving the field out gives, its description says"
+            return Fix("enum_value_correction", DROP, 0.9, why)
         # the tool's own list (from its error) before the schema's: the tool decides
         allowed = expected if isinstance(expected, list) else schema.get("enum")
         if not isinstance(allowed, list):
@@ -57,6 +60,24 @@ def for_value(
     if kind == "length":
         return fix_length(value, schema, ctx)
     return None
+
+
+_ALL = frozenset({"all", "any", "both", "every", "everything", "*"})
+_BY_DEFAULT = re.compile(
+    r"\b(?:by default|default(?:s)? to|if (?:not|none|omitted|unset|empty)|when (?:not|none"
+    r"|omitted|unset|empty)|omit|leave (?:it )?(?:out|empty|blank))\b[^.]{0,80}?"
+    r"\b(?:all|both|any|every)\b"
+    r"|\b(?:all|both)\b[^.]{0,80}?\b(?:by default|if (?:not|omitted)|when (?:not|omitted))\b",
+    re.IGNORECASE,
+)
+
+
+def _everything(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``value`` asks for every value ("all") of a filter whose description says that
+    leaving it out gives them all: the field is to be left out."""
+    if not isinstance(value, str) or value.strip().lower() not in _ALL:
+        return False
+    return bool(_BY_DEFAULT.search(str(schema.get("description", ""))[:2000]))
 
 
 def _date_hint(schema: Mapping[str, Any]) -> bool:

@@ -312,7 +312,7 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     if value is None or value == "" or (isinstance(value, (list, dict)) and not value):
         return _no(f"{_short(value)} is empty: there is nothing to put in a list")
     if isinstance(value, str) and _JOINED.search(value):
-        return _split(value, schema)
+        return _split(value, schema, ctx)
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
@@ -322,14 +322,17 @@ _JOINED = re.compile(r"[,;|]")
 _JOIN_HINT = re.compile(r"comma[- ]separated|separated by commas", re.IGNORECASE)
 
 
-def _split(value: str, schema: Mapping[str, Any]) -> Fix | Decline:
+def _split(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     """Text that may be several values joined: split only where every part is one of the
-    items' enum values; else it may be one value with a comma in it, or several."""
+    items' enum values, or where the task enumerates the parts ("assign it to octocat and
+    hubot"); else it may be one value with a comma in it ("Paris, France"), or several."""
     items = schema.get("items")
     allowed = items.get("enum") if isinstance(items, Mapping) else None
     parts = [p.strip() for p in _JOINED.split(value)]
     if isinstance(allowed, list) and parts and all(p in allowed for p in parts):
         return Fix("wrap_in_list", parts, 0.9, f"{_short(value)} lists {len(parts)} allowed values")
+    if all(parts) and _enumerated(parts, ctx.task):
+        return Fix("wrap_in_list", parts, 0.9, f"the task names {len(parts)} of them, one by one")
     return Decline(
         "wrap_in_list",
         f"{_short(value)} may be several values joined into one text, or one value: "
@@ -347,12 +350,36 @@ def _to_object(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
             return _fix(parsed, 0.95, "the object was sent as JSON text")
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
         return _unwrap(value, schema, ctx)
+    point = _coordinates(value, schema)
+    if point is not None:
+        return point
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         held = _holder(value, schema)
         if held is not None:
             return Fix("wrap_in_object", {held: value}, 0.85,
                        f"{_short(value)} is the object's one field {held!r}")  # fmt: skip
     return _no(f"{_short(value)} is not an object")
+
+
+def _coordinates(value: Any, schema: Mapping[str, Any]) -> Fix | None:
+    """``"48.86,2.34"`` for an object of a latitude and a longitude: latitude first, as
+    coordinates are written, when both are in range."""
+    props = schema.get("properties")
+    if not isinstance(value, str) or not isinstance(props, Mapping) or len(value) > 80:
+        return None
+    lat = [k for k in props if re.fullmatch(r"lat(?:itude)?", str(k), re.IGNORECASE)]
+    lng = [k for k in props if re.fullmatch(r"lo?ng?(?:itude)?", str(k), re.IGNORECASE)]
+    match = re.fullmatch(
+        r"\s*\(?\s*(-?\d{1,3}(?:\.\d+)?)\s*,\s*(-?\d{1,3}(?:\.\d+)?)\s*\)?\s*", value
+    )
+    if len(lat) != 1 or len(lng) != 1 or match is None:
+        return None
+    north, east = float(match[1]), float(match[2])
+    if abs(north) > 90 or abs(east) > 180:
+        return None
+    return _fix(
+        {lat[0]: north, lng[0]: east}, 0.9, f"{_short(value)} is a latitude and a longitude"
+    )
 
 
 def _holder(value: Any, schema: Mapping[str, Any]) -> str | None:
@@ -399,6 +426,18 @@ def _unwrap(value: list[Any], schema: Mapping[str, Any], ctx: Context) -> Fix | 
             )
         return Decline("unwrap_list", converted.reason if converted else "no conversion")
     return Fix("unwrap_list", inner, 0.9, "a one-item list where one value is asked for")
+
+
+def _enumerated(parts: list[str], task: str | None) -> bool:
+    """Whether the task lists ``parts`` as several, with an "and", "or" or "&" before the last
+    ("documentation and good first issue"); a comma alone may join one value ("Paris,
+    France")."""
+    if not task or len(parts) < 2 or len(parts) > 20:
+        return False
+    comma = r",\s*"
+    last = r"(?:,\s*)?\s(?:and|or|&)\s+"
+    pattern = comma.join(map(re.escape, parts[:-1])) + last + re.escape(parts[-1])
+    return re.search(rf"(?<!\w){pattern}(?!\w)", task[:4000], re.IGNORECASE) is not None
 
 
 _CONVERT = {

@@ -23,7 +23,7 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
 
-__all__ = ["fix_date", "read_date"]
+__all__ = ["DATE_PHRASE", "fix_date", "read_date"]
 
 _STRATEGY = "date_format_correction"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -57,6 +57,19 @@ _ISO_LIKE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[Tt\s]+(.+))?$")
 _COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
 _CJK = re.compile(r"^(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]$")
 _NUMERIC = re.compile(r"^(\d{1,2})[-/.](\d{1,2})[-/.](\d{2}|\d{4})(?:[T\s,]+(.+))?$")
+#: A date as a task writes it, to find in free text ("on October 1st, 2024").
+DATE_PHRASE = re.compile(
+    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b"
+    r"|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b"
+    r"|\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
+    r"[a-z]*\.?,?\s+\d{4}\b"
+    r"|\b(?:the day after tomorrow|tomorrow|today|yesterday)\b"
+    r"|\bnext\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\d{4}年\d{1,2}月\d{1,2}[日号]|明天|后天|今天",
+    re.IGNORECASE,
+)
 _HAS_MONTH_NAME = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\b", re.IGNORECASE
 )
@@ -327,7 +340,10 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
     try:
         day, moment, how = read_date(value, ctx.now)
     except ValueError as exc:
-        return Decline(_STRATEGY, str(exc))
+        told = _order_told(value, ctx)
+        if told is None:
+            return Decline(_STRATEGY, str(exc))
+        day, moment, how = told
     confidence = 0.9 if how.startswith("a relative") else 0.95
     kind = layout.kind
     if kind == "iso":
@@ -362,6 +378,36 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
     if fixed == value:
         return None
     return Fix(_STRATEGY, fixed, confidence, f"{shown(value)} read as {fixed} ({how})")
+
+
+def _order_told(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None, str] | None:
+    """A day/month order the value leaves open, as the task's own date settles it
+    ("10/01/2024" where the task says "October 1st, 2024"), or None."""
+    match = _NUMERIC.match(" ".join(value.strip().lower().split()))
+    if match is None or not ctx.task:
+        return None
+    first, second = int(match[1]), int(match[2])
+    year = _full_year(int(match[3]), match[3], ctx.now)
+    readings = set()
+    for month, mday in ((first, second), (second, first)):
+        try:
+            readings.add(_dt.date(year, month, mday))
+        except ValueError:
+            continue
+    stated = set()
+    for phrase in DATE_PHRASE.finditer(ctx.task[:4000]):
+        try:
+            stated.add(read_date(phrase.group(0).rstrip(",."), ctx.now)[0])
+        except ValueError:
+            continue
+    told = readings & stated
+    if len(told) != 1:
+        return None
+    try:
+        moment = _time(match[4], value) if match[4] else None
+    except ValueError:
+        return None
+    return told.pop(), moment, "the day and month in the order the task's date gives"
 
 
 # bounds of a search window only: an event's "start" and "end" on a bare day are an all-day

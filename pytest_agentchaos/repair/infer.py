@@ -7,7 +7,9 @@ changes what was asked.
 
 - :class:`RuleInferer` (the default) reads the task text alone: a number next to the field's
   name ("for 3 passengers", "passengers: 2"), an enum value the task names, the one date the
-  task names, a value quoted after the field's name ("city 'Lisbon'").
+  task names, a value quoted after the field's name ("city 'Lisbon'"), the one time zone the
+  task names (by a city or a spoken name) that no other field holds, the value a description
+  names for "the main calendar" when the task says "my calendar".
 - :class:`LLMInferer` asks any ``llm(prompt) -> str`` callable (the seed's
   LLM_INFER_MISSING_PARAM); its JSON answer is repaired when slightly malformed (code fences,
   single quotes, trailing commas, Python literals) and then validated like everything else.
@@ -23,9 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .dates import read_date
+from .compound import name_in_task
+from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
 from .spec import ToolSpec
+from .zones import holds_zone, zones_named_in
 
 __all__ = [
     "InferenceRequest",
@@ -62,18 +66,6 @@ _NUMBER_WORDS = {
     "nine": 9, "ten": 10, "a single": 1, "single": 1,
 }  # fmt: skip
 _NUMBER = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + ")"
-_DATE_PHRASE = re.compile(
-    r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b"
-    r"|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b"
-    r"|\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b"
-    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
-    r"[a-z]*\.?,?\s+\d{4}\b"
-    r"|\b(?:the day after tomorrow|tomorrow|today|yesterday)\b"
-    r"|\bnext\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-    r"|\d{4}年\d{1,2}月\d{1,2}[日号]|明天|后天|今天",
-    re.IGNORECASE,
-)
 
 
 class RuleInferer:
@@ -85,6 +77,10 @@ class RuleInferer:
             return found
         task = request.task[:8000]
         for name in request.missing:
+            named = name_in_task(name, request.args, request.spec.parameters, task)
+            if named is not None:
+                found[name] = _fix(named, 0.9, f"the task writes the full name with {named!r}")
+                continue
             schema = request.spec.schema_at((name,))
             fix = self._one(name, schema, task, request.now, request.args)
             if fix is not None:
@@ -99,6 +95,10 @@ class RuleInferer:
         now: _dt.datetime | None,
         args: Mapping[str, Any],
     ) -> Fix | None:
+        items = schema.get("items")
+        if schema.get("type") == "array" and isinstance(items, Mapping) and "enum" in items:
+            one = self._one(name, items, task, now, args)  # "search for the album ..."
+            return None if one is None else _fix([one.value], one.confidence, one.reason)
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:
             named = [
@@ -123,8 +123,10 @@ class RuleInferer:
             if fix is not None and fix.value in _strings(args):
                 return None  # the task's one date is another field's already
             return fix
+        if (not types or "string" in types) and holds_zone(name, schema):
+            return _only_zone(task, args)
         if not types or "string" in types:
-            return _quoted_after(words, task)
+            return _quoted_after(words, task) or _described_default(schema, task)
         return None
 
 
@@ -185,9 +187,39 @@ def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
     return _fix(value, 0.9, f"the task gives {value} next to the field's name")
 
 
+#: A description naming the value for the main one of something ("use 'primary' for the main
+#: calendar").
+_USE_FOR_MAIN = re.compile(
+    r"\buse\s+['\"`]([^'\"`]{1,60})['\"`]\s+for\s+(?:the\s+|your\s+)?"
+    r"(?:main|default|primary|own)\s+([a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def _described_default(schema: Mapping[str, Any], task: str) -> Fix | None:
+    """The value a field's description names for the main one of something, when the task
+    speaks of that thing plainly ("to my calendar"; not "my work calendar")."""
+    match = _USE_FOR_MAIN.search(str(schema.get("description", ""))[:2000])
+    if match is None:
+        return None
+    if not re.search(rf"\b(?:my|the|our)\s+{re.escape(match[2])}\b", task, re.IGNORECASE):
+        return None
+    return _fix(match[1], 0.85, f"the description names {match[1]!r} for the main {match[2]}")
+
+
+def _only_zone(task: str, args: Mapping[str, Any]) -> Fix | None:
+    """The one zone the task names that no other field holds already ("14:00 London time in
+    Tokyo" with the source London: Tokyo)."""
+    taken = _strings(args)
+    zones = [z for z in zones_named_in(task) if z not in taken]
+    if len(zones) != 1:
+        return None
+    return _fix(zones[0], 0.85, f"the one time zone the task names that no field holds: {zones[0]}")
+
+
 def _only_date(task: str, now: _dt.datetime | None) -> Fix | None:
     days = set()
-    for match in _DATE_PHRASE.finditer(task):
+    for match in DATE_PHRASE.finditer(task):
         try:
             day, _, _ = read_date(match.group(0).rstrip(",."), now)
         except ValueError:

@@ -34,9 +34,20 @@ _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
     ("in lower case", 2, lambda s: s.strip().lower()),
     ("without spaces", 3, lambda s: re.sub(r"\s+", "", s)),
     ("without separators", 3, lambda s: re.sub(r"[\s\-_./()]+", "", s)),
+    ("with its second year in full", 3, lambda s: _full_second_year(s)),
     ("in upper case without spaces", 4, lambda s: re.sub(r"\s+", "", s).upper()),
     ("without separators, in upper case", 4, lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
 )  # fmt: skip
+
+
+def _full_second_year(text: str) -> str:
+    """A span of two years written short ("2020-21", a season or fiscal year) with the second
+    in full ("2020-2021"); other text as it is."""
+    match = re.fullmatch(r"\s*((\d{2})(\d{2}))\s*([-/\u2013])\s*(\d{2})\s*", text)
+    if match is None or int(match[5]) != (int(match[3]) + 1) % 100:
+        return text
+    year = int(match[1]) + 1
+    return f"{match[1]}{match[4]}{year}"
 
 
 def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
@@ -138,11 +149,54 @@ _CAPS = re.compile(
 def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     """An out-of-range value is declined: it may be on another scale (a percentage as 0-100
     for a 0-1 field, cents for units), and even a page size brought within its bounds returns
-    other results than were asked for."""
-    low, high = schema.get("minimum"), schema.get("maximum")
+    other results than were asked for. Unless the task asks for the bound itself: "as many
+    per page as it allows" (the maximum), "the first page" (a minimum of 0 or 1), or states
+    the value without the sign the call gave it ("60 minutes before" for ``-60``)."""
+    low, high = _bound(schema, "minimum"), _bound(schema, "maximum")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and ctx.task:
+        task = ctx.task[:4000]
+        if high is not None and value > high and _MOST.search(task):
+            return Fix("clamp_value", high, 0.9, f"the task asks for the most allowed: {high}")
+        words = {w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", ctx.name.lower()) if w}
+        if (
+            low in (0, 1)
+            and value < low
+            and any(re.search(rf"\bfirst {re.escape(w)}\b", task, re.IGNORECASE) for w in words)
+        ):
+            return Fix("clamp_value", low, 0.9, f"the task asks for the first one: {low}")
+        if (
+            value < 0
+            and low is not None
+            and low >= 0
+            and (high is None or -value <= high)
+            and re.search(rf"(?<![\w.-]){re.escape(shown(-value))}(?![\w.])", task)
+        ):
+            return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",
         f"{shown(value)} is outside {where}: it may be on another scale, and clamping it would "
         "change what was asked",
     )
+
+
+#: A task asking for as many (much, long) as a tool allows.
+_MOST = re.compile(
+    r"\bas (?:many|much|long|large|big|far)\b[^.;]{0,60}?\bas\b[^.;]{0,40}?"
+    r"\b(?:allow(?:s|ed)?|possible|permitted|it can|they can)\b"
+    r"|\b(?:the )?(?:maximum|most) (?:allowed|possible|permitted)\b",
+    re.IGNORECASE,
+)
+
+
+def _bound(schema: Mapping[str, Any], side: str) -> int | float | None:
+    """The schema's inclusive bound on one side (an exclusive one of an integer field made
+    inclusive), or None."""
+    bound = schema.get(side)
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        return bound
+    exclusive = schema.get("exclusiveMaximum" if side == "maximum" else "exclusiveMinimum")
+    integer = schema.get("type") == "integer"
+    if isinstance(exclusive, int) and not isinstance(exclusive, bool) and integer:
+        return exclusive - 1 if side == "maximum" else exclusive + 1
+    return None

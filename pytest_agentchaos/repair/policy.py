@@ -21,6 +21,7 @@ STRATEGIES = (
     "schema_type_conversion",
     "wrap_in_list",
     "wrap_in_object",
+    "split_compound",
     "unwrap_list",
     "enum_value_correction",
     "date_format_correction",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ from .choose import (
     satisfied,
     sound,
 )
+from .compound import reshape
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
@@ -206,6 +208,9 @@ class ParamRepairer(ToolCalls):
     ) -> RepairResult:
         if self.policy.allows("rename_key"):
             rename_all(args, self.spec.parameters, self.policy, (), steps)
+        reshaped = reshape(args, self.spec.parameters, self.policy, steps)
+        if reshaped is not None:
+            return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
         linted = lint(args, self.spec.parameters, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
@@ -218,7 +223,7 @@ class ParamRepairer(ToolCalls):
             result = RepairResult(
                 False, None, "alternative_route", 0.0, diagnosis.reason, (), diagnosis
             )
-        elif diagnosis.kind == "valid":
+        elif diagnosis.kind == "valid" or (diagnosis.kind == "unknown" and _answered(steps, error)):
             if steps:
                 used = [s for s in steps if s.ok]
                 reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
@@ -549,3 +554,14 @@ class ParamRepairer(ToolCalls):
 
 
 _JSON_TEXT_LIMIT = 200_000
+
+
+def _answered(steps: list[RepairStep], error: BaseException | str | int | None) -> bool:
+    """Whether an error that names no parameter quotes a value the passes before diagnosis
+    fixed ("No time zone found with key PST" after 'PST' was read as a zone): it was that."""
+    text = safe_str(error, 2000) if error is not None else ""
+    return any(
+        s.ok and isinstance(s.before, str) and len(s.before) > 1
+        and re.search(rf"(?<![\w]){re.escape(s.before)}(?![\w])", text)
+        for s in steps
+    )  # fmt: skip

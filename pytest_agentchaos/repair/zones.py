@@ -3,9 +3,11 @@
 For a text field that holds a time zone (its name or description says so, or the schema lists
 IANA zones in its examples): the zone in another case (``europe/paris``), a city whose zone is
 the only one named after it (``New York`` -> ``America/New_York``, ``Tokyo`` ->
-``Asia/Tokyo``). Declined: an abbreviation (``CST`` is Central Standard Time in the US and
-China Standard Time; ``IST`` three different zones), a spoken name (``Pacific Time``: which
-place's rules?), a city no zone is named after.
+``Asia/Tokyo``), a spoken name of a metazone (``Pacific Time`` -> ``America/Los_Angeles``,
+the zone CLDR names for it), an abbreviation that the task spells out (``PST`` where the task
+says "Pacific time"). Declined: an abbreviation alone (``CST`` is Central Standard Time in the
+US and China Standard Time; ``IST`` three different zones), a city no zone or several zones
+are named after.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
 
-__all__ = ["fix_zone", "holds_zone"]
+__all__ = ["fix_zone", "holds_zone", "zones_named_in"]
 
 _STRATEGY = "timezone_correction"
 _ZONE_FIELD = re.compile(r"time_?zone|timezone|\btz\b|IANA", re.IGNORECASE)
@@ -47,6 +49,63 @@ def _zones() -> tuple[dict[str, str], dict[str, list[str]]]:
     return names, cities
 
 
+#: Spoken names of metazones -> (the zone CLDR takes as their example, their abbreviations).
+#: Only names that mean one set of rules to a reader; "Central" alone is North America's.
+_SPOKEN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "pacific": ("America/Los_Angeles", ("PT", "PST", "PDT")),
+    "mountain": ("America/Denver", ("MT", "MST", "MDT")),
+    "central": ("America/Chicago", ("CT", "CST", "CDT")),
+    "eastern": ("America/New_York", ("ET", "EST", "EDT")),
+    "atlantic": ("America/Halifax", ("AT", "AST", "ADT")),
+    "hawaii": ("Pacific/Honolulu", ("HST",)),
+    "central european": ("Europe/Paris", ("CET", "CEST")),
+    "eastern european": ("Europe/Bucharest", ("EET", "EEST")),
+    "british": ("Europe/London", ("BST",)),
+    "japan": ("Asia/Tokyo", ("JST",)),
+    "india": ("Asia/Kolkata", ("IST",)),
+    "china": ("Asia/Shanghai", ("CST",)),
+    "korea": ("Asia/Seoul", ("KST",)),
+    "australian eastern": ("Australia/Sydney", ("AET", "AEST", "AEDT")),
+    "new zealand": ("Pacific/Auckland", ("NZST", "NZDT")),
+}
+_SPOKEN_NAME = re.compile(
+    r"\b(?:u\.?s\.?\s+)?(" + "|".join(sorted(_SPOKEN, key=len, reverse=True)) + r")"
+    r"\s+(?:standard\s+|daylight\s+|summer\s+)?time\b",
+    re.IGNORECASE,
+)
+#: Zones whose last part is no place a task names ("Center", "Casey", "Troll").
+_NOT_CITIES = ("Antarctica/", "America/Indiana/", "America/Kentucky/", "America/North_Dakota/")
+
+
+def _spoken(text: str) -> str | None:
+    """The zone of a whole spoken name ("Pacific Standard Time"), or None."""
+    match = _SPOKEN_NAME.fullmatch(text.strip())
+    return _SPOKEN[match[1].lower()][0] if match else None
+
+
+def zones_named_in(text: str) -> list[str]:
+    """The zones a text names by a spoken name or a city only one zone is named after, in the
+    order named, each once ("14:00 London time in Tokyo" -> Europe/London, Asia/Tokyo)."""
+    names, cities = _zones()
+    found: dict[str, int] = {}
+    text = text[:4000]
+    for match in _SPOKEN_NAME.finditer(text):
+        found.setdefault(_SPOKEN[match[1].lower()][0], match.start())
+    for match in re.finditer(r"\b[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2}", text):
+        words = match[0].split()
+        start = 0
+        while start < len(words):
+            for size in range(len(words) - start, 0, -1):  # "New York", not "York"
+                zones = cities.get(" ".join(words[start : start + size]).lower(), [])
+                if len(zones) == 1 and not zones[0].startswith(_NOT_CITIES):
+                    found.setdefault(zones[0], match.start())
+                    break
+            else:
+                size = 1
+            start += size
+    return sorted(found, key=found.__getitem__)
+
+
 def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
     """``value`` as the IANA zone it names, None when it is one already (or this cannot
     read time zones), or why not."""
@@ -61,11 +120,27 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
     known = names.get(text.lower()) or names.get(text.lower().replace(" ", "_"))
     if known is not None:
         return Fix(_STRATEGY, known, 0.95, f"{shown(value)} is the zone {known!r}")
+    spoken = _spoken(text)
+    if spoken is not None:
+        return Fix(_STRATEGY, spoken, 0.9, f"{shown(value)} is the time of {spoken!r}")
     if re.fullmatch(r"[A-Za-z]{2,5}", text) and text.upper() == text:
-        return Decline(_STRATEGY, f"{shown(value)} is an abbreviation several zones share")
+        return _abbreviation(text, ctx)
     zones = cities.get(text.lower(), [])
     if len(zones) == 1:
         return Fix(_STRATEGY, zones[0], 0.9, f"{shown(value)} is in the zone {zones[0]!r}")
     if len(zones) > 1:
         return Decline(_STRATEGY, f"{shown(value)} could be {zones[0]!r} or {zones[1]!r}")
     return Decline(_STRATEGY, f"{shown(value)} is no IANA time zone, and no zone is named after it")
+
+
+def _abbreviation(text: str, ctx: Context) -> Fix | Decline:
+    """An abbreviation is read only where the task spells it out ("PST" and "Pacific time")."""
+    meant = {
+        _SPOKEN[m[1].lower()][0]
+        for m in _SPOKEN_NAME.finditer((ctx.task or "")[:4000])
+        if text in _SPOKEN[m[1].lower()][1]
+    }
+    if len(meant) == 1:
+        zone = meant.pop()
+        return Fix(_STRATEGY, zone, 0.9, f"{text!r} is spelt out in the task: {zone!r}")
+    return Decline(_STRATEGY, f"{text!r} is an abbreviation several zones share")

@@ -1,0 +1,148 @@
+"""Values in the wrong shape of object: one value holding two parameters, or parameters that
+belong inside another.
+
+- :func:`split_compound`: ``repo="acme/widgets"`` (or the repository's URL) for a tool that
+  takes ``owner`` and ``repo`` apart.
+- :func:`regroup`: ``oldText`` and ``newText`` sent at the top where the tool wants them in an
+  object of its required ``edits`` list.
+
+For :func:`split_compound`: tools of code hosts and registries (GitHub, GitLab, Hugging
+Face, Docker Hub) name a project by an owner and a name in two parameters; models often send
+the full name, or the URL, in the name's parameter. Where the schema has such a pair, the
+name's value is split when the owner is missing or the same as the value's first part; a
+different owner is declined (which one is meant?). Anything but ``owner/name`` (or a URL
+ending in it) is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .fixes import Decline, Fix, shown
+from .policy import RepairPolicy
+from .results import RepairStep
+
+__all__ = ["name_in_task", "regroup", "reshape", "split_compound"]
+
+_STRATEGY = "split_compound"
+_OWNERS = ("owner", "org", "organization", "organisation", "namespace", "user", "username")
+_NAMES = ("repo", "repository", "repo_name", "repository_name", "project", "name")
+_FULL = re.compile(
+    r"(?:https?://[\w.-]+(?::\d+)?/|git@[\w.-]+:)?([\w.-]+)/([\w.-]+?)(?:\.git)?/?", re.ASCII
+)
+
+
+def _pair(props: Mapping[str, Any]) -> tuple[str, str] | None:
+    owners = [k for k in props if str(k).lower() in _OWNERS]
+    names = [k for k in props if str(k).lower() in _NAMES]
+    if len(owners) == 1 and len(names) == 1:
+        return owners[0], names[0]
+    return None
+
+
+def split_compound(
+    args: Mapping[str, Any], schema: Mapping[str, Any]
+) -> dict[str, Fix] | Decline | None:
+    """``{owner_key: Fix, name_key: Fix}`` splitting a full name sent in the name's parameter,
+    a decline when the owner given is another, None when there is nothing to split."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    pair = _pair(props)
+    if pair is None:
+        return None
+    owner_key, name_key = pair
+    value = args.get(name_key)
+    if not isinstance(value, str) or len(value) > 300:
+        return None
+    match = _FULL.fullmatch(value.strip())
+    if match is None:
+        return None
+    owner, name = match[1], match[2]
+    given = args.get(owner_key)
+    if given is not None and (not isinstance(given, str) or given.lower() != owner.lower()):
+        return Decline(
+            _STRATEGY,
+            f"{name_key}: {shown(value)} names the owner {owner!r}, but {owner_key} is "
+            f"{shown(given)}: which one is meant is not for us to tell",
+        )
+    why = f"{shown(value)} is {owner_key} {owner!r} and {name_key} {name!r}"
+    return {
+        owner_key: Fix(_STRATEGY, given or owner, 0.9, why),
+        name_key: Fix(_STRATEGY, name, 0.9, why),
+    }
+
+
+def name_in_task(
+    missing: str, args: Mapping[str, Any], schema: Mapping[str, Any], task: str
+) -> Any | None:
+    """The name half of an owner/name pair the task writes in full ("in octo-org/octo-repo")
+    after the owner the call gives, when ``missing`` is the name's parameter; else None."""
+    props = schema.get("properties")
+    pair = _pair(props) if isinstance(props, Mapping) else None
+    if pair is None or pair[1] != missing:
+        return None
+    owner = args.get(pair[0])
+    if not isinstance(owner, str) or not owner:
+        return None
+    found = {
+        m[1].rstrip(".")
+        for m in re.finditer(rf"(?<![\w.-]){re.escape(owner)}/([\w.-]+)", task[:4000])
+    }
+    found.discard("")
+    return found.pop() if len(found) == 1 else None
+
+
+def regroup(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Fix]:
+    """``{key: Fix}`` for each required object (or list of objects) the call lacks whose
+    fields the call sends at the top instead, all its required ones among them; the fields
+    moved are dropped from the top by the caller (the fix's value holds them)."""
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return {}
+    stray = [k for k in args if k not in props]
+    found: dict[str, Fix] = {}
+    for key in required:
+        inner = props.get(key)
+        if key in args or not isinstance(inner, Mapping):
+            continue
+        many = inner.get("type") == "array"
+        shape = inner.get("items") if many else inner
+        if not isinstance(shape, Mapping) or not isinstance(shape.get("properties"), Mapping):
+            continue
+        fields = [k for k in stray if k in shape["properties"]]
+        needed = [k for k in shape.get("required", []) if isinstance(k, str)]
+        if fields and all(k in fields for k in needed):
+            held = {k: args[k] for k in fields}
+            why = f"{', '.join(map(repr, fields))} belong in {key!r}"
+            found[key] = Fix("wrap_in_object", [held] if many else held, 0.9, why)
+    return found
+
+
+def reshape(
+    args: dict[str, Any], schema: Mapping[str, Any], policy: RepairPolicy, steps: list[RepairStep]
+) -> Decline | None:
+    """Both passes over ``args`` in place, each step recorded; a decline of the split (the
+    call names two owners) ends the repair."""
+    split = split_compound(args, schema)
+    if isinstance(split, Decline):
+        return split
+    sure = policy.threshold <= 0.9  # the confidence of both passes' fixes
+    if split and sure and policy.allows(_STRATEGY):
+        for key, fix in split.items():
+            if args.get(key) != fix.value:
+                step = (fix.value, fix.confidence, fix.reason, True)
+                steps.append(RepairStep(key, "pattern", fix.strategy, args.get(key), *step))
+                args[key] = fix.value
+    if sure and policy.allows("wrap_in_object"):
+        for key, fix in regroup(args, schema).items():
+            moved = fix.value[0] if isinstance(fix.value, list) else fix.value
+            for name in moved:
+                args.pop(name, None)
+            args[key] = fix.value
+            step = (fix.value, fix.confidence, fix.reason, True)
+            steps.append(RepairStep(key, "missing", fix.strategy, dict(moved), *step))
+    return None
