@@ -740,10 +740,15 @@ PROFILE_CASES = [
         "pytest-agentchaos, so its table must be empty",
     ),
     prof(
-        "reserved-phoenix",
+        "phoenix-unknown-key",
         "[phoenix]\nlives = 9\n",
-        "[phoenix]: unknown key 'lives': the rebirth (phoenix) stack is not in this version of "
-        "pytest-agentchaos, so its table must be empty",
+        "[phoenix]: unknown key 'lives'; allowed: interval, keep, max_rebirths, backoff, "
+        "backoff_factor, max_backoff, stagnation_rounds, relapse_steps",
+    ),
+    prof(
+        "phoenix-bad-interval",
+        "[phoenix]\ninterval = 0\n",
+        "[phoenix]: interval: must be >= 1, got 0",
     ),
 ]
 

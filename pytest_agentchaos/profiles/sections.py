@@ -42,7 +42,7 @@ _PARSERS: dict[str, SectionParser | str] = {
     "escape": "pytest_agentchaos.escape.policy:EscapePolicy.from_dict",
     "repair": "pytest_agentchaos.repair.repairer:RepairPolicy.from_dict",
     "halt": _reserved("halt stack"),
-    "phoenix": _reserved("rebirth (phoenix) stack"),
+    "phoenix": "pytest_agentchaos.phoenix.policy:PhoenixPolicy.from_dict",
 }
 
 
