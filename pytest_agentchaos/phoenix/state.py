@@ -128,20 +128,13 @@ def _mapping(obj: dict[Any, Any], depth: int) -> dict[str, Any]:
         raise _Problem(f"nested deeper than {MAX_DEPTH} levels")
     depth += 1
     for key, item in obj.items():
-        if type(key) is not str:
-            raise _Problem(
-                f"key {short(key)} ({type_name(key)}) is not a string; JSON object keys are strings"
-            )
+        _check_key(key)
         cls = type(item)
         if cls is str or cls is int or cls is bool or item is None:
             continue
         if cls is float and _isfinite(item):
             continue
-        try:
-            new = _value(item, depth)
-        except _Problem as problem:
-            problem.trail.append((key, id(obj)))
-            raise
+        new = _child(item, depth, key, obj)
         if new is not item:
             return _mapping_copy(obj, depth, key, new)
     return obj
@@ -157,16 +150,26 @@ def _mapping_copy(obj: dict[Any, Any], depth: int, at: str, new: Any) -> dict[st
             break
         out[key] = item
     for key, item in items:
-        if type(key) is not str:
-            raise _Problem(
-                f"key {short(key)} ({type_name(key)}) is not a string; JSON object keys are strings"
-            )
-        try:
-            out[key] = _value(item, depth)
-        except _Problem as problem:
-            problem.trail.append((key, id(obj)))
-            raise
+        _check_key(key)
+        out[key] = _child(item, depth, key, obj)
     return out
+
+
+def _check_key(key: Any) -> None:
+    if type(key) is not str:
+        raise _Problem(
+            f"key {short(key)} ({type_name(key)}) is not a string; JSON object keys are strings"
+        )
+
+
+def _child(item: Any, depth: int, key: str | int, holder: Any) -> Any:
+    """``item`` (held at ``key`` of ``holder``) as JSON data; a problem inside it learns
+    the key and the holder on its way up."""
+    try:
+        return _value(item, depth)
+    except _Problem as problem:
+        problem.trail.append((key, id(holder)))
+        raise
 
 
 def _sequence(obj: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
@@ -182,11 +185,7 @@ def _sequence(obj: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
             continue
         if cls is float and _isfinite(item):
             continue
-        try:
-            new = _value(item, depth)
-        except _Problem as problem:
-            problem.trail.append((i, id(obj)))
-            raise
+        new = _child(item, depth, i, obj)
         if new is not item:
             if out is None:
                 out = list(obj)

@@ -25,7 +25,14 @@ from ..escape.classify import ErrorClass, ErrorClassifier
 from ..saferepr import safe_str
 from .spec import Problem, ToolSpec
 
-__all__ = ["ERROR_PATTERNS", "Diagnosis", "ErrorPattern", "diagnose", "error_problems"]
+__all__ = [
+    "error_text",
+    "ERROR_PATTERNS",
+    "Diagnosis",
+    "ErrorPattern",
+    "diagnose",
+    "error_problems",
+]
 
 #: A field's name, quoted or not; bounded, so a long token costs each pattern linear time.
 _FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
@@ -205,7 +212,7 @@ def diagnose(
         except Exception:  # an error whose text cannot be read: judged by its type alone
             name = type(error).__name__ if isinstance(error, BaseException) else None
             error_class = (classifier or ErrorClassifier()).classify(exception=name)
-        text = _error_text(error)
+        text = error_text(error)
         head = text[:8000]
         limited = _RATE_LIMIT.search(head)
         if error_class.transient or limited:
@@ -455,7 +462,8 @@ def _problem_for(
     )
 
 
-def _error_text(error: BaseException | str | int) -> str:
+def error_text(error: BaseException | str | int) -> str:
+    """What a tool's error says: its text, an exception's message and its response body."""
     if isinstance(error, str):
         return error
     if isinstance(error, int):

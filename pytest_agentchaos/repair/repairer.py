@@ -41,7 +41,7 @@ from .choose import (
     sound,
 )
 from .compound import reshape
-from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
+from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose, error_text
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
@@ -559,7 +559,7 @@ _JSON_TEXT_LIMIT = 200_000
 def _answered(steps: list[RepairStep], error: BaseException | str | int | None) -> bool:
     """Whether an error that names no parameter quotes a value the passes before diagnosis
     fixed ("No time zone found with key PST" after 'PST' was read as a zone): it was that."""
-    text = safe_str(error, 2000) if error is not None else ""
+    text = error_text(error)[:2000] if error is not None else ""
     return any(
         s.ok and isinstance(s.before, str) and len(s.before) > 1
         and re.search(rf"(?<![\w]){re.escape(s.before)}(?![\w])", text)
