@@ -96,10 +96,14 @@ class Score:
     missed: int = 0  # declined a fixable call
     unfixable: int = 0
     declined: int = 0  # declined an unfixable call, as labelled
-    invented: int = 0  # "repaired" an unfixable call
+    invented: int = 0  # "repaired" an unfixable call into other arguments
+    #: an unfixable call that is valid by its schema and came with no error, passed as it
+    #: is: nothing told the repairer that anything is wrong (a valid call is left unchanged)
+    passed: int = 0
 
     def add(self, case: Case, ok: bool, args: Any) -> str:
-        """Count one outcome; returns its label (fixed, wrong, missed, declined, invented)."""
+        """Count one outcome; returns its label (fixed, wrong, missed, declined, invented,
+        passed)."""
         if case.expected is not None:
             self.fixable += 1
             if ok and args == case.expected:
@@ -111,6 +115,9 @@ class Score:
             self.missed += 1
             return "missed"
         self.unfixable += 1
+        if ok and args == case.args and case.error is None:
+            self.passed += 1
+            return "passed"
         if ok:
             self.invented += 1
             return "invented"

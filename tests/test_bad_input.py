@@ -726,7 +726,8 @@ PROFILE_CASES = [
         "schema_type_conversion, wrap_in_list, wrap_in_object, split_compound, unwrap_list, "
         "enum_value_correction, date_format_correction, format_correction, pattern_correction, "
         "clamp_value, "
-        "length_correction, timezone_correction, json_repair",
+        "length_correction, timezone_correction, date_year_correction, drop_exclusive_key, "
+        "rejected_value_correction, unit_conversion, json_repair",
     ),
     prof(
         "repair-pattern-without-field",

@@ -378,11 +378,25 @@ def test_fix_format(value: str, fmt: str, want: str) -> None:
 
 
 def test_fix_format_declines_or_passes() -> None:
-    declined(fix_format("example.com", "uri", CTX), "format_correction", "scheme")
-    declined(fix_format("www.example.com", "url", CTX), "format_correction", "scheme")
+    declined(fix_format("localhost", "uri", CTX), "format_correction", "scheme")
+    declined(fix_format("/docs/index.html", "url", CTX), "format_correction", "scheme")
+    declined(fix_format("10.0.0.7/status", "uri", CTX), "format_correction", "scheme")
     declined(fix_format("not an email", "email", CTX), "format_correction", "no email")
     declined(fix_format(UUID[:-1] + "Z", "uuid", CTX), "format_correction", "not a UUID")
     assert fix_format(UUID, "uuid", CTX) is fix_format("x", "hostname", CTX) is None
+
+
+def test_a_bare_web_address_gets_https_unless_the_tool_sends_data_there() -> None:
+    fixed = fix_format("docs.python.org/3/library/re.html", "uri", CTX)
+    assert isinstance(fixed, Fix) and fixed.value == "https://docs.python.org/3/library/re.html"
+    assert fix_format("www.example.org:8443/a?b=c", "url", CTX).value == (  # type: ignore[union-attr]
+        "https://www.example.org:8443/a?b=c"
+    )
+    # a callback or webhook: http or https decides where the user's data goes
+    hook = Context(name="webhook_url", description="Where we POST the results")
+    declined(fix_format("hooks.example.net/build", "uri", hook), "format_correction", "sends")
+    notify = Context(name="target", description="The URL we send delivery notifications to")
+    declined(fix_format("api.example.net/in", "uri", notify), "format_correction", "sends")
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from .enums import match_enum, normal
 from .fixes import DROP, Context, Decline, Fix
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .paths import get, has
+from .refused import fix_past, fix_rejected
 from .spec import Problem, ToolSpec, checker_for
 
 __all__ = [
@@ -59,6 +60,10 @@ def for_value(
         return clamp(value, schema, ctx)
     if kind == "length":
         return fix_length(value, schema, ctx)
+    if kind == "past":
+        return fix_past(value, ctx)
+    if kind == "rejected":
+        return fix_rejected(value, schema, ctx)
     return None
 
 
@@ -204,6 +209,8 @@ def satisfied(problem: Problem, current: Mapping[str, Any]) -> bool:
         return has(current, problem.path)
     if problem.kind == "unknown":
         return not has(current, problem.path)
+    if problem.kind == "exclusive":
+        return sum(has(current, (str(n),)) for n in problem.expected or ()) <= 1
     if not has(current, problem.path):
         return False
     if not problem.schema:

@@ -277,6 +277,9 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         # a number is the text it was meant as where text is made of digits (a zip code, an
         # id) or where the schema can check it; in any other text field it says nothing
         # about what was meant ("origin": 3)
+        spelled = _task_spelling(value, text, ctx.task)
+        if spelled is not None:
+            return _fix(spelled, 0.9, f"the number {value!r} as the task writes it: {spelled!r}")
         checked = any(k in schema for k in ("pattern", "format", "enum", "const"))
         spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", ctx.name)
         said = ctx.task is not None and re.search(rf"(?<![\w.]){re.escape(text)}(?![\w])", ctx.task)
@@ -293,6 +296,19 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     if isinstance(value, list) and value:
         return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")
+
+
+def _task_spelling(value: float, text: str, task: str | None) -> str | None:
+    """The one way the task writes ``value`` when it is not ``text``: the digits a number
+    drops (``02134`` sent as 2134, a timestamp's ``.123400`` as ``.1234``)."""
+    if not task:
+        return None
+    spellings = {
+        token
+        for token in re.findall(r"(?<![\w.,])[-+]?\d+(?:\.\d+)?(?![\w]|[.,]\d)", task[:4000])
+        if token != text and float(token) == value
+    }
+    return spellings.pop() if len(spellings) == 1 else None
 
 
 def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:

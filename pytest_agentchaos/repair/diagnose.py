@@ -108,6 +108,28 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
         "format",
     ),
     ErrorPattern(
+        "mutually_exclusive",
+        r"(?:cannot|can't|can ?not|must not|may not|do not|don't) (?:both )?(?:specify|use|set"
+        r"|provide|pass|send|combine|give|supply|include) (?:both )?"
+        + _FIELD
+        + r",? (?:and|&|with|together with) "
+        + _FIELD.replace("field", "other"),
+        "exclusive",
+    ),
+    ErrorPattern(
+        "are_mutually_exclusive",
+        _FIELD + r",? and " + _FIELD.replace("field", "other") + r" (?:are|is) mutually exclusive",
+        "exclusive",
+    ),
+    ErrorPattern(
+        "in_the_past",
+        _FIELD + r"[^.\n]{0,40}? (?:is|was|cannot be|can't be|must not be|may not be) "
+        r"(?:in the past|a past date|before today|already past)"
+        r"|" + _FIELD.replace("field", "later") + r"[^.\n]{0,40}? (?:must|should) be "
+        r"(?:in the future|a future date|today or later|after today)",
+        "past",
+    ),
+    ErrorPattern(
         "one_of",
         _FIELD + r":?(?: value)? (?:must|should) be one of[:\s]+(?P<expected>.+)",
         "enum",
@@ -268,16 +290,26 @@ def _from_match(
 ) -> Iterator[Problem]:
     groups = match.groupdict()
     names: list[str]
+    slot = "later" if groups.get("later") else "field"
     if groups.get("fields"):
         names = re.findall(r"['\"](\w+)['\"]", groups["fields"])
     else:
-        names = [groups["field"]] if groups.get("field") else []
+        names = [groups[slot]] if groups.get(slot) else []
     expected_text = (groups.get("expected") or "").strip().rstrip(".")
     quoted = (
-        bool(groups.get("field"))
-        and match.start("field") > 0
-        and (match.string[match.start("field") - 1] in "'\"`")
+        bool(groups.get(slot))
+        and match.start(slot) > 0
+        and (match.string[match.start(slot) - 1] in "'\"`")
     )
+    if row.kind == "exclusive":  # one problem for the pair: which goes is for the strategy
+        pair = [groups["field"], groups["other"]]
+        if any(n.lower() in _NOT_FIELDS for n in pair) or pair[0] == pair[1]:
+            return
+        yield Problem(
+            "exclusive", _path(pair[0]), match.group(0)[:300], row.name, expected=pair,
+            schema={}, source="error",
+        )  # fmt: skip
+        return
     for name in names:
         if not quoted and not groups.get("fields") and name.lower() in _NOT_FIELDS:
             continue  # "value for 'x' must be...": an unquoted word there is not the field
@@ -377,18 +409,36 @@ def _issues(
             continue
         where = (
             issue.get(loc) or issue.get("loc") or issue.get("path") or issue.get("field")
-            or issue.get("param") or issue.get("parameter") or []
+            or issue.get("param") or issue.get("parameter") or _source(issue) or []
         )  # fmt: skip
         if isinstance(where, str):
-            where = where.split(".")
-        parts = [p for p in where if p not in ("body", "query", "path", "arguments", "params")]
+            where = where.split("/") if where.startswith("/") else where.split(".")
+        parts = [
+            p for p in where
+            if p not in ("", "body", "query", "path", "arguments", "params", "data", "attributes")
+        ]  # fmt: skip
         yield _problem_for(
             parts,
-            str(issue.get(msg) or issue.get("message") or ""),
+            str(
+                issue.get(msg)
+                or issue.get("message")
+                or issue.get("detail")
+                or issue.get("title")
+                or ""
+            ),  # fmt: skip
             str(issue.get(code) or ""),
             spec,
             issue,
         )
+
+
+def _source(issue: Mapping[str, Any]) -> Any:
+    """Where a JSON:API error points: ``source.parameter`` (a query parameter) or
+    ``source.pointer`` (``/data/attributes/name``)."""
+    source = issue.get("source")
+    if isinstance(source, Mapping):
+        return source.get("parameter") or source.get("pointer")
+    return None
 
 
 _CODES = {
@@ -408,6 +458,7 @@ _CODES = {
 
 #: Words of an issue's message -> the problem kind, for issues without a known code.
 _MESSAGE_KINDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("in the past", "past date", "before today", "in the future", "future date"), "past"),
     (("required", "missing"), "missing"),
     (("extra", "not permitted", "unrecognized"), "unknown"),
     (("one of", "enum", "permitted:"), "enum"),
@@ -428,7 +479,9 @@ def _problem_for(
     kind = _CODES.get(code)
     if kind is None:
         lowered = message.lower()
-        kind = next((k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)), "other")
+        kind = next(
+            (k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)), "rejected"
+        )  # the tool refused the value and its words say no more
     schema = dict(spec.schema_at(path)) if spec is not None else {}
     if kind == "format" and "date" in code and "format" not in schema:
         # pydantic's date_parsing / date_from_datetime_parsing: the field is a date

@@ -44,7 +44,8 @@ class Decline:
 @dataclass(frozen=True)
 class Context:
     """What a strategy may read besides the value: the field's name, the whole arguments,
-    the task's text, the run's clock (``now``), and the policy's tables."""
+    the task's text, the run's clock (``now``), the policy's tables and the field's
+    description."""
 
     name: str = ""
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -52,6 +53,8 @@ class Context:
     now: _dt.datetime | None = None
     synonyms: Mapping[str, Any] = field(default_factory=dict)
     fuzzy_score: float = 85.0
+    #: The field's description (from its schema), cut to 2,000 characters.
+    description: str = ""
 
 
 def schema_types(schema: Mapping[str, Any]) -> list[str]:

@@ -28,10 +28,13 @@ from typing import Any, Protocol, runtime_checkable
 from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
+from .spans import end_from_length
 from .spec import ToolSpec
 from .zones import holds_zone, zones_named_in
 
 __all__ = [
+    "cued_value",
+    "strings_in",
     "InferenceRequest",
     "Inferer",
     "LLMInferer",
@@ -114,19 +117,27 @@ class RuleInferer:
             return None
         types = schema_types(schema)
         words = _name_words(name)
+        ended = end_from_length(name, task, args)
+        if ended is not None:
+            return _fix(ended[0], 0.85, ended[1])
         if types and set(types) & {"integer", "number"}:
             return _number_near(words, task, "integer" in types)
         if schema.get("format") in ("date", "date-time") or "date" in words:
             if schema.get("format") == "date-time":
                 return None
             fix = _only_date(task, now)
-            if fix is not None and fix.value in _strings(args):
+            if fix is not None and fix.value in strings_in(args):
                 return None  # the task's one date is another field's already
             return fix
         if (not types or "string" in types) and holds_zone(name, schema):
             return _only_zone(task, args)
         if not types or "string" in types:
-            return _quoted_after(words, task) or _described_default(schema, task)
+            cued = cued_value(name, schema, task, strings_in(args))
+            return (
+                _quoted_after(words, task)
+                or _described_default(schema, task)
+                or (_fix(cued[0], 0.85, f"the task says {cued[1]!r}") if cued else None)
+            )
         return None
 
 
@@ -139,7 +150,7 @@ def _plain(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", text.casefold()))
 
 
-def _strings(value: Any) -> set[str]:
+def strings_in(value: Any) -> set[str]:
     """Every string in ``value``, at any depth."""
     found: set[str] = set()
     todo = [value]
@@ -187,6 +198,56 @@ def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
     return _fix(value, 0.9, f"the task gives {value} next to the field's name")
 
 
+#: Words that tie a value to its role in both a description and a task ("the branch you want
+#: the changes pulled into" and "into main"); common ones ("to", "for") tie too loosely.
+_CUES = ("into", "onto", "from", "via")
+_SKIP = r"(?:(?:the|my|our|your|a|an)\s+)?"
+_VALUE = (
+    r"(?:['\"`“‘](?P<quoted>[^'\"`”’\n]{1,100})['\"`”’]|(?P<token>[^\W_][\w./:+-]*[^\W_]|[^\W_]))"
+)
+
+
+def cued_value(
+    name: str, schema: Mapping[str, Any], task: str, taken: set[str]
+) -> tuple[str, str] | None:
+    """``(value, phrase)``: the one value the task ties to the field by a word its description
+    uses for the field's role ("pulled into" and "into main"), which no other field holds."""
+    described = set(re.findall(r"[a-z]+", str(schema.get("description", ""))[:1000].lower()))
+    cues = [c for c in _CUES if c in described]
+    if len(cues) != 1:
+        return None  # none, or a description speaking of several roles
+    pattern = re.compile(rf"\b{cues[0]}\s+{_SKIP}{_VALUE}", re.IGNORECASE)
+    found: dict[str, str] = {}
+    for match in pattern.finditer(task[:4000]):
+        value = match["quoted"] or match["token"]
+        if value.lower() in _NOT_VALUES or value in taken:
+            continue
+        found[value] = match.group(0)
+    if len(found) != 1:
+        return None
+    return next(iter(found.items()))
+
+
+#: Words that follow a cue without being a value ("from here", "into it").
+_NOT_VALUES = frozenset(
+    [
+        "it",
+        "them",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "which",
+        "what",
+        "where",
+        "whom",
+        "one",
+    ]
+)
+
+
 #: A description naming the value for the main one of something ("use 'primary' for the main
 #: calendar").
 _USE_FOR_MAIN = re.compile(
@@ -210,7 +271,7 @@ def _described_default(schema: Mapping[str, Any], task: str) -> Fix | None:
 def _only_zone(task: str, args: Mapping[str, Any]) -> Fix | None:
     """The one zone the task names that no other field holds already ("14:00 London time in
     Tokyo" with the source London: Tokyo)."""
-    taken = _strings(args)
+    taken = strings_in(args)
     zones = [z for z in zones_named_in(task) if z not in taken]
     if len(zones) != 1:
         return None

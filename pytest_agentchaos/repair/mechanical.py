@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
+from .phones import PHONE_FORMATS, fix_phone
 
 __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
 
@@ -102,6 +103,17 @@ _MAILTO = re.compile(
     r"^\s*(?:mailto:)?\s*(?:[^<>]*<\s*([^<>\s]+@[^<>\s]+)\s*>|([^\s<>]+@[^\s<>]+))\s*$"
 )
 _HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
+#: A URL the tool sends data to (a callback, a webhook), not one it reads.
+_SENDS_TO = re.compile(
+    r"callback|webhook|hook_?url|notify|notification|\bsends?\b|\bpost(?:s|ed)? to\b|redirect",
+    re.IGNORECASE,
+)
+#: A host name with a top-level domain of letters (``www.example.com/pricing?x=1``): what
+#: a browser's address bar reads as ``https://``. Not a bare word, not an IP, not a path.
+_WEB_ADDRESS = re.compile(
+    r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,24}(?::\d{1,5})?"
+    r"(?:[/?#][^\s]*)?$"
+)
 
 
 def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
@@ -129,10 +141,25 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
         if fixed != value:
             return Fix("format_correction", fixed, 0.95, f"the UUID in {shown(value)}")
         return None
+    if fmt in PHONE_FORMATS:
+        return fix_phone(value, ctx)
     if fmt in ("uri", "iri", "uri-reference", "url"):
         fixed = value.strip().strip("<>\"'").strip()
         if fixed != value and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", fixed):
             return Fix("format_correction", fixed, 0.95, "the URI without what surrounded it")
+        if _WEB_ADDRESS.match(fixed) and _SENDS_TO.search(ctx.name + " " + ctx.description):
+            return Decline(
+                "format_correction",
+                f"{shown(value)} has no scheme, and the tool sends data there: whether it goes "
+                "over http or https is for the user to say",
+            )
+        if _WEB_ADDRESS.match(fixed) and fmt != "uri-reference":
+            return Fix(
+                "format_correction",
+                "https://" + fixed,
+                0.85,
+                f"{shown(value)} is a web address without its scheme: https, as browsers take it",
+            )
         return Decline(
             "format_correction", f"{shown(value)} is not a URI (its scheme is not for us to choose)"
         )
@@ -172,12 +199,73 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
             and re.search(rf"(?<![\w.-]){re.escape(shown(-value))}(?![\w.])", task)
         ):
             return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
+    scaled = _minor_units(value, low, high, ctx)
+    if scaled is not None:
+        return scaled
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",
         f"{shown(value)} is outside {where}: it may be on another scale, and clamping it would "
         "change what was asked",
     )
+
+
+#: A field counted in a currency's smallest unit, as its description says.
+_MINOR_UNITS = re.compile(r"\bcents?\b|smallest currency unit|minor units?", re.IGNORECASE)
+#: An amount of money as a task writes it: "$25", "25 USD", "€12.50", "40 dollars".
+_AMOUNT = re.compile(
+    r"[$€£]\s?(?P<a>\d[\d,]*(?:\.\d{1,2})?)(?![\d.])"
+    r"|(?<![\w.])(?P<b>\d[\d,]*(?:\.\d{1,2})?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?"
+    r"|pounds?)\b",
+    re.IGNORECASE,
+)
+#: Currencies without a minor unit (Stripe's zero-decimal list): their amount is not scaled.
+_ZERO_DECIMAL = frozenset(
+    [
+        "bif",
+        "clp",
+        "djf",
+        "gnf",
+        "jpy",
+        "kmf",
+        "krw",
+        "mga",
+        "pyg",
+        "rwf",
+        "ugx",
+        "vnd",
+        "vuv",
+        "xaf",
+        "xof",
+        "xpf",
+    ]
+)
+
+
+def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context) -> Fix | None:
+    """A value too small (for the schema or the tool) in a field counted in cents, which is
+    the amount the task states in whole units ("$25" sent as 25): the amount in cents."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not ctx.task:
+        return None
+    if (high is not None and value > high) or not _MINOR_UNITS.search(ctx.description):
+        return None  # too big is no amount in whole units; a field not in cents
+    currency = next(
+        (v.lower() for k, v in ctx.args.items()
+         if isinstance(k, str) and "currency" in k.lower() and isinstance(v, str)),
+        None,
+    )  # fmt: skip
+    if currency in _ZERO_DECIMAL:
+        return None
+    amounts = {
+        float((m["a"] or m["b"]).replace(",", "")) for m in _AMOUNT.finditer(ctx.task[:4000])
+    }
+    if amounts != {float(value)}:
+        return None
+    cents = round(value * 100)
+    if (low is not None and cents < low) or (high is not None and cents > high):
+        return None
+    why = f"the task says {shown(value)} in whole units, and the field counts cents: {cents}"
+    return Fix("unit_conversion", cents, 0.85, why)
 
 
 #: A task asking for as many (much, long) as a tool allows.

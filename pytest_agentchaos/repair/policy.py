@@ -30,6 +30,10 @@ STRATEGIES = (
     "clamp_value",
     "length_correction",
     "timezone_correction",
+    "date_year_correction",
+    "drop_exclusive_key",
+    "rejected_value_correction",
+    "unit_conversion",
     "json_repair",
 )
 

@@ -48,6 +48,7 @@ from .lint import lint, rename_all
 from .paths import delete, get, has, plain, put
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
+from .refused import exclusive_pair
 from .results import RepairError, RepairResult, RepairStep
 from .spec import Problem, ToolSpec, checker_for
 
@@ -313,9 +314,15 @@ class ParamRepairer(ToolCalls):
             done.add(problem.path)
             if problem.kind == "unknown" and not has(current, problem.path):
                 continue  # renamed away already
-            before = get(current, problem.path)
-            ctx = self._context(problem, current, task, now)
-            outcome = self._strategy(problem, before, ctx, current, missing)
+            outcome: Fix | Decline | None
+            if problem.kind == "exclusive":  # the problem moves to the parameter dropped
+                properties = self.spec.parameters.get("properties", {})
+                problem, outcome = exclusive_pair(problem, current, properties, task)
+                before = get(current, problem.path) if has(current, problem.path) else None
+            else:
+                before = get(current, problem.path)
+                ctx = self._context(problem, current, task, now)
+                outcome = self._strategy(problem, before, ctx, current, missing)
             declined = self._apply(outcome, problem, before, current, steps)
             if declined is not None:
                 return declined
@@ -527,7 +534,10 @@ class ParamRepairer(ToolCalls):
         self, problem: Problem, current: dict[str, Any], task: str | None, now: _dt.datetime | None
     ) -> Context:
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
-        return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score)
+        schema = problem.schema or self.spec.schema_at(problem.path)
+        described = str(schema.get("description", ""))[:2000]
+        return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score,
+                       described)  # fmt: skip
 
     def _report(
         self, result: RepairResult, before: Any, at: int | None, intended: Any = None

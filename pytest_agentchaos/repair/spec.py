@@ -22,7 +22,9 @@ __all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec", "checker_for"]
 #: ``unknown``; a value has the wrong ``type``, is not in the ``enum`` (or not the ``const``),
 #: fails its ``format``, is out of ``range`` (minimum, maximum, multipleOf), breaks a ``length``
 #: bound (of a string, array or object) or a ``pattern``, or matches none of a union's
-#: branches (``union``); ``other`` is everything else jsonschema says.
+#: branches (``union``); ``other`` is everything else jsonschema says. From a tool's error
+#: only: a date ``past`` that the tool wants in the future, two parameters the tool will not
+#: take together (``exclusive``), and a value the tool ``rejected`` without saying why.
 PROBLEM_KINDS = (
     "missing",
     "unknown",
@@ -33,6 +35,9 @@ PROBLEM_KINDS = (
     "length",
     "pattern",
     "union",
+    "past",
+    "exclusive",
+    "rejected",
     "other",
 )
 
@@ -194,7 +199,26 @@ def checker_for(schema: Mapping[str, Any]) -> Any:
     from jsonschema.validators import validator_for
 
     cls = validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(schema, format_checker=_format_checker(cls))
+
+
+_CHECKERS: dict[Any, Any] = {}
+
+
+def _format_checker(cls: Any) -> Any:
+    """The draft's format checker, plus the phone number formats OpenAPI specs use."""
+    checker = _CHECKERS.get(cls)
+    if checker is None:
+        from jsonschema import FormatChecker
+
+        from .phones import PHONE_FORMATS, is_phone_address
+
+        checker = FormatChecker(formats=())
+        checker.checkers = {**cls.FORMAT_CHECKER.checkers}
+        for name in PHONE_FORMATS:
+            checker.checks(name)(is_phone_address)
+        _CHECKERS[cls] = checker
+    return checker
 
 
 def _check_refs(validator: Any, schema: Any, where: str) -> None:
