@@ -127,7 +127,7 @@ def test_the_next_day_is_never_before_today_and_within_a_year(day: dt.date, toda
     )
     if isinstance(result, Fix):
         moved = dt.date.fromisoformat(result.value)
-        assert today <= moved < today.replace(year=today.year + 1) + dt.timedelta(days=2)
+        assert today <= moved <= today + dt.timedelta(days=366)
         assert (moved.month, moved.day) == (day.month, day.day)
 
 
@@ -252,6 +252,23 @@ def test_the_repairer_reads_a_validation_failure_naming_only_the_field() -> None
                                         "merge fix-12 into release-3.1")  # fmt: skip
     assert result.ok and result.args == {"source": "fix-12", "target": "release-3.1"}
     assert result.strategy == "rejected_value_correction"
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [
+        ("send it from ops@example.com please", "ops@example.com"),
+        ("send it from my work account", None),  # a word of a longer name
+        ("send it from here", None),
+        ("send it from a@example.com or b@example.com", None),  # which?
+    ],
+)
+def test_a_cue_gives_a_value_only_where_its_phrase_ends(task: str, want: str | None) -> None:
+    tool = spec("mail", {"body": {"type": "string"},
+                         "sender": {"type": "string", "description": "Address to send from"}},
+                ["body", "sender"])  # fmt: skip
+    found = RuleInferer().infer(InferenceRequest(tool, {"body": "hi"}, ("sender",), task))
+    assert (found["sender"].value if "sender" in found else None) == want
 
 
 def test_the_inferer_fills_a_missing_value_from_the_words_its_description_uses() -> None:

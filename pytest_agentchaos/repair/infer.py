@@ -203,7 +203,7 @@ def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
 _CUES = ("into", "onto", "from", "via")
 _SKIP = r"(?:(?:the|my|our|your|a|an)\s+)?"
 _VALUE = (
-    r"(?:['\"`“‘](?P<quoted>[^'\"`”’\n]{1,100})['\"`”’]|(?P<token>[^\W_][\w./:+-]*[^\W_]|[^\W_]))"
+    r"(?:['\"`“‘](?P<quoted>[^'\"`”’\n]{1,100})['\"`”’]|(?P<token>[^\W_][\w./:+@-]*[^\W_]|[^\W_]))"
 )
 
 
@@ -218,9 +218,17 @@ def cued_value(
         return None  # none, or a description speaking of several roles
     pattern = re.compile(rf"\b{cues[0]}\s+{_SKIP}{_VALUE}", re.IGNORECASE)
     found: dict[str, str] = {}
-    for match in pattern.finditer(task[:4000]):
+    task = task[:4000]
+    for match in pattern.finditer(task):
         value = match["quoted"] or match["token"]
         if value.lower() in _NOT_VALUES or value in taken:
+            continue
+        # "into main", "into the main branch" (a word of the description); not "from my
+        # work account": there the value is a word of a longer name the field does not hold
+        after = re.match(r"\s*([A-Za-z]+)", task[match.end() :])
+        if after and after[1].lower() == "or":
+            return None  # "from a or b": a choice the task leaves open
+        if after and after[1].lower() not in _JOINS and after[1].lower() not in described:
             continue
         found[value] = match.group(0)
     if len(found) != 1:
@@ -228,6 +236,34 @@ def cued_value(
     return next(iter(found.items()))
 
 
+#: Words that may follow a value and end its phrase ("from French into German").
+_JOINS = frozenset(
+    [
+        "and",
+        "or",
+        "to",
+        "into",
+        "onto",
+        "from",
+        "via",
+        "with",
+        "on",
+        "at",
+        "for",
+        "by",
+        "in",
+        "titled",
+        "named",
+        "called",
+        "as",
+        "then",
+        "but",
+        "please",
+        "now",
+        "today",
+        "tomorrow",
+    ]
+)
 #: Words that follow a cue without being a value ("from here", "into it").
 _NOT_VALUES = frozenset(
     [
