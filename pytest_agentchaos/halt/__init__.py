@@ -1,0 +1,22 @@
+"""Halting the semantic spiral (seed 004): independent heuristics over an agent's steps and
+the weighted monitor that decides to stop. Free of pytest; torch is imported only when the
+sentence embedder first encodes."""
+
+from __future__ import annotations
+
+from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .heuristics import HEURISTICS, Signal
+from .monitor import HaltDecision, HaltMonitor
+from .policy import HaltPolicy
+
+__all__ = [
+    "HEURISTICS",
+    "CachedEmbedder",
+    "Embedder",
+    "HaltDecision",
+    "HaltMonitor",
+    "HaltPolicy",
+    "LexicalEmbedder",
+    "SentenceEmbedder",
+    "Signal",
+]

@@ -1,0 +1,150 @@
+"""The halt monitor: hard limits first, then the heuristics' scores combined into one risk
+against a threshold (seed 004's weighted monitor), with a decision that names what fired.
+
+    monitor = HaltMonitor(task="Summarise the three reports")
+    for output in agent_steps():
+        decision = monitor.observe(output)
+        if decision.halt:
+            print(decision.reason)      # "repetition: step 5 repeats step 3 (semantic, 0.93)..."
+            break
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..saferepr import safe_str
+from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .heuristics import Observation, Signal, Watch
+from .policy import HaltPolicy
+from .text import cjk_share, digest, information, tokens
+
+__all__ = ["HaltDecision", "HaltMonitor"]
+
+
+@dataclass(frozen=True)
+class HaltDecision:
+    """``halt``: stop now. ``score``: the combined risk (0 to 1). ``fired``: the heuristics
+    with a strike this step or a full score, most sure first. ``reason``: why, in words.
+    ``hard``: a hard limit (steps, seconds, tokens) decided. ``signals``: every heuristic's
+    signal for this step."""
+
+    halt: bool
+    score: float
+    fired: tuple[str, ...] = ()
+    reason: str = ""
+    step: int = 0
+    hard: bool = False
+    signals: tuple[Signal, ...] = field(default=(), repr=False)
+
+
+class HaltMonitor:
+    """Watches one run step by step; see the module's docstring.
+
+    ``embedder``: ``None`` for the sentence model of the ``semantic`` extra (a clear error
+    names the extra when it is missing), ``"lexical"`` or any :class:`~.embed.Embedder`; each
+    distinct text is encoded once. CJK text is compared by character bigrams, never by the
+    English model's cosine."""
+
+    def __init__(
+        self,
+        task: str = "",
+        embedder: Embedder | str | None = None,
+        policy: HaltPolicy | None = None,
+    ) -> None:
+        if not isinstance(task, str):
+            raise TypeError(f"HaltMonitor(task=...) takes the task's text, got {task!r}")
+        if embedder == "lexical":
+            embedder = LexicalEmbedder()
+        elif embedder is None:
+            embedder = SentenceEmbedder()
+        elif isinstance(embedder, str) or not isinstance(embedder, Embedder):
+            raise TypeError(
+                "embedder must be None, 'lexical' or have encode(texts) -> vectors; "
+                f"got {embedder!r}"
+            )
+        self.policy = policy or HaltPolicy()
+        self.embedder = CachedEmbedder(embedder)
+        self.watch = Watch(self.policy, task, self.embedder)
+        self.steps = 0
+        self.seconds = 0.0
+        self.tokens_used = 0
+        self.history: list[HaltDecision] = []
+        self._seen_info: set[str] = set()
+
+    def observe(
+        self,
+        output: Any,
+        tool: str | None = None,
+        ok: bool | None = None,
+        progress: float | None = None,
+        state: Any = None,
+        *,
+        error: Any = None,
+        tokens_used: int | None = None,
+        seconds: float | None = None,
+    ) -> HaltDecision:
+        """Read one step: the agent's ``output`` (text, or anything: read as text), the
+        ``tool`` it called and whether that was ``ok`` (with the tool's ``error``), the
+        ``progress`` it reports (None: no signal, not zero), its ``state`` (unused by the
+        default heuristics, kept for custom ones), the tokens it used and the seconds it took
+        (virtual). Returns the decision for this step."""
+        text = output if isinstance(output, str) else safe_str(output, 20_000)
+        index = self.steps
+        self.steps += 1
+        self.tokens_used += int(tokens_used or 0)
+        self.seconds += float(seconds or 0.0)
+        info = information(text)
+        new = frozenset(info - self._seen_info)
+        self._seen_info |= info
+        step = Observation(
+            index=index,
+            output=text,
+            tool=tool,
+            ok=ok,
+            error=None if error is None else safe_str(error, 2000),
+            progress=float(progress) if _number(progress) else None,  # type: ignore[arg-type]
+            tokens=tokens(text),
+            info=info,
+            digest=digest(text),
+            cjk=cjk_share(text) >= 0.3,
+            new_info=new,
+        )
+        signals = tuple(self.watch.read(step))
+        decision = self._decide(step, signals)
+        self.history.append(decision)
+        return decision
+
+    def _decide(self, step: Observation, signals: Sequence[Signal]) -> HaltDecision:
+        hard = self._limit()
+        if hard:
+            return HaltDecision(True, 1.0, ("limits",), hard, step.index, True, tuple(signals))
+        remaining = 1.0
+        for signal in signals:
+            remaining *= 1.0 - self.policy.weight(signal.heuristic) * signal.score
+        risk = round(1.0 - remaining, 6)
+        ranked = sorted((s for s in signals if s.strike or s.score >= 1.0), key=lambda s: -s.score)
+        fired = tuple(s.heuristic for s in ranked)
+        halt = risk >= self.policy.threshold
+        reason = "; ".join(
+            f"{s.heuristic} ({s.strikes}/{self.policy.strikes}): {s.reason}"
+            for s in ranked
+            if s.reason
+        )
+        return HaltDecision(halt, risk, fired, reason, step.index, False, tuple(signals))
+
+    def _limit(self) -> str:
+        p = self.policy
+        if p.max_steps and self.steps > p.max_steps:
+            return f"limits: {self.steps} steps, over the limit of {p.max_steps}"
+        if p.max_seconds and self.seconds > p.max_seconds:
+            return f"limits: {self.seconds:g} s, over the limit of {p.max_seconds:g} s"
+        if p.max_tokens and self.tokens_used > p.max_tokens:
+            return f"limits: {self.tokens_used} tokens, over the limit of {p.max_tokens}"
+        return ""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

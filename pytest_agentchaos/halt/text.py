@@ -1,0 +1,109 @@
+"""Reading an agent's text for the halt heuristics: tokens in any script, near-duplicates,
+the information a step adds, and a task's keywords.
+
+Words are what a space-separated script separates; Chinese, Japanese and Korean runs are
+read as overlapping character pairs (bigrams), so that "查询天气" and "天气查询" share most of
+their tokens and two unrelated Chinese sentences share almost none, which is what the English
+embedding model cannot tell (it scores unrelated Chinese sentences 0.44-0.54).
+
+*Information* is what templated healthy work changes from step to step and a spiral does
+not: numbers, identifiers (``auth.py``, ``user_42``, ``PR-17``), quoted values, paths and URLs.
+A paraphrase rewords its sentence but brings none of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+__all__ = [
+    "MAX_TEXT",
+    "cjk_share",
+    "digest",
+    "information",
+    "keywords",
+    "normal",
+    "overlap",
+    "tokens",
+]
+
+#: The most characters of one output read (a 10 MB answer is read by its head).
+MAX_TEXT = 20_000
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(rf"[^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*", re.UNICODE)
+_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|'([^'\n]{2,80})'|`([^`\n]{1,80})`|“([^”\n]{1,80})”")
+#: A token that carries information: a number, or a name with a digit, a dot, an underscore, a
+#: slash or an inner capital (``auth.py``, ``user_42``, ``src/app``, ``fetchInvoices``).
+_INFO_TOKEN = re.compile(r"\d|[\w\-][._/][\w\-]|[a-z][A-Z]|://")
+_EDGES = "\"'`()[]{}<>,;:!?。，；：！？、“”‘’"
+
+#: Words that carry no topic: left out of keywords and of the drift check.
+STOPWORDS = frozenset(
+    """a an the and or but if then else of to in on at by for from with into onto about as is are
+    was were be been being it its this that these those there here i me my we our you your he she
+    they them their his her do does did done doing have has had having not no yes so than too very
+    can could will would shall should may might must just also only all any some each every more
+    most other such what which who whom whose when where why how please let lets now again up down
+    out over under off once same new get got make made use used using one two""".split()  # noqa: SIM905
+) | frozenset("的了和是在我你他她它们这那个一不也就都而及与或被把让给对从到请吗呢吧啊")
+
+
+def normal(text: str) -> str:
+    """``text`` cut to :data:`MAX_TEXT`, NFKC-normalised, casefolded, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text[:MAX_TEXT]).casefold()
+    return " ".join(text.split())
+
+
+def digest(text: str) -> str:
+    """A short digest of the normalised text: equal for texts that differ only in case and
+    spacing."""
+    return hashlib.blake2b(normal(text).encode("utf-8", "replace"), digest_size=12).hexdigest()
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The words of ``text`` (casefolded) and the character bigrams of its CJK runs."""
+    low = normal(text)
+    found = set(_WORD.findall(low))
+    for run in _CJK_RUN.findall(low):
+        if len(run) == 1:
+            found.add(run)
+        found.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard overlap of two token sets (1.0 for two empty ones)."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def information(text: str) -> frozenset[str]:
+    """The information tokens of ``text``: numbers, identifiers, quoted values, paths, URLs."""
+    head = text[:MAX_TEXT]
+    found = {next(g for g in m.groups() if g).casefold() for m in _QUOTED.finditer(head)}
+    for word in head.split():
+        word = word.strip(_EDGES).rstrip(".")
+        if 0 < len(word) <= 200 and _INFO_TOKEN.search(word):
+            found.add(word.casefold())
+    return frozenset(found)
+
+
+def cjk_share(text: str) -> float:
+    """The share of ``text``'s letters that are CJK (0 for none)."""
+    head = text[:2000]
+    letters = sum(1 for ch in head if ch.isalpha())
+    if not letters:
+        return 0.0
+    return sum(len(run) for run in _CJK_RUN.findall(head)) / letters
+
+
+def keywords(task: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The topic tokens of a task: its tokens less stopwords and one-letter words."""
+    found = {t for t in tokens(task) if t not in STOPWORDS and (len(t) > 1 or _CJK_RUN.match(t))}
+    found |= {normal(w) for w in extra if w.strip()}
+    return frozenset(found)
