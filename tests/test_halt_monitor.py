@@ -93,8 +93,8 @@ def test_a_missing_semantic_extra_names_the_extra(monkeypatch: pytest.MonkeyPatc
 def test_the_same_answer_a_third_time_again_halts_with_its_reason() -> None:
     outputs = ["Looking up the order."] + ["The order API timed out, trying again."] * 5
     at, decision = first_halt(outputs, task="Find order 1234")
-    assert at == 4  # the first of them, then three repetitions
-    assert decision.fired[0] == "repetition" and "repeats step" in decision.reason
+    assert at == 3  # its third occurrence: three strikes
+    assert "repetition" in decision.fired and "repeats step" in decision.reason
     assert decision.score >= 0.95 and not decision.hard
 
 
@@ -173,7 +173,9 @@ def test_going_on_after_saying_the_task_is_done_halts() -> None:
         "And the fjords were formed by glaciers.",
     ]
     at, decision = first_halt(outputs, task="What is the weather in Oslo?")
-    assert at == 4 and decision.fired == ("drift",)
+    assert at == 4 and "drift" in decision.fired and "after saying the task was done" in (
+        decision.reason
+    )
 
 
 def test_limits_are_hard_halts() -> None:

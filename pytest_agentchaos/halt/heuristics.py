@@ -27,6 +27,7 @@ __all__ = ["HEURISTICS", "Observation", "Signal", "Watch"]
 
 HEURISTICS = (
     "repetition",
+    "novelty",
     "progress",
     "apology",
     "self_reference",
@@ -87,6 +88,7 @@ class Watch:
     last_informative: int = -1
     vocabulary: frozenset[str] = frozenset()
     off_topic: int = 0
+    stale: int = 0
 
     def __post_init__(self) -> None:
         self.task_words = keywords(self.task)
@@ -101,7 +103,9 @@ class Watch:
         rising = self._progress_rises(step)
         exact = any(how == "exact" for _, how, _ in similar)
         # a counter that rises while the output is the very same is no progress
-        informative = bool(step.new_info) or (rising and not exact)
+        # a tool call that worked and says something new (not a repeat) did something
+        acted = step.ok is True and not similar
+        informative = bool(step.new_info) or (rising and not exact) or acted
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
         similar = [s for s in similar if s[0].index >= self.last_informative]
@@ -109,6 +113,7 @@ class Watch:
             self.last_informative = step.index
         signals = [
             self._repetition(step, similar, informative),
+            self._novelty(step, informative),
             self._progress(step),
             self._apology(step),
             self._self_reference(step, informative),
@@ -181,6 +186,18 @@ class Watch:
         reason = (f"step {step.index} repeats step {old.index} ({how}, {score:.2f}) and adds "
                   "no new information")  # fmt: skip
         return self._signal("repetition", step, True, reason, how=how, like=old.index)
+
+    def _novelty(self, step: Observation, informative: bool) -> Signal:
+        """Steps that bring nothing new (no number, name or value not seen before, no rising
+        progress), however they are worded: a paraphrase spiral says the same in new words."""
+        if informative:
+            self.stale = 0
+            self._reset("novelty")
+            return self._signal("novelty", step, False, "")
+        self.stale += 1
+        strike = self.stale >= self.policy.novelty_steps
+        reason = f"{self.stale} steps in a row bring no new information"
+        return self._signal("novelty", step, strike, reason, window=10**9)
 
     def _progress_rises(self, step: Observation) -> bool:
         if step.progress is None:

@@ -96,7 +96,9 @@ class HaltMonitor:
         self.steps += 1
         self.tokens_used += int(tokens_used or 0)
         self.seconds += float(seconds or 0.0)
-        info = information(text)
+        error_text = None if error is None else safe_str(error, 2000)
+        # what a tool's error says is news too ("4 failed" after "12 failed")
+        info = information(text) | (information(error_text) if error_text else frozenset())
         new = frozenset(info - self._seen_info)
         self._seen_info |= info
         step = Observation(
@@ -104,7 +106,7 @@ class HaltMonitor:
             output=text,
             tool=tool,
             ok=ok,
-            error=None if error is None else safe_str(error, 2000),
+            error=error_text,
             progress=float(progress) if _number(progress) else None,  # type: ignore[arg-type]
             tokens=tokens(text),
             info=info,

@@ -9,7 +9,8 @@ from typing import Any
 __all__ = ["HaltPolicy"]
 
 _HEURISTICS = (
-    "repetition", "progress", "apology", "self_reference", "oscillation", "drift", "tool_failure",
+    "repetition", "novelty", "progress", "apology", "self_reference", "oscillation", "drift",
+    "tool_failure",
 )  # fmt: skip
 
 
@@ -30,6 +31,7 @@ class HaltPolicy:
     cjk_overlap: float = 0.7
     semantic_similarity: float = 0.8
     stagnation_steps: int = 4
+    novelty_steps: int = 2
     threshold: float = 0.95
     weights: Mapping[str, float] = field(default_factory=dict)
     max_steps: int = 0
@@ -37,7 +39,7 @@ class HaltPolicy:
     max_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("strikes", "window", "stagnation_steps"):
+        for name in ("strikes", "window", "stagnation_steps", "novelty_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"HaltPolicy.{name} must be an int >= 1, got {value!r}")

@@ -39,6 +39,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|'([^'\n]{2,80})'|`([^`\n]{1,80})`|“
 #: A token that carries information: a number, or a name with a digit, a dot, an underscore, a
 #: slash or an inner capital (``auth.py``, ``user_42``, ``src/app``, ``fetchInvoices``).
 _INFO_TOKEN = re.compile(r"\d|[\w\-][._/][\w\-]|[a-z][A-Z]|://")
+_NUMBER = re.compile(r"^\d[\d,.]*$")
 _EDGES = "\"'`()[]{}<>,;:!?。，；：！？、“”‘’"
 
 #: Words that carry no topic: left out of keywords and of the drift check.
@@ -86,10 +87,13 @@ def information(text: str) -> frozenset[str]:
     """The information tokens of ``text``: numbers, identifiers, quoted values, paths, URLs."""
     head = text[:MAX_TEXT]
     found = {next(g for g in m.groups() if g).casefold() for m in _QUOTED.finditer(head)}
-    for word in head.split():
-        word = word.strip(_EDGES).rstrip(".")
+    words = [w.strip(_EDGES).rstrip(".") for w in head.split()]
+    for i, word in enumerate(words):
         if 0 < len(word) <= 200 and _INFO_TOKEN.search(word):
             found.add(word.casefold())
+            if _NUMBER.match(word) and i + 1 < len(words) and words[i + 1].isalpha():
+                # a count with what it counts: "2 failed" after "3 failed" is news
+                found.add(f"{word} {words[i + 1]}".casefold())
     return frozenset(found)
 
 
