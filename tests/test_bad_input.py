@@ -33,8 +33,8 @@ from pytest_agentchaos.profiles import Budgets
 USAGE = "ERROR: pytest-agentchaos: "
 BUILTINS = "flaky, malformed, none, outage, rate_limited, spiral"
 KINDS = (
-    "connection_error, garbled_output, http_error, latency, malformed_params, rate_limit, "
-    "repeated_output, timeout"
+    "connection_error, corrupt_snapshot, crash, garbled_output, http_error, latency, "
+    "malformed_params, rate_limit, repeated_output, timeout"
 )
 SELECTORS = "tools, channels, probability, first, nth, every, max_count, window"
 BUDGETS = "max_steps, max_tool_calls, max_model_calls, max_seconds, max_tokens"
@@ -492,7 +492,7 @@ PROFILE_CASES = [
     ),
     fault(
         "kind = 'timeout'\nchannels = 'smtp'",
-        "channels: 'smtp' is not one of tool, http, model",
+        "channels: 'smtp' is not one of tool, http, model, step, snapshot",
         "channels-unknown",
     ),
     fault(
@@ -965,7 +965,7 @@ MARKER_CASES = [
     mark(
         "chaos-fault-channels-unknown",
         'chaos(faults=[{"kind": "timeout", "channels": ["smtp"]}])',
-        F0 + "channels[0]: 'smtp' is not one of tool, http, model",
+        F0 + "channels[0]: 'smtp' is not one of tool, http, model, step, snapshot",
     ),
     mark(
         "chaos-fault-nth-0",
@@ -1461,7 +1461,7 @@ API_CASES = [
         "schedule-channel-unknown",
         lambda c: FaultPlan.from_schedule(entry(channel="smtp")),
         CFG,
-        "schedule[0]: channel: 'smtp' is not one of tool, http, model",
+        "schedule[0]: channel: 'smtp' is not one of tool, http, model, step, snapshot",
     ),
     api(
         "schedule-index-0",

@@ -173,8 +173,10 @@ def test_going_on_after_saying_the_task_is_done_halts() -> None:
         "And the fjords were formed by glaciers.",
     ]
     at, decision = first_halt(outputs, task="What is the weather in Oslo?")
-    assert at == 4 and "drift" in decision.fired and "after saying the task was done" in (
-        decision.reason
+    assert (
+        at == 4
+        and "drift" in decision.fired
+        and "after saying the task was done" in (decision.reason)
     )
 
 

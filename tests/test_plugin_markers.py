@@ -272,8 +272,8 @@ BAD_MARKERS = {
     "unknown_kind": (
         'chaos(faults=[{"kind": "explode"}])',
         "@pytest.mark.chaos: faults[[]0]: kind: unknown fault kind 'explode'; allowed: "
-        "connection_error, garbled_output, http_error, latency, malformed_params, rate_limit, "
-        "repeated_output, timeout",
+        "connection_error, corrupt_snapshot, crash, garbled_output, http_error, latency, "
+        "malformed_params, rate_limit, repeated_output, timeout",
     ),
     "probability": (
         'chaos(faults=[{"kind": "timeout", "probability": 1.5}])',
@@ -379,6 +379,11 @@ def test_every_bad_test_in_a_module_is_named(pytester):
         ("must_escape", "must_escape", "must_escape failed: nothing to escape: no loop arose*"),
         ("must_escape(within_steps=5)", "must_escape", "must_escape failed: nothing to escape*"),
         ("must_repair", "must_repair", "must_repair failed: nothing to repair: no call had*"),
+        (
+            "must_recover_state",
+            "must_recover_state",
+            "must_recover_state failed: nothing to recover from: no crash, loop or stagnation*",
+        ),
     ],
 )
 def test_markers_fail_for_a_trivially_passing_body(pytester, marker, name, message):

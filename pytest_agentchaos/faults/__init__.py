@@ -2,17 +2,32 @@
 
 from ..rng import derive_seed, stable_int, stable_random, stable_uniform
 from .effects import Effect, Failure
-from .kinds import CHANNELS, KINDS, CallInfo, FaultKind, garble, register
+from .kinds import (
+    CALL_CHANNELS,
+    CHANNELS,
+    KINDS,
+    RUNNER_CHANNELS,
+    CallInfo,
+    FaultKind,
+    garble,
+    register,
+)
 from .mutations import MUTATIONS, apply_mutation, parameters_schema
 from .plan import Decision, FaultPlan, FaultSpec, parse_fault, parse_faults
+from .rebirth import SNAPSHOT_MODES, CorruptSnapshot, Crash, corrupt
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
 
 __all__ = [
+    "CALL_CHANNELS",
     "CHANNELS",
     "KINDS",
     "MUTATIONS",
+    "RUNNER_CHANNELS",
     "SELECTOR_KEYS",
+    "SNAPSHOT_MODES",
     "CallInfo",
+    "CorruptSnapshot",
+    "Crash",
     "Decision",
     "Effect",
     "Failure",
@@ -21,6 +36,7 @@ __all__ = [
     "FaultSpec",
     "Selector",
     "apply_mutation",
+    "corrupt",
     "derive_seed",
     "garble",
     "parameters_schema",

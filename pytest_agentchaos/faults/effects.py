@@ -11,12 +11,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-FailureKind = Literal["timeout", "http", "connection"]
+FailureKind = Literal["timeout", "http", "connection", "crash"]
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """The call fails instead of returning: a timeout, an HTTP status, a dropped connection."""
+    """The call fails instead of returning: a timeout, an HTTP status, a dropped connection,
+    or (on the rebirth runner's ``step`` channel) a crash: an unexpected exception."""
 
     kind: FailureKind
     message: str

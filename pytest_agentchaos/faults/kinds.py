@@ -33,7 +33,14 @@ from .params import (
     text,
 )
 
-CHANNELS = ("tool", "http", "model")
+#: The channels of calls: Python tools, HTTP requests and model calls. Every kind that acts on
+#: a call applies to these (unless it says otherwise).
+CALL_CHANNELS = ("tool", "http", "model")
+#: The channels of the rebirth runner (:mod:`pytest_agentchaos.phoenix`): its steps, asked
+#: before each one runs, and its snapshot loads, asked before each one reads the store.
+RUNNER_CHANNELS = ("step", "snapshot")
+#: Every channel a fault may hit.
+CHANNELS = CALL_CHANNELS + RUNNER_CHANNELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +57,8 @@ class CallInfo:
 
 
 class FaultKind:
-    """Base class. Subclasses set ``name``, ``params``, ``defaults`` and ``channels``."""
+    """Base class. Subclasses set ``name``, ``params``, ``defaults`` and ``channels`` (the
+    call channels unless they say otherwise)."""
 
     name: ClassVar[str] = ""
     params: ClassVar[dict[str, Validator]] = {}
@@ -62,7 +70,7 @@ class FaultKind:
     #: Whether the kind replays a call's previous output (the run must then keep outputs).
     needs_previous: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
-    channels: ClassVar[tuple[str, ...]] = CHANNELS
+    channels: ClassVar[tuple[str, ...]] = CALL_CHANNELS
     summary: ClassVar[str] = ""
 
     def __init__(self, *, where: str | None = None, **params: Any) -> None:

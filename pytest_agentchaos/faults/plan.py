@@ -71,7 +71,7 @@ def parse_fault(raw: Any, where: str) -> FaultSpec:
         raise fail(
             where,
             f"kind {short(cls.name)} cannot apply to channels {list(spec.selector.channels)}; "
-            f"it applies to {', '.join(cls.channels)}",
+            f"it applies to {', '.join(_CHANNEL_NAMES.get(c, c) for c in cls.channels)}",
         )
     return spec
 
@@ -237,3 +237,9 @@ class FaultPlan:
 
 
 _ENTRY_KEYS = ("channel", "target", "index", "kind", "detail", "fault")
+
+#: How errors name the rebirth runner's channels.
+_CHANNEL_NAMES = {
+    "step": "step (a PhoenixRunner's steps)",
+    "snapshot": "snapshot (a PhoenixRunner's snapshot loads)",
+}

@@ -94,6 +94,7 @@ def plan_run(
         halt=spec.halt.as_dict() if spec.halt is not None else None,
         escape=spec.escape,
         repair=spec.repair,
+        recover=spec.recover,
     )
     trace_path = (
         settings.trace_dir / f"{safe_file_name(test_id)}.json"

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import boolean, fail, integer, number, optional, text
+from ..config import MAX_COUNT, boolean, fail, integer, number, optional, text
 from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
 from ..saferepr import short
 
@@ -38,6 +38,12 @@ MARKERS = {
         "must_repair(tools=None, max_attempts=3, require_problem=True): every call with "
         "malformed parameters must be repaired into the request the agent meant, before the "
         "tool runs or within that many later calls of the tool"
+    ),
+    "must_recover_state": (
+        "must_recover_state(max_rebirths=3, no_duplicate_effects=True, require_problem=True): "
+        "after every crash, loop or stagnation the PhoenixRunner's agent must resume from a "
+        "healthy snapshot and reach its goal within that many rebirths, and no side effect may "
+        "run twice with the same idempotency key"
     ),
 }
 
@@ -83,6 +89,7 @@ class RunSpec:
     wall_timeout: float | None = None
     escape: Mapping[str, Any] | None = None
     repair: Mapping[str, Any] | None = None
+    recover: Mapping[str, Any] | None = None
     marked: tuple[str, ...] = field(default=())
     error: str | None = None
 
@@ -154,6 +161,11 @@ _VERDICT_ARGS: dict[str, dict[str, Any]] = {
         "max_attempts": integer(minimum=0),
         "require_problem": boolean,
     },
+    "must_recover_state": {
+        "max_rebirths": integer(minimum=0, maximum=MAX_COUNT),
+        "no_duplicate_effects": boolean,
+        "require_problem": boolean,
+    },
 }
 
 
@@ -208,5 +220,6 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         wall_timeout=values.get("wall_timeout"),
         escape=_verdict("must_escape", by_name["must_escape"]),
         repair=repair,
+        recover=_verdict("must_recover_state", by_name["must_recover_state"]),
         marked=tuple(name for name in MARKERS if by_name[name]),
     )

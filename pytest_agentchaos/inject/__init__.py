@@ -16,6 +16,7 @@ _EXPORTS = {
     "CallState": "call",
     "ChaosSession": "session",
     "InjectedConnectionError": "errors",
+    "InjectedCrash": "errors",
     "InjectedFault": "errors",
     "InjectedHTTPError": "errors",
     "InjectedTimeout": "errors",
@@ -31,6 +32,7 @@ __all__ = [
     "ChaosRouter",
     "ChaosSession",
     "InjectedConnectionError",
+    "InjectedCrash",
     "InjectedFault",
     "InjectedHTTPError",
     "InjectedTimeout",
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from .chaos import Chaos
     from .errors import (
         InjectedConnectionError,
+        InjectedCrash,
         InjectedFault,
         InjectedHTTPError,
         InjectedTimeout,

@@ -1,7 +1,9 @@
-"""Exceptions that injected faults raise on the Python-tool and model channels.
+"""Exceptions that injected faults raise on the Python-tool and model channels, and into the
+rebirth runner's steps (``crash``).
 
 They subclass the built-in exceptions an agent already handles (``TimeoutError``,
-``ConnectionError``) and carry ``injected = True`` plus the trace event that caused them.
+``ConnectionError``, ``RuntimeError``) and carry ``injected = True`` plus the trace event that
+caused them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class InjectedTimeout(InjectedFault, TimeoutError):
 
 class InjectedConnectionError(InjectedFault, ConnectionError):
     """The connection was refused or dropped."""
+
+
+class InjectedCrash(InjectedFault, RuntimeError):
+    """An agent's step crashed with an unexpected error (the ``crash`` fault)."""
 
 
 class InjectedHTTPError(InjectedFault):
@@ -63,6 +69,8 @@ def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> I
         exc = InjectedTimeout(failure.message, fault=fault)
     elif failure.kind == "connection":
         exc = InjectedConnectionError(failure.message, fault=fault)
+    elif failure.kind == "crash":
+        exc = InjectedCrash(failure.message, fault=fault)
     else:
         exc = InjectedHTTPError(
             failure.message,
@@ -73,8 +81,9 @@ def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> I
             fault=fault,
         )
     if fault is not None and hasattr(exc, "add_note"):
+        what = "step run" if fault.channel == "step" else "call"
         exc.add_note(
             f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of the "
-            f"plan) on call {fault.index} of {fault.target!r}, step {fault.step}"
+            f"plan) on {what} {fault.index} of {fault.target!r}, step {fault.step}"
         )
     return exc

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
 from ..errors import BudgetExhausted, HardHalt, UnreadableUsage
-from ..faults.kinds import CallInfo
+from ..faults.kinds import RUNNER_CHANNELS, CallInfo
 from ..faults.plan import FaultPlan
 from ..profiles.budgets import Budgets
 from ..saferepr import safe_repr, safe_str, short
@@ -277,6 +277,46 @@ class ChaosSession:
             self.trace.append(fault)
             effect = decision.kind.effect(decision.detail, call)
             return new_state(channel, target, index, step, t, key, effect, fault, decision)
+
+    def inject(
+        self, channel: str, target: str, args: Mapping[str, Any] | None = None
+    ) -> CallState | None:
+        """Ask the plan about one event of the rebirth runner (a channel of
+        :data:`~pytest_agentchaos.faults.kinds.RUNNER_CHANNELS`): ``step`` before each step it
+        runs, ``snapshot`` before each load. Events are numbered per (channel, target) as calls
+        are; a fault that fires is a ``FaultInjected`` event, and the state returned carries its
+        effect (``None``: no fault). Nothing else is counted or recorded: the runner's steps are
+        the agent's own, not tool calls. Raises the run's hard halt if it has one."""
+        if channel not in RUNNER_CHANNELS:
+            raise ValueError(
+                f"inject(): channel must be one of {', '.join(RUNNER_CHANNELS)}, got "
+                f"{short(channel)} (calls go through begin())"
+            )
+        with self._lock:
+            if self._halted is not None:
+                self._raise_halted()
+            key = (channel, target)
+            self._counts[key] = index = self._counts.get(key, 0) + 1
+            if not self.plan.active(channel) or not self.plan.candidates(channel, target):
+                return None
+            t = self._now() - self._t0
+            call = CallInfo(channel, target, index, t, dict(args or {}))
+            decision = self.plan.decide(call)
+            if decision is None:
+                return None
+            fault = FaultInjected(
+                self.steps,
+                t,
+                kind=decision.kind.name,
+                channel=channel,
+                target=target,
+                index=index,
+                fault=decision.fault,
+                detail=capture(dict(decision.detail), self.max_value),
+            )
+            self.trace.append(fault)
+            effect = decision.kind.effect(decision.detail, call)
+            return new_state(channel, target, index, self.steps, t, key, effect, fault, decision)
 
     def previous_output(self, state: CallState) -> Any:
         """The last successful output of the same target on the same channel."""

@@ -37,6 +37,7 @@ __all__ = [
     "Decoded",
     "Name",
     "canonical",
+    "checked_from",
     "decode",
     "encode",
     "parse_header",
@@ -53,6 +54,7 @@ BAD_SUFFIX = ".bad"
 _NAME = re.compile(r"snap-(\d{12,})-step-(\d{6,})(-milestone)?\.json")
 _STATE_KEY = ',\n"state":'
 _END = "}\n"
+_CHECKSUM_KEY = b'"checksum": "'
 
 
 class Damaged(Exception):
@@ -170,6 +172,17 @@ def parse_header(head: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return header if isinstance(header, dict) else None
+
+
+def checked_from(data: bytes) -> int:
+    """Where the checked part of a snapshot file in the writer's layout begins: the value of
+    its checksum, which the state and the closing brace follow. A change to any byte from there
+    on is caught by :func:`decode` (the checksum no longer matches, or the JSON breaks); the
+    label and creation time before it are not checked. 0 for another layout."""
+    line_end = data.find(b"\n")
+    head = data[:line_end] if line_end >= 0 else data
+    at = head.rfind(_CHECKSUM_KEY)
+    return at + len(_CHECKSUM_KEY) - 1 if at >= 0 else 0
 
 
 def _split(text: str) -> tuple[str, str] | None:

@@ -25,8 +25,13 @@ step replayed after a rebirth does not charge a card twice; a key started but ne
 (the crash came mid-call) is first asked of the ``reconcile`` hook.
 
 Every decision is an event in the trace: ``Detection`` (detector ``phoenix``) for the trouble,
-``Intervention`` for ``rebirth``, ``soft_reset``, ``escalate`` and each ``effect``; the store
-records the ``Snapshot`` events.
+``Intervention`` for ``rebirth``, ``soft_reset``, ``escalate``, each ``effect`` and the run's
+``outcome``; the store records the ``Snapshot`` events.
+
+In a chaos run (:meth:`PhoenixRunner.for_run`) the run's fault plan reaches the runner: before
+each step it may ``crash`` (an ``InjectedCrash`` the runner treats as the agent's crash), before
+each load it may ``corrupt_snapshot`` the newest snapshot (which the load then skips), and
+``RebirthsExhausted`` stops the run as every hard halt does. Outside one nothing is injected.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from ..escape.loops import LoopDetector, LoopPolicy
 from ..escape.recorder import Recorder
 from ..saferepr import safe_str
 from ..trace.events import Detection, Intervention
+from .injection import FaultSource, corrupt_before_load, crash_before_step
 from .policy import PhoenixPolicy
 
 __all__ = [
@@ -142,8 +148,16 @@ class PhoenixRunner:
         health_check: Callable[[Any], bool] | None = None,
         escalate: Callable[[dict[str, Any]], Any] | None = None,
         reconcile: Callable[[str], tuple[bool, Any]] | None = None,
+        name: str | None = None,
+        session: FaultSource | None = None,
     ) -> None:
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty str, got {safe_str(repr(name), 80)}")
         self.agent = agent
+        #: The runner's name: the target of the faults of its ``step`` and ``snapshot`` channels.
+        self.name = name if name is not None else type(agent).__name__
+        #: The chaos run's session (``for_run`` sets it): its fault plan and hard halts.
+        self.session = session
         self.store = store
         self.policy = policy or PhoenixPolicy()
         self.loop_policy = loops or LoopPolicy()
@@ -161,12 +175,15 @@ class PhoenixRunner:
 
     @classmethod
     def for_run(cls, run: Any, agent: PhoenixAgent, store: Any, **kwargs: Any) -> PhoenixRunner:
-        """A runner wired to a chaos run: its virtual clock, its trace and the profile's
-        ``[phoenix]`` policy (give the store the same recorder: ``run.session``)."""
+        """A runner wired to a chaos run: its virtual clock, its trace, its fault plan (``crash``
+        and ``corrupt_snapshot``), its hard halts and the profile's ``[phoenix]`` policy (give
+        the store the same recorder: ``run.session``)."""
         if "policy" not in kwargs:
             profile = run.profile
             kwargs["policy"] = profile.policy("phoenix") if profile is not None else PhoenixPolicy()
-        return cls(agent, store, clock=run.clock, recorder=run.session, **kwargs)
+        return cls(
+            agent, store, clock=run.clock, recorder=run.session, session=run.session, **kwargs
+        )
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -184,6 +201,8 @@ class PhoenixRunner:
             trouble: Trouble | None = None
             report = StepReport()
             try:
+                if self.session is not None:
+                    crash_before_step(self.session, self.name, step)
                 report = _as_report(self.agent.step(step))
             except HardHalt:
                 raise
@@ -210,9 +229,20 @@ class PhoenixRunner:
     def _outcome(
         self, done: bool, step: int, reason: str, escalated: bool = False
     ) -> PhoenixOutcome:
-        return PhoenixOutcome(
+        outcome = PhoenixOutcome(
             done, step, self._steps_run, self.rebirths, tuple(self.troubles), escalated, reason
         )
+        detail = {
+            "runner": safe_str(self.name, 120),
+            "done": done,
+            "step": step,
+            "steps_run": self._steps_run,
+            "rebirths": self.rebirths,
+            "escalated": escalated,
+            "reason": reason,
+        }
+        self.recorder.record(Intervention, action="outcome", detail=detail)
+        return outcome
 
     # -- watching ----------------------------------------------------------------------------
 
@@ -267,6 +297,8 @@ class PhoenixRunner:
         waited = self.policy.wait(self.rebirths)
         if waited > 0:
             self.clock.sleep(waited)
+        if self.session is not None:
+            corrupt_before_load(self.session, self.name, self.store)
         loaded = self.store.load_latest(health_check=self.health_check)
         passed = loaded.skipped if loaded is not None else getattr(self.store, "last_skipped", ())
         skipped = [
@@ -307,11 +339,14 @@ class PhoenixRunner:
         }
         self.recorder.record(Intervention, action="escalate", detail=detail)
         if self.escalate_hook is None:
-            raise RebirthsExhausted(
+            halt = RebirthsExhausted(
                 f"the agent kept failing after {self.policy.max_rebirths} rebirths "
                 f"(last: {trouble.kind} at step {trouble.step}: {trouble.reason})",
                 **detail,
             )
+            if self.session is not None:  # the run stays halted, even if the halt is caught
+                self.session.stop(halt, **detail)
+            raise halt
         self.escalate_hook(detail)
 
     # -- side effects ------------------------------------------------------------------------
@@ -319,7 +354,9 @@ class PhoenixRunner:
     def effect(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` once per idempotency ``key`` across rebirths: a key
         already done returns its recorded result without calling ``fn``; a key started but
-        never finished is asked of the ``reconcile`` hook (``(True, result)``: it happened)."""
+        never finished (``fn`` raised: it may have happened) is asked of the ``reconcile`` hook
+        (``(True, result)``: it happened). A call an injected fault failed (an exception with
+        ``injected = True``: the chaos harness fails calls before they run) did not happen."""
         if not isinstance(key, str) or not key:
             raise ValueError(f"an effect's idempotency key must be a non-empty str, got {key!r}")
         entry = self._effects.get(key)
@@ -333,9 +370,18 @@ class PhoenixRunner:
                 self._record_effect(key, ran=False, why="reconciled: it had happened")
                 return result
         self._effects[key] = _Effect()
-        self._record_effect(key, ran=True, why="run")
-        result = fn(*args, **kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {safe_str(exc, 200)}"
+            if getattr(exc, "injected", False) is True:
+                del self._effects[key]
+                self._record_effect(key, ran=False, why=f"failed before it ran: {error}")
+            else:
+                self._record_effect(key, ran=True, why=f"raised {error}: it may have happened")
+            raise
         self._effects[key] = _Effect(True, result)
+        self._record_effect(key, ran=True, why="run")
         return result
 
     def _record_effect(self, key: str, ran: bool, why: str) -> None:

@@ -258,6 +258,33 @@ class _Store:
             self._files.write(info.file + BAD_SUFFIX, b"")
         self._record("marked_bad", info, step=info.step, file=info.file)
 
+    def newest_raw(self) -> tuple[SnapshotInfo, bytes] | None:
+        """The snapshot ``load_latest`` would restore, health check aside (the newest intact
+        one not marked bad), and its bytes as stored; ``None`` when there is none. For fault
+        injection (``corrupt_snapshot`` damages it) and tools that inspect files."""
+        names = self._files.names()
+        bad = _markers(names)
+        for name in _snapshots(names):
+            if name.file in bad:
+                continue
+            try:
+                data = self._files.read(name.file, self.max_bytes)
+                decoded = decode(name, data)
+            except (TooLarge, OSError, Damaged):  # gone, or one the load skips anyway
+                continue
+            return _with_header(self._info(name, False), decoded.header, len(data)), data
+        return None
+
+    def overwrite_raw(self, info: SnapshotInfo, data: bytes) -> None:
+        """Replace a snapshot file's bytes with ``data`` as given, unchecked (atomically, under
+        the lock): what the ``corrupt_snapshot`` fault does to the newest snapshot before a
+        load. A snapshot that no longer exists stays gone."""
+        if parse_name(info.file) is None:
+            raise SnapshotError(f"{short(info.file)} is not a snapshot file name")
+        with self._files.locked():
+            if info.file in self._files.names():
+                self._files.write(info.file, bytes(data))
+
     def _read(self, name: Name, info: SnapshotInfo) -> tuple[SnapshotInfo, Decoded]:
         try:
             data = self._files.read(name.file, self.max_bytes)

@@ -1,0 +1,304 @@
+"""``must_recover_state``: after every crash, loop or stagnation the agent was reborn from a
+healthy snapshot, it reached its goal within ``max_rebirths`` rebirths, and no side effect ran
+twice with the same idempotency key.
+
+Pure over the trace. It reads what the rebirth runner records: a ``Detection`` (detector
+``phoenix``) per trouble, then ``Intervention`` events: ``rebirth`` (from which step to which
+snapshot, the snapshots skipped and why), ``soft_reset`` (no healthy snapshot was left),
+``escalate`` (rebirths ran out), ``effect`` (the idempotency ledger: ``ran`` says whether the
+call was made) and ``outcome`` (how the runner's run ended). A tool or HTTP call whose
+arguments carry an idempotency key (``idempotency_key``, ``Idempotency-Key``, ``idempotencyKey``,
+at the top level or one level down) is a side effect too: two successful calls of one tool
+with the same key are a duplicate, as two ledger runs of one key are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..saferepr import safe_str
+from ..trace.events import Detection, Intervention, RunEnded, ToolCall, ToolResult
+from ..trace.trace import Trace
+from .verdict import Verdict, halt_line
+
+__all__ = ["DETECTOR", "must_recover_state"]
+
+#: The ``detector`` of the rebirth runner's ``Detection`` events.
+DETECTOR = "phoenix"
+#: How argument names of an idempotency key read once lower-cased, ``-`` as ``_``.
+_KEY_NAMES = frozenset({"idempotency_key", "idempotencykey"})
+#: Most troubles and duplicates listed in a failure.
+_SHOWN = 12
+
+
+@dataclass
+class _Trouble:
+    """One crash, loop or stagnation, and what the runner did about it."""
+
+    kind: str
+    step: Any
+    reason: str
+    rebirth: dict[str, Any] | None = None
+    soft_reset: bool = False
+    escalated: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} at step {self.step} ({self.reason})"
+
+    @property
+    def healthy(self) -> bool:
+        """Reborn from a snapshot that loaded and passed its checks."""
+        return self.rebirth is not None and self.rebirth.get("snapshot") is not None
+
+    def fate(self) -> str:
+        """What became of the agent after this trouble, with the snapshots skipped."""
+        skipped = _skipped(self.rebirth or {})
+        if self.healthy:
+            assert self.rebirth is not None
+            return (
+                f"resumed at step {self.rebirth.get('to_step')} from "
+                f"{safe_str(self.rebirth.get('snapshot'), 120)}{skipped}"
+            )
+        if self.rebirth is not None or self.soft_reset:
+            return f"no healthy snapshot to resume from{skipped}; soft reset to the start state"
+        if self.escalated is not None:
+            return (
+                f"not reborn: the runner's max_rebirths={self.escalated.get('max_rebirths')} "
+                "was used up and it escalated"
+            )
+        return "not reborn: the run stopped first"
+
+
+@dataclass
+class _Effects:
+    """Each side effect's runs, as the number of rebirths before each run."""
+
+    ledger: dict[str, list[int]] = field(default_factory=dict)
+    calls: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def duplicates(self, reborn: list[_Trouble]) -> list[str]:
+        lines = []
+        for key, runs in self.ledger.items():
+            if len(runs) > 1:
+                lines.append(
+                    f"duplicate effect: idempotency key {safe_str(repr(key), 120)} ran "
+                    f"{len(runs)} times through the runner's effect ledger ({_when(runs, reborn)})"
+                )
+        for (tool, key), runs in self.calls.items():
+            if len(runs) > 1:
+                lines.append(
+                    f"duplicate effect: {safe_str(tool, 80)} with idempotency key "
+                    f"{safe_str(repr(key), 120)} succeeded {len(runs)} times "
+                    f"({_when(runs, reborn)})"
+                )
+        return lines
+
+
+def must_recover_state(
+    trace: Trace,
+    *,
+    max_rebirths: int = 3,
+    no_duplicate_effects: bool = True,
+    require_problem: bool = True,
+) -> Verdict:
+    """After every trouble the rebirth runner met (a crash, a loop, stagnation) the agent was
+    reborn from a healthy snapshot, the runner reached its goal with at most ``max_rebirths``
+    rebirths, and (with ``no_duplicate_effects``) no side effect ran twice with the same
+    idempotency key. With ``require_problem`` a run where nothing went wrong fails: a suite
+    must not pass vacuously."""
+    troubles, reborn, outcomes, effects = _read(trace)
+    end = _end(trace)
+    fired = trace.fault_counts()
+    faults = ", ".join(f"{k}:{n}" for k, n in fired.items()) or "none"
+    facts: dict[str, Any] = {
+        "troubles": len(troubles),
+        "rebirths": len(reborn),
+        "healthy": sum(t.healthy for t in troubles),
+        "done": bool(outcomes) and all(o.get("done") is True for o in outcomes),
+    }
+    if not troubles and require_problem:
+        stops = _stops(trace)
+        stopped = f", stopped by {stops}" if stops else ""
+        return Verdict(
+            "must_recover_state",
+            False,
+            "must_recover_state failed: nothing to recover from: no crash, loop or stagnation "
+            f"arose in this run (faults fired: {faults}; {end}{stopped}). Run the agent with "
+            "PhoenixRunner.for_run and inject crash or corrupt_snapshot faults, or pass "
+            "require_problem=False.",
+            facts,
+        )
+    problems = [f"{t}: {t.fate()}" for t in troubles if not t.healthy]
+    if len(reborn) > max_rebirths:
+        problems.append(f"{len(reborn)} rebirths, more than max_rebirths={max_rebirths}")
+    problems.extend(_goal(troubles, outcomes, trace))
+    duplicates = effects.duplicates(reborn) if no_duplicate_effects else []
+    facts["duplicates"] = len(duplicates)
+    problems.extend(duplicates)
+    if not problems:
+        if not troubles:
+            return Verdict(
+                "must_recover_state",
+                True,
+                f"must_recover_state ok: nothing went wrong; {end}",
+                facts,
+            )
+        return Verdict(
+            "must_recover_state",
+            True,
+            f"must_recover_state ok: {len(troubles)} trouble(s), each resumed from a healthy "
+            f"snapshot; goal reached after {len(reborn)} rebirth(s) (max_rebirths="
+            f"{max_rebirths}); {_effect_count(effects, no_duplicate_effects)}",
+            facts,
+        )
+    lines = ["must_recover_state failed: the agent did not recover its state"]
+    lines += [f"  - {p}" for p in problems[:_SHOWN]]
+    if len(problems) > _SHOWN:
+        lines.append(f"  ... and {len(problems) - _SHOWN} more")
+    if troubles:
+        lines.append("  troubles and rebirths:")
+        lines += [f"    {i}. {t}: {t.fate()}" for i, t in enumerate(troubles[:_SHOWN], 1)]
+        if len(troubles) > _SHOWN:
+            lines.append(f"    ... and {len(troubles) - _SHOWN} more")
+    lines += [f"  {_outcome_line(o)}" for o in outcomes[:_SHOWN]]
+    lines.append(f"  faults fired: {faults}; {end}")
+    return Verdict("must_recover_state", False, "\n".join(lines), facts)
+
+
+def _read(trace: Trace) -> tuple[list[_Trouble], list[_Trouble], list[dict[str, Any]], _Effects]:
+    """The troubles in order, the trouble behind each rebirth, the runners' outcomes and
+    the side effects."""
+    troubles: list[_Trouble] = []
+    reborn: list[_Trouble] = []
+    outcomes: list[dict[str, Any]] = []
+    effects = _Effects()
+    keyed: dict[tuple[str, int], str] = {}
+    current: _Trouble | None = None
+    for event in trace:
+        if isinstance(event, Detection) and event.detector == DETECTOR:
+            detail = _dict(event.detail)
+            reason = safe_str(detail.get("reason", ""), 200)
+            current = _Trouble(str(event.kind), detail.get("step", "?"), reason)
+            troubles.append(current)
+        elif isinstance(event, Intervention):
+            detail = _dict(event.detail)
+            if event.action == "rebirth":
+                trouble = current
+                if trouble is None:  # a rebirth no detection announced
+                    trigger, at = str(detail.get("trigger", "?")), detail.get("from_step", "?")
+                    trouble = _Trouble(trigger, at, safe_str(detail.get("reason", ""), 200))
+                    troubles.append(trouble)
+                trouble.rebirth = detail
+                reborn.append(trouble)
+                current = None
+            elif event.action == "soft_reset" and current is not None:
+                current.soft_reset = True
+            elif event.action == "escalate" and current is not None:
+                current.escalated = detail
+            elif event.action == "effect" and detail.get("ran") is True:
+                effects.ledger.setdefault(str(detail.get("key")), []).append(len(reborn))
+            elif event.action == "outcome":
+                outcomes.append(detail)
+        elif isinstance(event, ToolCall):
+            key = _idempotency_key(event.args)
+            if key is not None:
+                keyed[(event.tool, event.index)] = key
+        elif isinstance(event, ToolResult) and event.ok:
+            key = keyed.pop((event.tool, event.index), None)
+            if key is not None:
+                effects.calls.setdefault((event.tool, key), []).append(len(reborn))
+    return troubles, reborn, outcomes, effects
+
+
+def _goal(troubles: list[_Trouble], outcomes: list[dict[str, Any]], trace: Trace) -> list[str]:
+    """Why the runner did not reach its goal, if it did not."""
+    if not outcomes:
+        if not troubles:
+            return []
+        stops = _stops(trace)
+        why = f"stopped by {stops}" if stops else f"{_end(trace)} first"
+        return [f"the rebirth runner never finished its run: {why}"]
+    return [
+        f"the agent did not reach its goal: {_outcome_line(o)}"
+        for o in outcomes
+        if o.get("done") is not True
+    ]
+
+
+def _outcome_line(outcome: dict[str, Any]) -> str:
+    """How one runner's run ended, as its ``outcome`` event says."""
+    runner = safe_str(outcome.get("runner", "the runner"), 80)
+    return (
+        f"runner {runner}: {safe_str(outcome.get('reason'), 200)} at step "
+        f"{outcome.get('step')} ({outcome.get('steps_run')} steps run, "
+        f"{outcome.get('rebirths')} rebirth(s))"
+    )
+
+
+def _end(trace: Trace) -> str:
+    """How the run ended."""
+    ended = trace.of_type(RunEnded)
+    if ended:
+        return f"the run ended {ended[-1].status} at t={ended[-1].t:.3f}s"
+    return f"the run stopped at t={trace.elapsed:.3f}s"
+
+
+def _stops(trace: Trace) -> str:
+    """The hard halts that stopped the run, if any."""
+    stops = [f"hard budget {h.budget}={h.limit:g}" for h in trace.budget_exhausted()]
+    stops += [halt_line(h).rstrip(";") for h in trace.hard_halts()]
+    return "; ".join(stops)
+
+
+def _when(runs: list[int], reborn: list[_Trouble]) -> str:
+    """When each run of a side effect happened, relative to the rebirths."""
+    parts = []
+    for n in runs:
+        if n == 0 or n > len(reborn):
+            parts.append("before any rebirth" if n == 0 else f"after rebirth {n}")
+        else:
+            trouble = reborn[n - 1]
+            parts.append(f"after rebirth {n} ({trouble.kind} at step {trouble.step})")
+    return "; ".join(parts)
+
+
+def _skipped(rebirth: dict[str, Any]) -> str:
+    skipped = rebirth.get("skipped")
+    if not isinstance(skipped, list) or not skipped:
+        return ""
+    shown = ", ".join(
+        f"{safe_str(s.get('snapshot'), 120)} ({safe_str(s.get('reason'), 120)})"
+        for s in skipped[:6]
+        if isinstance(s, dict)
+    )
+    more = f" and {len(skipped) - 6} more" if len(skipped) > 6 else ""
+    return f"; skipped {shown}{more}"
+
+
+def _effect_count(effects: _Effects, judged: bool) -> str:
+    if not judged:
+        return "duplicate effects not judged (no_duplicate_effects=False)"
+    keys = len(effects.ledger) + len(effects.calls)
+    return f"{keys} side effect(s) keyed, none run twice" if keys else "no keyed side effects"
+
+
+def _idempotency_key(args: Any) -> str | None:
+    """The idempotency key a call's arguments carry, at the top level or one level down."""
+    if not isinstance(args, dict):
+        return None
+    levels = [args, *(v for v in args.values() if isinstance(v, dict))]
+    for level in levels:
+        for name, value in level.items():
+            if (
+                isinstance(name, str)
+                and name.lower().replace("-", "_") in _KEY_NAMES
+                and isinstance(value, (str, int))
+                and not isinstance(value, bool)
+            ):
+                return str(value)
+    return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
