@@ -18,7 +18,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..escape.normalize import error_template
+from ..escape.normalize import error_template, mask_text
 from .embed import CachedEmbedder, cosine
 from .policy import HaltPolicy
 from .text import STOPWORDS, keywords
@@ -91,7 +91,7 @@ class Watch:
     stale: int = 0
 
     def __post_init__(self) -> None:
-        self.task_words = keywords(self.task)
+        self.task_words = _stems(keywords(self.task))
         for name in HEURISTICS:
             self.strikes[name] = deque()
 
@@ -282,7 +282,7 @@ class Watch:
             )  # fmt: skip
         if not self.task_words or not step.output.strip():
             return self._signal("drift", step, False, "")
-        content = frozenset(t for t in step.tokens | step.info if t not in STOPWORDS)
+        content = _stems(step.tokens | step.info)
         task_shared = content & self.task_words
         work_shared = content & self.vocabulary
         if task_shared or len(work_shared) >= 2:
@@ -301,18 +301,24 @@ class Watch:
         )  # fmt: skip
 
     def _tool_failure(self, step: Observation) -> Signal:
-        if step.tool is None or step.ok is None:
-            return self._signal("tool_failure", step, False, "")
-        key = (step.tool, error_template(step.error))
-        if step.ok:
+        """The same call failing the same way (its error with volatile details masked), in
+        a row or between other steps; a success of that tool clears its failures, and an
+        error that changes is another failure, not a streak."""
+        if step.tool is not None and step.ok is True:
             for failed in [k for k in self.failures if k[0] == step.tool]:
                 del self.failures[failed]
-            self._reset("tool_failure")
-            return self._signal("tool_failure", step, False, "")
-        self.failures[key] += 1
-        strike = self.failures[key] >= 2  # the same failure again: the first is only a fault
-        reason = f"{step.tool} failed the same way {self.failures[key]} times: {key[1][:120]}"
-        return self._signal("tool_failure", step, strike, reason, window=10**9)
+        strike = False
+        reason = ""
+        if step.tool is not None and step.ok is False:
+            # volatile details masked (ids, times, temp paths), counts kept: "4 failed" after
+            # "12 failed" is an error changing toward success
+            key = (step.tool, mask_text(step.error or "")[:2000])
+            self.failures[key] += 1
+            strike = self.failures[key] >= 2  # once is a fault; twice the same is a pattern
+            reason = f"{step.tool} failed the same way {self.failures[key]} times: {key[1][:120]}"
+        worst = max(self.failures.values(), default=0)
+        score = min(1.0, worst / self.policy.strikes) if worst >= 2 else 0.0
+        return Signal("tool_failure", strike, worst, score, reason if strike else "")
 
 
 _APOLOGY = re.compile(
@@ -336,3 +342,19 @@ _DONE = re.compile(
     r"最终答案",
     re.IGNORECASE,
 )
+
+
+def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
+    """Topic words for the drift check: parts of joined words ("cursor-based", "tools/list")
+    too, stopwords out, and a light stem of Latin words ("webhooks", "retrying" as "webhook",
+    "retry"), so that a step about the task's things shares words with it."""
+    found: set[str] = set()
+    for word in words:
+        for part in {word, *re.split(r"[-/._:]+", word)}:
+            if len(part) < 2 or part in STOPWORDS:
+                continue
+            found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
+    return frozenset(found)
+
+
+_STEM = re.compile(r"(?:ing|ed|es|s)$")
