@@ -735,10 +735,16 @@ PROFILE_CASES = [
         "[repair]: error_patterns[0]: regex: needs a (?P<field>...) group naming the parameter",
     ),
     prof(
-        "reserved-halt",
-        "[halt]\nthreshold = 1\n",
-        "[halt]: unknown key 'threshold': the halt stack is not in this version of "
-        "pytest-agentchaos, so its table must be empty",
+        "halt-unknown-key",
+        "[halt]\nvibes = 1\n",
+        "[halt]: unknown key 'vibes'; allowed: strikes, window, lexical_overlap, cjk_overlap, "
+        "semantic_similarity, stagnation_steps, novelty_steps, threshold, weights, max_steps, "
+        "max_seconds, max_tokens",
+    ),
+    prof(
+        "halt-bad-weight",
+        "[halt.weights]\ndrift = 2\n",
+        "[halt]: weights.drift: must be <= 1, got 2",
     ),
     prof(
         "phoenix-unknown-key",
@@ -1033,12 +1039,14 @@ MARKER_CASES = [
         F0 + f"unknown key … for fault kind 'timeout'; {FAULT_KEYS}",
     ),
     mark(
-        "must-halt-positional", "must_halt(10)", HALT + f"takes keyword arguments only ({BUDGETS})"
+        "must-halt-positional",
+        "must_halt(10)",
+        HALT + f"takes keyword arguments only ({BUDGETS}, by, not_before)",
     ),
     mark(
         "must-halt-unknown-kwarg",
         "must_halt(max_step=3)",
-        HALT + f"unknown argument 'max_step'; allowed: {BUDGETS}",
+        HALT + f"unknown argument 'max_step'; allowed: {BUDGETS}, by, not_before",
     ),
     mark("must-halt-0", "must_halt(max_steps=0)", HALT + "max_steps: must be > 0, got 0"),
     mark(

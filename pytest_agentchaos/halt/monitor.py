@@ -72,7 +72,28 @@ class HaltMonitor:
         self.seconds = 0.0
         self.tokens_used = 0
         self.history: list[HaltDecision] = []
+        self.run_watch: Any = None
         self._seen_info: set[str] = set()
+
+    @classmethod
+    def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
+        """A monitor reading a chaos run (the ``chaos`` fixture) from its trace: each model
+        result and tool result is a step; strikes are ``Detection`` events (detector
+        ``halt``), a decision to stop is a ``Halt`` event. The profile's ``[halt]`` table is
+        its policy unless ``policy=`` is given. Its latest decision: :attr:`decision`."""
+        from .watch import RunWatch
+
+        if "policy" not in kwargs:
+            profile = getattr(run, "profile", None)
+            kwargs["policy"] = profile.policy("halt") if profile is not None else HaltPolicy()
+        monitor = cls(task, **kwargs)
+        monitor.run_watch = RunWatch(monitor, run.trace, run.session)
+        return monitor
+
+    @property
+    def decision(self) -> HaltDecision:
+        """The latest decision (a quiet one before any step)."""
+        return self.history[-1] if self.history else HaltDecision(False, 0.0)
 
     def observe(
         self,

@@ -1,17 +1,50 @@
-"""How the halt monitor decides: strikes to halt, thresholds, weights, hard limits."""
+"""How the halt monitor decides (the profile's ``[halt]`` table): strikes to halt, thresholds,
+weights, hard limits."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HaltPolicy"]
+from ..config import Validator, check_fields, count, fail, integer, number, parse_table
+
+__all__ = ["HALT_DECIDERS", "HaltPolicy"]
 
 _HEURISTICS = (
     "repetition", "novelty", "progress", "apology", "self_reference", "oscillation", "drift",
     "tool_failure",
 )  # fmt: skip
+#: What may decide a halt: a heuristic, or the monitor's hard ``limits``.
+HALT_DECIDERS = (*_HEURISTICS, "limits")
+
+
+def _weights(value: Any, where: str) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise fail(where, f"must be a table of heuristic -> weight, got {value!r}")
+    out = {}
+    for key, weight in value.items():
+        if key not in _HEURISTICS:
+            raise fail(where, f"unknown heuristic {key!r}; known: {', '.join(_HEURISTICS)}")
+        out[key] = number(minimum=0, maximum=1)(weight, f"{where}.{key}")
+    return out
+
+
+_SHARE = number(minimum=0.01, maximum=1)
+_FIELDS: dict[str, Validator] = {
+    "strikes": count(),
+    "window": count(),
+    "lexical_overlap": _SHARE,
+    "cjk_overlap": _SHARE,
+    "semantic_similarity": _SHARE,
+    "stagnation_steps": count(),
+    "novelty_steps": count(),
+    "threshold": _SHARE,
+    "weights": _weights,
+    "max_steps": integer(minimum=0),
+    "max_seconds": number(minimum=0),
+    "max_tokens": integer(minimum=0),
+}
 
 
 @dataclass(frozen=True)
@@ -20,7 +53,8 @@ class HaltPolicy:
     a repetition is looked for in. ``lexical_overlap`` / ``cjk_overlap``: token overlap
     (Jaccard) that makes two outputs near-duplicates (words; CJK character bigrams).
     ``semantic_similarity``: cosine of sentence embeddings that makes two (non-CJK) outputs say
-    the same. ``stagnation_steps``: reports of flat progress before each is a strike.
+    the same. ``stagnation_steps``: reports of flat progress before each is a strike;
+    ``novelty_steps``: steps in a row without new information before each is a strike.
     ``weights``: how much each heuristic's score counts in the risk, which combines them as
     independent evidence (``1 - prod(1 - weight * score)``); ``threshold``: the risk that
     halts. ``max_steps`` / ``max_seconds`` / ``max_tokens``: hard limits (0: none)."""
@@ -39,39 +73,14 @@ class HaltPolicy:
     max_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("strikes", "window", "stagnation_steps", "novelty_steps"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"HaltPolicy.{name} must be an int >= 1, got {value!r}")
-        for name in ("lexical_overlap", "cjk_overlap", "semantic_similarity", "threshold"):
-            value = getattr(self, name)
-            if not _number(value) or not 0 < value <= 1:
-                raise ValueError(f"HaltPolicy.{name} must be a number in (0, 1], got {value!r}")
-        for name in ("max_steps", "max_seconds", "max_tokens"):
-            value = getattr(self, name)
-            if not _number(value) or value < 0:
-                raise ValueError(f"HaltPolicy.{name} must be a number >= 0, got {value!r}")
-        if not isinstance(self.weights, Mapping):
-            raise ValueError(f"HaltPolicy.weights must be a table, got {self.weights!r}")
-        for key, value in self.weights.items():
-            if key not in _HEURISTICS:
-                known = ", ".join(_HEURISTICS)
-                raise ValueError(f"HaltPolicy.weights: unknown heuristic {key!r} (known: {known})")
-            if not _number(value) or not 0 <= value <= 1:
-                raise ValueError(f"HaltPolicy.weights.{key} must be in [0, 1], got {value!r}")
+        check_fields(self, _FIELDS, "HaltPolicy")
 
     def weight(self, heuristic: str) -> float:
+        """The weight of ``heuristic`` in the risk (1.0 unless the policy says otherwise)."""
         return float(self.weights.get(heuristic, 1.0))
 
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any]) -> HaltPolicy:
-        """A policy from a profile's ``[halt]`` table (unknown keys are an error)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(known))}")
-        return cls(**dict(table))
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "[halt]") -> HaltPolicy:
+        """Validate a profile's ``[halt]`` table; errors name ``where``, the key and what is
+        allowed. Missing keys keep their defaults."""
+        return cls(**parse_table(raw, _FIELDS, where, "halt"))

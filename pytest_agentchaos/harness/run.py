@@ -91,7 +91,9 @@ def plan_run(
     if spec.seed is not None:
         replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
     expectations = Expectations(
-        halt=spec.halt.as_dict() if spec.halt is not None else None,
+        halt=(
+            {**spec.halt.as_dict(), **(spec.halt_rules or {})} if spec.halt is not None else None
+        ),
         escape=spec.escape,
         repair=spec.repair,
         recover=spec.recover,

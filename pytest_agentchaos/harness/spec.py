@@ -28,7 +28,9 @@ MARKERS = {
     ),
     "must_halt": (
         "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
-        "max_tokens=...): the agent must stop on its own within these limits"
+        "max_tokens=..., by=None, not_before=None): the agent must stop on its own within "
+        "these limits (by: only a halt decision of these heuristics counts; not_before: a halt "
+        "before this step fails)"
     ),
     "must_escape": (
         "must_escape(within_steps=None, require_loop=True): every loop the harness detects "
@@ -83,6 +85,8 @@ class RunSpec:
     faults: tuple[FaultSpec, ...] = ()
     budgets: Budgets = Budgets()
     halt: Budgets | None = None
+    #: ``must_halt``'s ``by`` (heuristics whose halt decision counts) and ``not_before``.
+    halt_rules: Mapping[str, Any] | None = None
     virtual_sleep: bool | None = None
     freeze_time: bool | None = None
     allow_hosts: tuple[str, ...] | None = None
@@ -92,6 +96,31 @@ class RunSpec:
     recover: Mapping[str, Any] | None = None
     marked: tuple[str, ...] = field(default=())
     error: str | None = None
+
+
+_HALT_KEYS = (*BUDGET_KEYS, "by", "not_before")
+
+
+def _halt_rules(given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``by`` (a heuristic's name or several) and ``not_before`` (a step) of ``must_halt``."""
+    from ..halt.policy import HALT_DECIDERS
+
+    rules: dict[str, Any] = {}
+    if "by" in given:
+        by = given["by"]
+        names = (by,) if isinstance(by, str) else by
+        if not isinstance(names, (list, tuple)) or not names:
+            raise fail(f"{where}: by", f"a heuristic's name or a list of them, got {short(by)}")
+        for name in names:
+            if name not in HALT_DECIDERS:
+                raise fail(
+                    f"{where}: by",
+                    f"unknown heuristic {short(name)}; known: {', '.join(HALT_DECIDERS)}",
+                )
+        rules["by"] = tuple(names)
+    if "not_before" in given:
+        rules["not_before"] = integer(minimum=1)(given["not_before"], f"{where}: not_before")
+    return rules
 
 
 def _kwargs(mark: MarkLike, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
@@ -201,11 +230,15 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
     faults: list[FaultSpec] = []
     values, budgets = _chaos(by_name["chaos"], faults)
     halt: Budgets | None = None
+    rules: dict[str, Any] | None = None
     for mark in reversed(by_name["must_halt"]):
         where = "@pytest.mark.must_halt"
         if mark.args:
-            raise fail(where, f"takes keyword arguments only ({', '.join(BUDGET_KEYS)})")
-        limits = parse_budgets(_kwargs(mark, BUDGET_KEYS, where), where)
+            raise fail(where, f"takes keyword arguments only ({', '.join(_HALT_KEYS)})")
+        given = _kwargs(mark, _HALT_KEYS, where)
+        found = _halt_rules(given, where)
+        rules = found if rules is None else {**rules, **found}
+        limits = parse_budgets({k: v for k, v in given.items() if k in BUDGET_KEYS}, where)
         halt = limits if halt is None else halt.override(limits)
     repair = _verdict("must_repair", by_name["must_repair"])
     return RunSpec(
@@ -214,6 +247,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         faults=tuple(faults),
         budgets=budgets,
         halt=halt,
+        halt_rules=rules,
         virtual_sleep=values.get("virtual_sleep"),
         freeze_time=values.get("freeze_time"),
         allow_hosts=values.get("allow_hosts"),

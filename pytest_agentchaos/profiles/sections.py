@@ -15,7 +15,6 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..config import fail
 from ..saferepr import short
 
 __all__ = ["SectionParser", "parse_section", "register_section", "sections"]
@@ -24,24 +23,10 @@ __all__ = ["SectionParser", "parse_section", "register_section", "sections"]
 SectionParser = Callable[[Mapping[str, Any], str], Any]
 
 
-def _reserved(part: str) -> SectionParser:
-    def parse(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-        if table:
-            key = sorted(str(k) for k in table)[0]
-            raise fail(
-                where,
-                f"unknown key {short(key)}: the {part} is not in this version of "
-                "pytest-agentchaos, so its table must be empty",
-            )
-        return table
-
-    return parse
-
-
 _PARSERS: dict[str, SectionParser | str] = {
     "escape": "pytest_agentchaos.escape.policy:EscapePolicy.from_dict",
     "repair": "pytest_agentchaos.repair.repairer:RepairPolicy.from_dict",
-    "halt": _reserved("halt stack"),
+    "halt": "pytest_agentchaos.halt.policy:HaltPolicy.from_dict",
     "phoenix": "pytest_agentchaos.phoenix.policy:PhoenixPolicy.from_dict",
 }
 

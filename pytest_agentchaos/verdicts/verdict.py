@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Halt, ModelCall, ModelResult, RunEnded, Step, ToolCall
+from ..trace.events import Detection, Halt, ModelCall, ModelResult, RunEnded, Step, ToolCall
 from ..trace.trace import Trace
 
 
@@ -74,10 +74,16 @@ def must_halt(
     max_model_calls: int | None = None,
     max_seconds: float | None = None,
     max_tokens: int | None = None,
+    by: tuple[str, ...] | list[str] | str | None = None,
+    not_before: int | None = None,
 ) -> Verdict:
     """The agent stopped by itself within every given limit, and no hard budget fired.
 
-    A run that a hard budget had to stop did not halt: it was halted.
+    A run that a hard budget had to stop did not halt: it was halted (the failure shows the
+    halt monitor's strikes, the risk history, when one watched the run). ``by``: the stop
+    must be a halt decision of the halt monitor naming one of these heuristics (``limits``
+    for its hard limits). ``not_before``: a halt decision before this step fails (a healthy
+    run stopped is a failure too).
     """
     given: dict[str, float | None] = {
         "max_steps": max_steps,
@@ -104,13 +110,37 @@ def must_halt(
     ended = trace.of_type(RunEnded)
     if ended and ended[-1].status == "error" and not problems:
         problems.append("the run ended with an error before it halted")
+    budget_problems = len(problems)
+    decided = [h for h in trace.of_type(Halt) if _by_monitor(h)]
+    wanted = (by,) if isinstance(by, str) else tuple(by or ())
+    if wanted and not problems:
+        named = [h for h in decided if set(h.detail.get("fired", ())) & set(wanted)]
+        if not named:
+            seen = "; ".join(_decision(h) for h in decided[:3]) or "no halt decision at all"
+            problems.append(
+                f"it stopped, but not by a halt decision of {', '.join(wanted)} ({seen})"
+            )
+    if not_before is not None:
+        for h in decided:
+            if h.step < not_before:
+                problems.append(
+                    f"halted at step {h.step}, before not_before={not_before} ({_decision(h)}): "
+                    "a run stopped too early is a failure too"
+                )
     shown = " ".join(f"{k}={_fmt(v)}" for k, v in limits.items()) or "no explicit limits"
     if problems:
-        text = (
-            "must_halt failed: the agent did not halt on its own within its budget\n"
-            + "\n".join(f"  - {p}" for p in problems)
+        headline = (
+            "the agent did not halt on its own within its budget"
+            if budget_problems
+            else "the agent halted, but not as the marker requires"
         )
+        text = f"must_halt failed: {headline}\n" + "\n".join(f"  - {p}" for p in problems)
         text += f"\n  limits: {shown}\n  used:   {_used(u)}"
+        history = _risk_history(trace)
+        if history:
+            text += "\n  halt monitor (latest strikes):\n" + "\n".join(
+                f"    {line}" for line in history
+            )
         return Verdict("must_halt", False, text, {"limits": limits, "usage": u})
     return Verdict(
         "must_halt",
@@ -118,6 +148,31 @@ def must_halt(
         f"must_halt ok: halted after {_used(u)} ({shown})",
         {"limits": limits, "usage": u},
     )
+
+
+def _by_monitor(halt: Halt) -> bool:
+    return isinstance(halt.detail, dict) and halt.detail.get("by") == "halt_monitor"
+
+
+def _decision(halt: Halt) -> str:
+    fired = (
+        ", ".join(map(str, halt.detail.get("fired", ()))) if isinstance(halt.detail, dict) else ""
+    )
+    return f"step {halt.step}: {fired or 'a halt'}"
+
+
+def _risk_history(trace: Trace, last: int = 8) -> list[str]:
+    """The halt monitor's latest strikes (``Detection`` events of detector ``halt``)."""
+    lines = []
+    for event in trace.of_type(Detection):
+        if event.detector != "halt" or not isinstance(event.detail, dict):
+            continue
+        d = event.detail
+        lines.append(
+            f"step {event.step}: {event.kind} {d.get('strikes')} strike(s), score "
+            f"{d.get('score', 0):.2f}: {safe_str(d.get('reason', ''), 160)}"
+        )
+    return lines[-last:]
 
 
 def halt_line(halt: Halt) -> str:

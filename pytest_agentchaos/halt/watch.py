@@ -1,0 +1,79 @@
+"""A halt monitor reading a chaos run's own trace: every model output and tool result is a
+step it observes, and what it decides goes back into the trace (``Detection`` events of
+detector ``halt`` for each strike, a ``Halt`` event when it decides the run must stop).
+
+    monitor = HaltMonitor.for_run(chaos, task="Summarise the three reports")
+    while not done:
+        step_agent()
+        if monitor.decision.halt:        # the agent stops itself; the trace says why
+            break
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..saferepr import safe_str
+from ..trace.events import Detection, Event, Halt, ModelResult, ToolResult
+from .monitor import HaltDecision, HaltMonitor
+
+__all__ = ["DETECTOR", "RunWatch"]
+
+#: The ``detector`` of the monitor's ``Detection`` events.
+DETECTOR = "halt"
+#: The most characters of a tool's output read as a step.
+_OUTPUT = 4000
+
+
+class RunWatch:
+    """Feeds ``monitor`` the model results and tool results appended to ``trace``, and
+    records what it decides with ``recorder`` (the run's session). Subscribed by
+    :meth:`HaltMonitor.for_run`; ``close()`` unsubscribes."""
+
+    def __init__(self, monitor: HaltMonitor, trace: Any, recorder: Any) -> None:
+        self.monitor = monitor
+        self.recorder = recorder
+        self.decision = HaltDecision(False, 0.0)
+        self.halted: HaltDecision | None = None
+        self._last_t: float | None = None
+        self._unsubscribe = trace.subscribe(self)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelResult):
+            output: Any = event.output if event.ok else (event.message or event.error_type)
+            decision = self._observe(event, output, tokens_used=event.tokens)
+        elif isinstance(event, ToolResult):
+            error = None if event.ok else (event.message or event.error_type or event.status)
+            text = safe_str(event.output, _OUTPUT) if event.ok else ""
+            decision = self._observe(event, text, tool=event.tool, ok=event.ok, error=error)
+        else:
+            return
+        self.decision = decision
+        for signal in decision.signals:
+            if signal.strike:
+                self.recorder.record(
+                    Detection,
+                    detector=DETECTOR,
+                    kind=signal.heuristic,
+                    detail={"strikes": signal.strikes, "score": signal.score,
+                            "reason": signal.reason, "monitor_step": decision.step},
+                )  # fmt: skip
+        if decision.halt and self.halted is None:
+            self.halted = decision
+            self.recorder.record(
+                Halt,
+                reason=f"halt monitor: {decision.reason}"[:2000],
+                hard=False,  # the agent's own decision, not the harness's stop
+                detail={"fired": list(decision.fired), "score": decision.score,
+                        "limit": decision.hard, "monitor_step": decision.step,
+                        "by": "halt_monitor"},
+            )  # fmt: skip
+
+    def _observe(self, event: Event, output: Any, **step: Any) -> HaltDecision:
+        seconds = 0.0 if self._last_t is None else max(0.0, event.t - self._last_t)
+        self._last_t = event.t
+        return self.monitor.observe(output, seconds=seconds, **step)
+
+    def close(self) -> None:
+        """Stop reading the trace."""
+        self._unsubscribe()

@@ -1,0 +1,59 @@
+"""The halt monitor on a chaos run: it reads the model's outputs and the tools' results from
+the run's trace, and writes its strikes and its decision back into it."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from pytest_agentchaos import Chaos, ProfileRegistry
+from pytest_agentchaos.errors import ChaosConfigError
+from pytest_agentchaos.halt import HaltMonitor, HaltPolicy
+from pytest_agentchaos.trace import Detection, Halt
+
+
+def test_a_spiralling_model_is_halted_from_the_trace_and_the_trace_says_why() -> None:
+    answers = iter(["Let me check the order status."] + ["The order is still pending."] * 20)
+    with Chaos.create(ProfileRegistry.default().get("none"), seed=1) as chaos:
+        model = chaos.model(lambda prompt: next(answers))
+        monitor = HaltMonitor.for_run(chaos, task="Find out why order 1234 is late",
+                                      embedder="lexical")  # fmt: skip
+        steps = 0
+        while not monitor.decision.halt and steps < 20:
+            model("what now?")
+            steps += 1
+    assert steps == 4  # the third time the same answer: halted by the agent's own monitor
+    (halt,) = chaos.trace.of_type(Halt)
+    assert not halt.hard and halt.detail["by"] == "halt_monitor"
+    assert "repetition" in halt.detail["fired"] and "repeats step" in halt.reason
+    kinds = {d.kind for d in chaos.trace.of_type(Detection) if d.detector == "halt"}
+    assert "repetition" in kinds
+
+
+def test_tool_results_are_steps_too() -> None:
+    def deploy(env: str) -> str:
+        raise PermissionError("403 Forbidden: token lacks scope deploy")
+
+    with Chaos.create(ProfileRegistry.default().get("none"), seed=1) as chaos:
+        tool = chaos.wrap(deploy)
+        monitor = HaltMonitor.for_run(chaos, task="Deploy to staging", embedder="lexical")
+        for _ in range(6):
+            with contextlib.suppress(PermissionError):
+                tool("staging")
+            if monitor.decision.halt:
+                break
+    assert monitor.decision.halt and monitor.decision.fired[0] == "tool_failure"
+    assert len(chaos.trace.of_type(Halt)) == 1
+
+
+def test_the_profiles_halt_table_is_the_monitors_policy(tmp_path: Path) -> None:
+    (tmp_path / "patient.toml").write_text("[halt]\nstrikes = 5\n[halt.weights]\ndrift = 0.5\n")
+    (tmp_path / "bad.toml").write_text("[halt]\nstrikes = 0\n")
+    registry = ProfileRegistry([tmp_path])
+    assert registry.get("patient").policy("halt") == HaltPolicy(strikes=5, weights={"drift": 0.5})
+    with pytest.raises(ChaosConfigError, match=r"bad.toml: \[halt\]: strikes: must be >= 1"):
+        registry.get("bad")
+    with Chaos.create(registry.get("patient"), seed=1) as chaos:
+        assert HaltMonitor.for_run(chaos, embedder="lexical").policy.strikes == 5
