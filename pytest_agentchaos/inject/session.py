@@ -264,19 +264,26 @@ class ChaosSession:
             decision = self.plan.decide(call)
             if decision is None:
                 return new_state(channel, target, index, step, t, key)
-            fault = FaultInjected(
-                step,
-                t,
-                kind=decision.kind.name,
-                channel=channel,
-                target=target,
-                index=index,
-                fault=decision.fault,
-                detail=capture(dict(decision.detail), self.max_value),
-            )
-            self.trace.append(fault)
-            effect = decision.kind.effect(decision.detail, call)
-            return new_state(channel, target, index, step, t, key, effect, fault, decision)
+            return self._fired(call, decision, step, key)
+
+    def _fired(self, call: CallInfo, decision: Any, step: int, key: Any) -> CallState:
+        """Record the fault ``decision`` made for ``call`` and return the call's state with
+        its effect (under the lock)."""
+        fault = FaultInjected(
+            step,
+            call.t,
+            kind=decision.kind.name,
+            channel=call.channel,
+            target=call.target,
+            index=call.index,
+            fault=decision.fault,
+            detail=capture(dict(decision.detail), self.max_value),
+        )
+        self.trace.append(fault)
+        effect = decision.kind.effect(decision.detail, call)
+        return new_state(
+            call.channel, call.target, call.index, step, call.t, key, effect, fault, decision
+        )
 
     def inject(
         self, channel: str, target: str, args: Mapping[str, Any] | None = None
@@ -304,19 +311,7 @@ class ChaosSession:
             decision = self.plan.decide(call)
             if decision is None:
                 return None
-            fault = FaultInjected(
-                self.steps,
-                t,
-                kind=decision.kind.name,
-                channel=channel,
-                target=target,
-                index=index,
-                fault=decision.fault,
-                detail=capture(dict(decision.detail), self.max_value),
-            )
-            self.trace.append(fault)
-            effect = decision.kind.effect(decision.detail, call)
-            return new_state(channel, target, index, self.steps, t, key, effect, fault, decision)
+            return self._fired(call, decision, self.steps, key)
 
     def previous_output(self, state: CallState) -> Any:
         """The last successful output of the same target on the same channel."""
