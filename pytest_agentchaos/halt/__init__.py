@@ -5,9 +5,9 @@ sentence embedder first encodes."""
 from __future__ import annotations
 
 from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
-from .heuristics import HEURISTICS, Signal
+from .heuristics import Signal
 from .monitor import HaltDecision, HaltMonitor
-from .policy import HaltPolicy
+from .policy import HEURISTICS, HaltPolicy
 
 __all__ = [
     "HEURISTICS",

@@ -32,7 +32,6 @@ __all__ = [
     "LexicalEmbedder",
     "SentenceEmbedder",
     "cosine",
-    "default_embedder",
 ]
 
 Vector = Sequence[float]
@@ -155,8 +154,3 @@ class CachedEmbedder:
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
         return out
-
-
-def default_embedder() -> Embedder:
-    """The sentence model where the extra is installed, else the lexical embedder."""
-    return SentenceEmbedder() if SentenceEmbedder.available() else LexicalEmbedder()

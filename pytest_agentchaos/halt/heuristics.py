@@ -20,21 +20,10 @@ from typing import Any
 
 from ..escape.normalize import error_template, mask_text
 from .embed import CachedEmbedder, cosine
-from .policy import HaltPolicy
-from .text import STOPWORDS, keywords
+from .policy import HEURISTICS, HaltPolicy
+from .text import STOPWORDS, keywords, overlap
 
-__all__ = ["HEURISTICS", "Observation", "Signal", "Watch"]
-
-HEURISTICS = (
-    "repetition",
-    "novelty",
-    "progress",
-    "apology",
-    "self_reference",
-    "oscillation",
-    "drift",
-    "tool_failure",
-)
+__all__ = ["Observation", "Signal", "Watch"]
 
 
 @dataclass(frozen=True)
@@ -156,11 +145,9 @@ class Watch:
             if old.digest == step.digest:
                 found.append((old, "exact", 1.0))
                 continue
-            small = min(len(old.tokens), len(step.tokens))
-            if small == 0:
+            if not old.tokens or not step.tokens:
                 continue
-            shared = len(old.tokens & step.tokens)
-            jaccard = shared / len(old.tokens | step.tokens)
+            jaccard = overlap(old.tokens, step.tokens)
             limit = self.policy.cjk_overlap if step.cjk else self.policy.lexical_overlap
             if jaccard >= limit:
                 found.append((old, "lexical", jaccard))

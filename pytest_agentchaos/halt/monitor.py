@@ -4,9 +4,8 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
     monitor = HaltMonitor(task="Summarise the three reports")
     for output in agent_steps():
         decision = monitor.observe(output)
-        if decision.halt:
-            print(decision.reason)      # "repetition: step 5 repeats step 3 (semantic, 0.93)..."
-            break
+        if decision.halt:               # decision.reason: "repetition (3/3): step 5 repeats
+            break                       # step 3 (semantic, 0.93) and adds no new information"
 """
 
 from __future__ import annotations

@@ -9,14 +9,15 @@ from typing import Any
 
 from ..config import Validator, check_fields, count, fail, integer, number, parse_table
 
-__all__ = ["HALT_DECIDERS", "HaltPolicy"]
+__all__ = ["HALT_DECIDERS", "HEURISTICS", "HaltPolicy"]
 
-_HEURISTICS = (
+#: The heuristics of the halt monitor, by name (weights and ``by=`` name them).
+HEURISTICS = (
     "repetition", "novelty", "progress", "apology", "self_reference", "oscillation", "drift",
     "tool_failure",
 )  # fmt: skip
 #: What may decide a halt: a heuristic, or the monitor's hard ``limits``.
-HALT_DECIDERS = (*_HEURISTICS, "limits")
+HALT_DECIDERS = (*HEURISTICS, "limits")
 
 
 def _weights(value: Any, where: str) -> dict[str, float]:
@@ -24,8 +25,8 @@ def _weights(value: Any, where: str) -> dict[str, float]:
         raise fail(where, f"must be a table of heuristic -> weight, got {value!r}")
     out = {}
     for key, weight in value.items():
-        if key not in _HEURISTICS:
-            raise fail(where, f"unknown heuristic {key!r}; known: {', '.join(_HEURISTICS)}")
+        if key not in HEURISTICS:
+            raise fail(where, f"unknown heuristic {key!r}; known: {', '.join(HEURISTICS)}")
         out[key] = number(minimum=0, maximum=1)(weight, f"{where}.{key}")
     return out
 
