@@ -34,7 +34,7 @@ USAGE = "ERROR: pytest-agentchaos: "
 BUILTINS = "flaky, malformed, none, outage, rate_limited, spiral"
 KINDS = (
     "connection_error, corrupt_snapshot, crash, garbled_output, http_error, latency, "
-    "malformed_params, rate_limit, repeated_output, timeout"
+    "malformed_params, paraphrased_output, rate_limit, repeated_output, stale_output, timeout"
 )
 SELECTORS = "tools, channels, probability, first, nth, every, max_count, window"
 BUDGETS = "max_steps, max_tool_calls, max_model_calls, max_seconds, max_tokens"

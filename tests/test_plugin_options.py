@@ -199,7 +199,7 @@ def test_list_profiles_shows_builtins_and_runs_no_tests(pytester):
             "  rate_limited   [[]built-in] *",
             "                 faults: rate_limit; *",
             "  spiral         [[]built-in] *",
-            "                 faults: repeated_output, garbled_output; *",
+            "                 faults: paraphrased_output, repeated_output, stale_output, *",
         ]
     )
     text = result.stdout.str()

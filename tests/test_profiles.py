@@ -63,7 +63,9 @@ def test_builtin_profiles_contain_what_their_descriptions_promise():
     assert rate.kind.name == "rate_limit" and rate.selector.max_count is not None
 
     assert kinds(reg.get("malformed")) == ["malformed_params"]
-    assert kinds(reg.get("spiral"))[0] == "repeated_output"
+    spiral = reg.get("spiral")
+    assert {"paraphrased_output", "repeated_output", "stale_output"} <= set(kinds(spiral))
+    assert any(f.kind.name == "paraphrased_output" for f in spiral.faults)
     for name in BUILTINS[1:]:
         assert reg.get(name).budgets.max_steps is not None
 

@@ -35,4 +35,7 @@ class Effect:
     failure: Failure | None = None
     args: Mapping[str, Any] | None = None
     replay: bool = False
+    #: Which earlier output a replay returns: 1 the previous one, ``k`` the k-th most recent,
+    #: 0 the first the target ever returned in the run.
+    replay_age: int = 1
     transform: Callable[[Any], Any] | None = None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, ClassVar
 
+from ..config import integer
 from ..saferepr import short
 from . import mutations as _mut
 from .effects import Effect, Failure
@@ -54,6 +55,8 @@ class CallInfo:
     args: Mapping[str, Any]
     schema: Mapping[str, Any] | None = None
     has_previous: bool = False
+    #: How many outputs of this target the run has kept count of (when a fault may replay one).
+    outputs: int = 0
 
 
 class FaultKind:
@@ -117,6 +120,17 @@ class FaultKind:
         """What a decided ``detail`` does to ``call`` (the detail alone decides it, so a
         replayed schedule acts the same)."""
         raise NotImplementedError
+
+    def depth(self, detail: Mapping[str, Any] | None = None) -> int:
+        """How many of a target's latest outputs the run must keep for this kind (for a
+        decided ``detail``, or for any decision when ``None``): 1 when it replays the
+        previous output, 0 when it replays none."""
+        return 1 if self.needs_previous else 0
+
+    def fits(self, detail: Mapping[str, Any], call: CallInfo) -> bool:
+        """Whether a decision read back from a schedule can act on ``call`` now (a replay
+        needs the output it replays)."""
+        return call.has_previous if self.needs_previous else True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.values!r})"
@@ -313,6 +327,81 @@ class RepeatedOutput(FaultKind):
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         return Effect(replay=True)
+
+
+#: The oldest output ``stale_output`` may return by count (``age``); older ones: ``"first"``.
+MAX_STALE_AGE = 20
+
+
+def stale_age(value: Any, where: str) -> int | str:
+    """``"first"`` or a whole number of calls back, from 2 to :data:`MAX_STALE_AGE`."""
+    if value == "first":
+        return "first"
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_STALE_AGE:
+        raise fail(
+            where,
+            f'expected "first" or a whole number from 2 to {MAX_STALE_AGE} (1 is '
+            f"repeated_output), got {short(value)}",
+        )
+    return value
+
+
+@register
+class StaleOutput(FaultKind):
+    """The tool is not run: an older output comes back with no error, as from a cache that
+    stopped refreshing. ``age``: ``"first"`` (default: the first output the target returned
+    in the run) or ``k``, the k-th most recent (2 to 20). It fires only when there is an
+    output older than the previous one."""
+
+    name = "stale_output"
+    needs_previous = True
+    summary = "the tool is not run; an older output (the first, or `age` calls back) returns"
+    params = {"age": stale_age}
+    defaults = {"age": "first"}
+    details = {"age": stale_age}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
+        age = self.values["age"]
+        needed = 2 if age == "first" else int(age)
+        return {"age": age} if call.outputs >= needed else None
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        age = detail["age"]
+        return Effect(replay=True, replay_age=0 if age == "first" else int(age))
+
+    def depth(self, detail: Mapping[str, Any] | None = None) -> int:
+        age = (detail or self.values)["age"]
+        return 1 if age == "first" else int(age)
+
+    def fits(self, detail: Mapping[str, Any], call: CallInfo) -> bool:
+        age = detail["age"]
+        return call.outputs >= (2 if age == "first" else int(age))
+
+
+@register
+class ParaphrasedOutput(FaultKind):
+    """The model (or tool) is not run: its previous output comes back in other words
+    (:func:`~pytest_agentchaos.faults.paraphrase.paraphrase`, from the English and Chinese
+    corpus in ``fixtures/paraphrases``), so an exact-repeat check misses it and only a
+    semantic one can see it. Structured outputs keep their shape (their prose strings are
+    paraphrased); other objects come back unchanged. No parameters; it does not fire until
+    the target has an output."""
+
+    name = "paraphrased_output"
+    needs_previous = True
+    channels = ("model", "tool")
+    summary = "the model is not run; its previous answer returns paraphrased (same meaning)"
+    params = {}
+    details = {"variant": integer(minimum=0)}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
+        return {"variant": rng.randrange(1000)} if call.has_previous else None
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        from .paraphrase import paraphrase_value  # the corpus loads on first use
+
+        variant = int(detail["variant"])
+        return Effect(replay=True, transform=lambda value: paraphrase_value(value, variant))
 
 
 GARBLE_MODES = ("truncate", "non_json")

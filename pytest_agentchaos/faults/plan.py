@@ -164,14 +164,17 @@ class FaultPlan:
 
     @property
     def needs_previous(self) -> bool:
-        """Whether a fault may replay a call's previous output (``repeated_output``): only
-        then does a run keep each tool's last output."""
-        kinds = (
-            [d.kind for d in self._schedule.values()]
-            if self._schedule is not None
-            else [f.kind for f in self.faults]
-        )
-        return any(kind.needs_previous for kind in kinds)
+        """Whether a fault may replay an earlier output of a call (``repeated_output``,
+        ``stale_output``, ``paraphrased_output``): only then does a run keep outputs."""
+        return self.depth > 0
+
+    @property
+    def depth(self) -> int:
+        """How many of each target's latest outputs a run keeps for the faults that replay
+        them (0: none; the first output is kept besides when any is)."""
+        if self._schedule is not None:
+            return max((d.kind.depth(d.detail) for d in self._schedule.values()), default=0)
+        return max((f.kind.depth() for f in self.faults), default=0)
 
     def fired(self) -> list[int]:
         """How many times each fault has fired so far."""
@@ -211,11 +214,7 @@ class FaultPlan:
         """The decision for ``call``, or ``None`` when no fault fires."""
         if self._schedule is not None:
             decision = self._schedule.get((call.channel, call.target, call.index))
-            if (
-                decision is not None
-                and decision.kind.name == "repeated_output"
-                and not call.has_previous
-            ):
+            if decision is not None and not decision.kind.fits(decision.detail, call):
                 return None
             return decision
         for i in self.candidates(call.channel, call.target):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -98,6 +99,11 @@ class ChaosSession:
         # can be large, and the trace keeps only a capped copy).
         self._previous: dict[tuple[str, str], Any] = {}
         self._keep_previous = self.plan.needs_previous
+        # ... and, for stale_output, the first one and the `depth` latest, and their count
+        self._depth = self.plan.depth
+        self._first: dict[tuple[str, str], Any] = {}
+        self._older: dict[tuple[str, str], deque[Any]] = {}
+        self._outputs: dict[tuple[str, str], int] = {}
         self._halted: HardHalt | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
@@ -260,7 +266,10 @@ class ChaosSession:
                 self.trace.append(build(ToolCall, (step, t, target, index, shown, channel)))
             if channel not in self._active or not self.plan.candidates(channel, target):
                 return new_state(channel, target, index, step, t, key)
-            call = CallInfo(channel, target, index, t, args, schema, key in self._previous)
+            call = CallInfo(
+                channel, target, index, t, args, schema, key in self._previous,
+                self._outputs.get(key, 0),
+            )  # fmt: skip
             decision = self.plan.decide(call)
             if decision is None:
                 return new_state(channel, target, index, step, t, key)
@@ -314,8 +323,27 @@ class ChaosSession:
             return self._fired(call, decision, self.steps, key)
 
     def previous_output(self, state: CallState) -> Any:
-        """The last successful output of the same target on the same channel."""
-        return self._previous.get(state.key, _MISSING)
+        """The earlier output of the same target on the same channel that the call's effect
+        replays: the last successful one unless it asks for an older one (``replay_age``)."""
+        age = state.effect.replay_age if state.effect is not None else 1
+        if age == 1:
+            return self._previous.get(state.key, _MISSING)
+        if age == 0:
+            return self._first.get(state.key, _MISSING)
+        older = self._older.get(state.key)
+        return older[-age] if older is not None and len(older) >= age else _MISSING
+
+    def _keep(self, key: tuple[str, str], output: Any) -> None:
+        """Keep ``output`` for the faults that replay earlier outputs."""
+        self._previous[key] = output
+        n = self._outputs[key] = self._outputs.get(key, 0) + 1
+        if n == 1:
+            self._first[key] = output
+        if self._depth > 1:
+            older = self._older.get(key)
+            if older is None:
+                older = self._older[key] = deque(maxlen=self._depth)
+            older.append(output)
 
     def delay(self, state: CallState) -> float:
         """Apply the effect's delay (virtual in tests); returns the seconds it lasts.
@@ -373,7 +401,7 @@ class ChaosSession:
             output = effect.transform(output)
         channel, target, index, step = state[CHANNEL], state[TARGET], state[INDEX], state[STEP]
         if self._keep_previous:
-            self._previous[state[KEY]] = output
+            self._keep(state[KEY], output)
         shown = capture(output if recorded is _MISSING else recorded, self.max_value)
         t = self.clock.now() - self._t0
         if channel != "model":
@@ -405,7 +433,7 @@ class ChaosSession:
         if state[EFFECT] is not None or state[CHANNEL] == "model":
             return self.finish_ok(state, output)
         if self._keep_previous:
-            self._previous[state[KEY]] = output
+            self._keep(state[KEY], output)
         self.trace.append(
             build(ToolResult, (
                 state[STEP], self._now() - self._t0, state[TARGET], state[INDEX], True,
