@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,8 @@ _STEP_SCHEMA: dict[str, Any] = {
         "ok": {"type": ["boolean", "null"]},
         "error": {"type": ["string", "null"], "minLength": 1},
         "progress": {"type": ["number", "null"]},
+        # optional: the tool call's arguments, where the run's story says what was called
+        "args": {"type": "object"},
     },
 }
 _RUN_SCHEMA: dict[str, Any] = {
@@ -106,13 +108,15 @@ _VALIDATOR = jsonschema.Draft202012Validator(FILE_SCHEMA)
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One step of a run, as the monitor's ``observe(output, tool, ok, progress)`` sees it."""
+    """One step of a run, as the monitor's ``observe(output, tool, ok, progress, error=...,
+    args=...)`` sees it."""
 
     output: str
     tool: str | None
     ok: bool | None  # None when no tool was called
     error: str | None  # the tool's error text when ok is False
     progress: float | None  # None: the agent reported no progress (unknown, not zero)
+    args: Mapping[str, Any] | None = None  # the call's arguments; None: not given
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +239,8 @@ def _run_problems(raw: dict[str, Any], where: str) -> list[str]:
             problems.append(f"{where}: step {i}: ok is null exactly when no tool was called")
         if (step["ok"] is False) != (step["error"] is not None):
             problems.append(f"{where}: step {i}: error is set exactly when ok is false")
+        if "args" in step and step["tool"] is None:
+            problems.append(f"{where}: step {i}: args without a tool")
     return problems
 
 
@@ -279,7 +285,8 @@ def _run(raw: dict[str, Any], file: str) -> Run:
         raw["halt_at"],
         raw["why"],
         tuple(
-            Step(s["output"], s["tool"], s["ok"], s["error"], s["progress"]) for s in raw["steps"]
+            Step(s["output"], s["tool"], s["ok"], s["error"], s["progress"], s.get("args"))
+            for s in raw["steps"]
         ),
     )
 

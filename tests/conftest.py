@@ -16,6 +16,14 @@ from typing import Any
 import hypothesis.internal.observability  # noqa: F401 - see _fast_quiet_pytester
 import pytest
 
+try:
+    # pytester's in-process runs drop the modules first imported inside them; numpy (imported
+    # lazily by a dependency in some of those runs) refuses to load a second time in one
+    # process, and the sentence model needs it afterwards. Loaded here, it is kept.
+    import numpy  # noqa: F401
+except ImportError:  # the semantic extra is not installed
+    pass
+
 from pytest_agentchaos.faults import parse_faults
 from pytest_agentchaos.inject import Chaos
 

@@ -273,7 +273,8 @@ BAD_MARKERS = {
         'chaos(faults=[{"kind": "explode"}])',
         "@pytest.mark.chaos: faults[[]0]: kind: unknown fault kind 'explode'; allowed: "
         "connection_error, corrupt_snapshot, crash, garbled_output, http_error, latency, "
-        "malformed_params, rate_limit, repeated_output, timeout",
+        "malformed_params, paraphrased_output, rate_limit, repeated_output, stale_output, "
+        "timeout",
     ),
     "probability": (
         'chaos(faults=[{"kind": "timeout", "probability": 1.5}])',

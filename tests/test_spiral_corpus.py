@@ -3,8 +3,11 @@ on."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import spiral_corpus  # noqa: E402
@@ -24,3 +27,16 @@ def test_the_corpus_is_well_formed_and_as_large_as_issue_14_asks() -> None:
     assert len(chinese) >= 20
     assert any(run.spiral for run in chinese)
     assert any(not run.spiral for run in chinese)
+
+
+def test_a_step_may_name_its_call_arguments_but_only_with_a_tool(tmp_path: Path) -> None:
+    runs = {run.id: run for run in spiral_corpus.check()}
+    steps = runs["tool-failure-missing-file-interleaved"].steps
+    assert steps[0].args == {"path": "data.json"} and steps[1].args == {"path": "config.yaml"}
+    assert runs["exact-same-tax-search"].steps[0].args is None  # not given: unknown
+    raw = json.loads((spiral_corpus.CORPUS / "healthy_en.json").read_text(encoding="utf-8"))
+    raw["runs"] = raw["runs"][:1]
+    raw["runs"][0]["steps"][0].update(tool=None, ok=None, args={"page": 1})
+    (tmp_path / "bad.json").write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ValueError, match="step 0: args without a tool"):
+        spiral_corpus.load(tmp_path)

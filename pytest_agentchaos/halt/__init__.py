@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
 from .heuristics import Signal
+from .interventions import ACTIONS, Action, Responder
 from .monitor import HaltDecision, HaltMonitor
 from .policy import HEURISTICS, HaltPolicy
 
 __all__ = [
+    "ACTIONS",
     "HEURISTICS",
+    "Action",
     "CachedEmbedder",
     "Embedder",
     "HaltDecision",
     "HaltMonitor",
     "HaltPolicy",
     "LexicalEmbedder",
+    "Responder",
     "SentenceEmbedder",
     "Signal",
 ]

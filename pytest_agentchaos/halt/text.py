@@ -24,6 +24,7 @@ __all__ = [
     "digest",
     "information",
     "keywords",
+    "names",
     "normal",
     "overlap",
     "tokens",
@@ -35,12 +36,19 @@ MAX_TEXT = 20_000
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*", re.UNICODE)
-_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|'([^'\n]{2,80})'|`([^`\n]{1,80})`|“([^”\n]{1,80})”")
+#: Quoted values; a single quote inside a word is an apostrophe ("I'm not sure that's").
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,80})\"|(?<!\w)'([^'\n]{2,80})'(?!\w)|`([^`\n]{1,80})`|“([^”\n]{1,80})”"
+)
 #: A token that carries information: a number, or a name with a digit, a dot, an underscore, a
 #: slash or an inner capital (``auth.py``, ``user_42``, ``src/app``, ``fetchInvoices``).
 _INFO_TOKEN = re.compile(r"\d|[\w\-][._/][\w\-]|[a-z][A-Z]|://")
 _NUMBER = re.compile(r"^\d[\d,.]*$")
 _EDGES = "\"'`()[]{}<>,;:!?。，；：！？、“”‘’"
+#: Where words break for information (NFKC text): spaces, CJK text and CJK punctuation.
+_WORD_BREAK = re.compile(rf"[\s{_CJK}\u3000-\u303f]+")
+_POSSESSIVE = re.compile(r"['’]s$")
+_HAN_COUNT = re.compile(r"([零〇一二两三四五六七八九十百千万亿]+)[\u4e00-\u9fff%]?")
 
 #: Words that carry no topic: left out of keywords and of the drift check.
 STOPWORDS = frozenset(
@@ -84,17 +92,73 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def information(text: str) -> frozenset[str]:
-    """The information tokens of ``text``: numbers, identifiers, quoted values, paths, URLs."""
-    head = text[:MAX_TEXT]
-    found = {next(g for g in m.groups() if g).casefold() for m in _QUOTED.finditer(head)}
-    words = [w.strip(_EDGES).rstrip(".") for w in head.split()]
+    """The information tokens of ``text``: numbers, identifiers, quoted values, paths, URLs.
+
+    A path brings its file's name too ("ProfileForm" after "src/ProfileForm.jsx" is no news),
+    a possessive is its name ("ProfileForm's"), CJK text is a word boundary (Chinese sets no
+    spaces: "app.py，看看" is "app.py"), and a count in Chinese numerals is a number too
+    ("三百二十条")."""
+    head = unicodedata.normalize("NFKC", text[:MAX_TEXT])
+    found = set()
+    for match in _QUOTED.finditer(head):
+        found.add(next(g for g in match.groups() if g).casefold())
+    # a number in Chinese numerals with what it counts ("三百二十条", "两笔", "三月"); a lone
+    # 一 is mostly "a" ("一下", "一遍"), not a count
+    found.update(m[0] for m in _HAN_COUNT.finditer(head) if m[1] != "一")
+    raw = [w for w in _WORD_BREAK.split(head) if w]
+    words = [_POSSESSIVE.sub("", w.strip(_EDGES).rstrip(".")) for w in raw]
     for i, word in enumerate(words):
         if 0 < len(word) <= 200 and _INFO_TOKEN.search(word):
             found.add(word.casefold())
-            if _NUMBER.match(word) and i + 1 < len(words) and words[i + 1].isalpha():
+            found.update(_names(word.casefold()))
+            if _counts(raw, words, i):
                 # a count with what it counts: "2 failed" after "3 failed" is news
                 found.add(f"{word} {words[i + 1]}".casefold())
     return frozenset(found)
+
+
+def _counts(raw: list[str], words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a number counting the word after it ("2 failed", "48 rows"),
+    not a label of the name before it ("PostgreSQL 16 was", "Python 3 is"). ``raw``: the
+    words before their edges were stripped."""
+    if not _NUMBER.match(words[i]) or i + 1 >= len(words) or raw[i][-1:] in _CLAUSE:
+        return False
+    after = words[i + 1]
+    if not after.isalpha() or not raw[i + 1][:1].isalpha() or after.casefold() in STOPWORDS:
+        return False  # "6 (retry)" is no count of retries
+    if i == 0 or raw[i - 1][-1:] in _CLAUSE or (i == 1 or raw[i - 2][-1:] in _CLAUSE):
+        return True  # first in its clause, or after the clause's first word ("Found 24 errors")
+    before = words[i - 1]
+    return not (before[:1].isupper() or _INFO_TOKEN.search(before))
+
+
+_CLAUSE = frozenset(".,:;!?")
+
+
+def _names(word: str) -> set[str]:
+    """The file name in a path, with and without its extension: what a later step calls it."""
+    if "/" not in word or "://" in word:
+        return set()
+    name = word.rstrip("/").rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0]
+    return {n for n in (name, stem) if len(n) > 1}
+
+
+def names(text: str) -> frozenset[str]:
+    """The capitalised words of ``text`` that do not open a sentence or a clause ("the Usage
+    section", "on Vercel"), casefolded: names of things, in scripts with capitals. What a
+    templated step changes when its items are plain words, not values."""
+    found = set()
+    for match in _NAME.finditer(text[:MAX_TEXT]):
+        before = text[: match.start()].rstrip()[-1:]
+        if before and before not in _OPENERS and match[0] not in _PRONOUNS:
+            found.add(match[0].casefold())
+    return frozenset(found)
+
+
+_NAME = re.compile(r"(?<![\w.'’/-])[A-Z][\w'’-]*[A-Za-z0-9]")
+_OPENERS = frozenset(".:;!?\"'(“‘—–-")
+_PRONOUNS = frozenset({"I'm", "I'll", "I've", "I'd", "I’m", "I’ll", "I’ve", "I’d"})
 
 
 def cjk_share(text: str) -> float:

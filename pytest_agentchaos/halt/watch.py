@@ -1,6 +1,7 @@
 """A halt monitor reading a chaos run's own trace: every model output and tool result is a
 step it observes, and what it decides goes back into the trace (``Detection`` events of
-detector ``halt`` for each strike, a ``Halt`` event when it decides the run must stop).
+detector ``halt`` for each strike, a ``Halt`` event when it decides the run must stop; with a
+:class:`~.interventions.Responder` attached, the responder records what it does instead).
 
     monitor = HaltMonitor.for_run(chaos, task="Summarise the three reports")
     while not done:
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Detection, Event, Halt, ModelResult, ToolResult
+from ..trace.events import Detection, Event, Halt, ModelResult, ToolCall, ToolResult
 from .monitor import HaltDecision, HaltMonitor
 
 __all__ = ["DETECTOR", "RunWatch"]
@@ -36,16 +37,25 @@ class RunWatch:
         self.decision = HaltDecision(False, 0.0)
         self.halted: HaltDecision | None = None
         self._last_t: float | None = None
+        # each tool call's arguments until its result arrives (the same call failing again
+        # is a streak; another call failing is not)
+        self._args: dict[tuple[str, str, int], Any] = {}
         self._unsubscribe = trace.subscribe(self)
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolCall):
+            self._args[(event.channel, event.tool, event.index)] = event.args
+            return
         if isinstance(event, ModelResult):
             output: Any = event.output if event.ok else (event.message or event.error_type)
             decision = self._observe(event, output, tokens_used=event.tokens)
         elif isinstance(event, ToolResult):
             error = None if event.ok else (event.message or event.error_type or event.status)
             text = safe_str(event.output, _OUTPUT) if event.ok else ""
-            decision = self._observe(event, text, tool=event.tool, ok=event.ok, error=error)
+            args = self._args.pop((event.channel, event.tool, event.index), None)
+            decision = self._observe(
+                event, text, tool=event.tool, ok=event.ok, error=error, args=args
+            )
         else:
             return
         self.decision = decision
@@ -60,6 +70,8 @@ class RunWatch:
                 )  # fmt: skip
         if decision.halt and self.halted is None:
             self.halted = decision
+            if self.monitor.responder is not None:
+                return  # its responder answers the decision, and records a stop it decides
             self.recorder.record(
                 Halt,
                 reason=f"halt monitor: {decision.reason}"[:2000],

@@ -6,7 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Detection, Halt, ModelCall, ModelResult, RunEnded, Step, ToolCall
+from ..trace.events import (
+    Detection,
+    Halt,
+    Intervention,
+    ModelCall,
+    ModelResult,
+    RunEnded,
+    Step,
+    ToolCall,
+)
 from ..trace.trace import Trace
 
 
@@ -142,10 +151,23 @@ def must_halt(
                 f"    {line}" for line in history
             )
         return Verdict("must_halt", False, text, {"limits": limits, "usage": u})
+    how = ""
+    if decided:
+        answered = [
+            str(e.action)
+            for e in trace.of_type(Intervention)
+            if isinstance(e.detail, dict)
+            and e.detail.get("by") == "halt_monitor"
+            and e.action in ("nudge", "rollback", "restart")
+        ]
+        first = decided[0]
+        fired = ", ".join(map(str, first.detail.get("fired", ()))) or "a halt"
+        how = f"; stopped by the halt monitor at step {first.step} ({fired})"
+        how += f"; interventions before: {', '.join(answered)}" if answered else ""
     return Verdict(
         "must_halt",
         True,
-        f"must_halt ok: halted after {_used(u)} ({shown})",
+        f"must_halt ok: halted after {_used(u)} ({shown}){how}",
         {"limits": limits, "usage": u},
     )
 
