@@ -4,6 +4,7 @@ global time, sleeps, sockets, trace/profile hooks, the thread excepthook, the wa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import signal
 import socket
@@ -16,13 +17,11 @@ from typing import Any
 import hypothesis.internal.observability  # noqa: F401 - see _fast_quiet_pytester
 import pytest
 
-try:
-    # pytester's in-process runs drop the modules first imported inside them; numpy (imported
-    # lazily by a dependency in some of those runs) refuses to load a second time in one
-    # process, and the sentence model needs it afterwards. Loaded here, it is kept.
+# pytester's in-process runs drop the modules first imported inside them; numpy (imported
+# lazily by a dependency in some of those runs) refuses to load a second time in one process,
+# and the sentence model needs it afterwards. Loaded here, it is kept.
+with contextlib.suppress(ImportError):  # the semantic extra is not installed
     import numpy  # noqa: F401
-except ImportError:  # the semantic extra is not installed
-    pass
 
 from pytest_agentchaos.faults import parse_faults
 from pytest_agentchaos.inject import Chaos
