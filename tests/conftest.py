@@ -17,11 +17,14 @@ from typing import Any
 import hypothesis.internal.observability  # noqa: F401 - see _fast_quiet_pytester
 import pytest
 
-# pytester's in-process runs drop the modules first imported inside them; numpy (imported
-# lazily by a dependency in some of those runs) refuses to load a second time in one process,
-# and the sentence model needs it afterwards. Loaded here, it is kept.
+# pytester's in-process runs drop the modules first imported inside them; numpy's extension
+# modules (imported lazily by a dependency in some of those runs: numpy.linalg, numpy.fft ...)
+# refuse to load a second time in one process, and the sentence model needs them afterwards.
+# Loaded here, they are kept.
 with contextlib.suppress(ImportError):  # the semantic extra is not installed
-    import numpy  # noqa: F401
+    import numpy.fft
+    import numpy.linalg
+    import numpy.random  # noqa: F401
 
 from pytest_agentchaos.faults import parse_faults
 from pytest_agentchaos.inject import Chaos

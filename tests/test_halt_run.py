@@ -57,3 +57,54 @@ def test_the_profiles_halt_table_is_the_monitors_policy(tmp_path: Path) -> None:
         registry.get("bad")
     with Chaos.create(registry.get("patient"), seed=1) as chaos:
         assert HaltMonitor.for_run(chaos, embedder="lexical").policy.strikes == 5
+
+
+def _poll(chaos, monitor, waits: bool) -> None:
+    """A job poller whose calls time out now and then; it retries, waiting (or not)."""
+    model = chaos.model(lambda p: f"The export job exp-7 is at {p}; checking again.")
+    status = chaos.wrap(lambda pct: f"exp-7 still running, {pct}% done.", name="job_status")
+    for pct in (10, 20, 30, 40, 50, 60):
+        for call, arg in ((model, f"{pct}%"), (status, pct)):
+            for _ in range(8):
+                try:
+                    call(arg)
+                    break
+                except TimeoutError:
+                    if waits:
+                        chaos.clock.sleep(2.0)
+        if monitor.decision.halt:
+            return
+
+
+def test_retried_timeouts_of_a_progressing_poll_are_no_spiral(make_chaos) -> None:
+    # four model timeouts and three tool timeouts in a row, each retried after a wait: the
+    # failed calls said nothing (no repetition, no drift, no news lost), and a transient
+    # error retried after a wait counts every other time
+    chaos = make_chaos(
+        {"kind": "timeout", "channels": ["model"], "nth": [2, 3, 4, 5]},
+        {"kind": "timeout", "tools": ["job_status"], "nth": [2, 3, 4]},
+    )
+    monitor = HaltMonitor.for_run(chaos, task="Run the export job exp-7", embedder="lexical")
+    _poll(chaos, monitor, waits=True)
+    assert not monitor.decision.halt, monitor.decision.reason
+    fired = {name for d in monitor.history for name in d.fired}
+    assert not fired & {"repetition", "drift", "novelty"}
+
+
+def test_a_transient_error_hammered_without_a_wait_is_a_streak() -> None:
+    monitor = HaltMonitor(task="Search for the book", embedder="lexical")
+    for _ in range(3):
+        d = monitor.observe("", tool="web_search", ok=False, error="HTTP 429 Too Many Requests")
+    assert d.halt and d.fired == ("tool_failure",)
+
+
+def test_a_transient_error_retried_after_waits_counts_every_other_time() -> None:
+    def failures_to_halt(error: str) -> int:
+        monitor = HaltMonitor(task="Search for the book", embedder="lexical")
+        for n in range(1, 20):
+            if monitor.observe("", tool="web_search", ok=False, error=error, seconds=5).halt:
+                return n
+        return 0
+
+    assert failures_to_halt("HTTP 503 Service Unavailable") == 6
+    assert failures_to_halt("file not found: books.csv") == 3  # persistent: each counts

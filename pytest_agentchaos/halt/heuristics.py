@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
 from .embed import CachedEmbedder, cosine
 from .policy import HEURISTICS, HaltPolicy
@@ -56,6 +57,8 @@ class Observation:
     new_info: frozenset[str] = frozenset()
     #: The tool call's arguments as text (canonical JSON), or None when not given.
     args: str | None = None
+    #: Seconds (virtual in a chaos run) since the previous step, when known.
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,17 @@ class Watch:
 
     def read(self, step: Observation) -> list[Signal]:
         """Every heuristic's signal for ``step`` (then ``step`` joins the history)."""
+        if step.ok is False and not step.output.strip():
+            # a call that failed and said nothing (a timeout the agent will retry): only the
+            # failure heuristics read it (the same failure after "sorry, fixed"; a streak);
+            # it repeats nothing, and brings no news nor drift
+            apology = self._apology(step)  # before the streak counts this failure
+            failure = self._tool_failure(step)
+            quiet = {"apology": apology, "tool_failure": failure}
+            return [
+                quiet[name] if name in quiet else self._signal(name, step, False, "")
+                for name in HEURISTICS
+            ]
         similar, close = self._similar(step)
         redone = self._redoes(step, close)
         self.named |= names(step.output)
@@ -379,14 +393,24 @@ class Watch:
         strike = False
         reason = ""
         if step.tool is not None and step.ok is False:
-            count = failures.failure(step.index, step.tool, step.args, step.error)
+            # a transient error (a timeout, a 5xx, a 429, a dropped connection) retried after
+            # a wait is worth a few retries: every other one counts (retried at once, or with
+            # no time known, it is hammering: each counts)
+            transient = bool(step.seconds) and (
+                _TRANSIENT.classify(None, message=step.error or "").transient
+            )
+            count = failures.failure(step.index, step.tool, step.args, step.error, transient)
             strike = count >= 2  # once is a fault; twice the same is a pattern
-            reason = (f"{step.tool} failed the same way {count} times: "
+            how = " (transient, retried after a wait: every other one counts)" if transient else ""
+            reason = (f"{step.tool} failed the same way{how}: "
                       f"{mask_text(step.error or '')[:120]}")  # fmt: skip
         worst = failures.worst(step.index)
         score = min(1.0, worst / self.policy.strikes) if worst >= 2 else 0.0
         return Signal("tool_failure", strike, worst, score, reason if strike else "")
 
+
+#: Classifies a failure's message (no per-tool state: only ``transient`` is read).
+_TRANSIENT = ErrorClassifier()
 
 _APOLOGY = re.compile(
     r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"

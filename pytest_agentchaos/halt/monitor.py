@@ -148,6 +148,7 @@ class HaltMonitor:
             cjk=cjk_share(text) >= 0.3,
             new_info=new,
             args=None if args is None else _canonical(args),
+            seconds=float(seconds) if seconds is not None and _number(seconds) else None,
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)

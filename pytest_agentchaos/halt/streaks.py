@@ -33,6 +33,9 @@ class Failures:
     span: int
     by_error: Counter[tuple[str, str]] = field(default_factory=Counter)
     by_call: dict[tuple[str, str, str], deque[int]] = field(default_factory=dict)
+    #: Masked errors that are transient (a timeout, a 5xx, a 429, a dropped connection):
+    #: worth a few retries, so every other one counts.
+    transient: set[str] = field(default_factory=set)
 
     def success(self, tool: str, args: str | None) -> None:
         """``tool`` worked (with ``args``, or arguments unknown: None)."""
@@ -42,17 +45,22 @@ class Failures:
         for done in [k for k in self.by_call if k[0] == tool and (call is None or k[1] == call)]:
             del self.by_call[done]
 
-    def failure(self, index: int, tool: str, args: str | None, error: str | None) -> int:
+    def failure(
+        self, index: int, tool: str, args: str | None, error: str | None, transient: bool = False
+    ) -> int:
         """Step ``index``: ``tool`` failed with ``error``. Returns how many times this failure
-        has now happened (by either way of counting, the larger)."""
+        has now happened (by either way of counting, the larger; a ``transient`` error's
+        every other time)."""
         masked = _masked(error or "")
+        if transient:
+            self.transient.add(masked)
         self.by_error[tool, masked] += 1
         count = self.by_error[tool, masked]
         if args is not None:
             marks = self.by_call.setdefault((tool, _masked(args), masked), deque())
             marks.append(index)
             count = max(count, self._recent(marks, index))
-        return count
+        return self._counted(masked, count)
 
     def seen(self, tool: str, error: str | None) -> bool:
         """Whether ``tool`` has failed with an error of the same template (numbers, paths and
@@ -62,8 +70,12 @@ class Failures:
 
     def worst(self, index: int) -> int:
         """The most times any one failure has happened (as of step ``index``)."""
-        calls = [self._recent(marks, index) for marks in self.by_call.values()]
-        return max([*self.by_error.values(), *calls], default=0)
+        calls = [self._counted(k[2], self._recent(m, index)) for k, m in self.by_call.items()]
+        errors = [self._counted(k[1], n) for k, n in self.by_error.items()]
+        return max([*errors, *calls], default=0)
+
+    def _counted(self, masked: str, count: int) -> int:
+        return count // 2 if masked in self.transient else count
 
     def _recent(self, marks: deque[int], index: int) -> int:
         while marks and marks[0] <= index - self.span:

@@ -47,8 +47,12 @@ class RunWatch:
             self._args[(event.channel, event.tool, event.index)] = event.args
             return
         if isinstance(event, ModelResult):
-            output: Any = event.output if event.ok else (event.message or event.error_type)
-            decision = self._observe(event, output, tokens_used=event.tokens)
+            if event.ok:
+                decision = self._observe(event, event.output, tokens_used=event.tokens)
+            else:  # a failed model call says nothing: its error is a failure, not an answer
+                tool = f"model:{event.model}"
+                failure = event.message or event.error_type
+                decision = self._observe(event, "", tool=tool, ok=False, error=failure)
         elif isinstance(event, ToolResult):
             error = None if event.ok else (event.message or event.error_type or event.status)
             text = safe_str(event.output, _OUTPUT) if event.ok else ""

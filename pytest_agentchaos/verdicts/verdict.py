@@ -117,10 +117,16 @@ def must_halt(
         if spent > limit:
             problems.append(f"{key}={_fmt(limit)} exceeded: {_LIMIT_TO_USAGE[key]}={_fmt(spent)}")
     ended = trace.of_type(RunEnded)
-    if ended and ended[-1].status == "error" and not problems:
+    decided = [h for h in trace.of_type(Halt) if _by_monitor(h)]
+    errored = bool(ended) and ended[-1].status == "error" and not problems
+    if errored and not decided:
         problems.append("the run ended with an error before it halted")
     budget_problems = len(problems)
-    decided = [h for h in trace.of_type(Halt) if _by_monitor(h)]
+    if errored and decided:
+        problems.append(
+            f"the halt monitor stopped it ({_decision(decided[0])}), but the run then ended "
+            "with an error (the test's own assertion, or the agent's)"
+        )
     wanted = (by,) if isinstance(by, str) else tuple(by or ())
     if wanted and not problems:
         named = [h for h in decided if set(h.detail.get("fired", ())) & set(wanted)]
