@@ -1,6 +1,6 @@
 """Hypothesis strategies for property tests of an agent's repair loop: ``valid_args(spec)``,
-``malformed_args(spec)`` and ``Malformed``. They are test tooling and live beside the plugin
-(:mod:`pytest_agentchaos.plugin.strategies`, which needs hypothesis); this module re-exports
+``malformed_args(spec)`` and ``Malformed``. They are test tooling and live in
+:mod:`pytest_agentchaos.testing.strategies` (which needs hypothesis); this module re-exports
 them on first use, so the stack never imports a test library.
 """
 
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from .lazy import exports
 
 if TYPE_CHECKING:
-    from .plugin.strategies import Malformed, malformed_args, valid_args
+    from .testing.strategies import Malformed, malformed_args, valid_args
 
 __all__ = ["Malformed", "malformed_args", "valid_args"]
 
 __getattr__, __dir__ = exports(
-    "pytest_agentchaos.plugin",
+    "pytest_agentchaos.testing",
     {"Malformed": "strategies", "malformed_args": "strategies", "valid_args": "strategies"},
     globals(),
 )

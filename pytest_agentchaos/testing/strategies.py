@@ -1,5 +1,5 @@
 """Hypothesis strategies for your own property tests of an agent's repair loop (test tooling:
-it lives beside the plugin, as the stack stays free of test libraries; users import it as
+it lives apart from the stack, which stays free of test libraries; users import it as
 ``pytest_agentchaos.strategies``).
 
 ``malformed_args(spec)`` draws a valid call of a tool (from its parameter schema), then
