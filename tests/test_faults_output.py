@@ -243,3 +243,16 @@ def test_paraphrase_value_keeps_the_structure(value, variant):
         return type(v).__name__
 
     assert shape(paraphrase_value(value, variant)) == shape(value)
+
+
+def test_a_run_keeps_only_the_outputs_its_faults_can_replay():
+    from pytest_agentchaos.faults import FaultPlan
+
+    def plan(*faults):
+        return FaultPlan(parse_faults(list(faults), "faults"), seed=1)
+
+    none, repeat = plan({"kind": "timeout"}), plan({"kind": "repeated_output"})
+    assert (none.depth, none.keeps_first) == (0, False)
+    assert (repeat.depth, repeat.keeps_first) == (1, False)
+    stale = plan({"kind": "stale_output"}, {"kind": "stale_output", "age": 7})
+    assert (stale.depth, stale.keeps_first) == (7, True)

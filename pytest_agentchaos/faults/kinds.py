@@ -127,6 +127,10 @@ class FaultKind:
         previous output, 0 when it replays none."""
         return 1 if self.needs_previous else 0
 
+    def keeps_first(self, detail: Mapping[str, Any] | None = None) -> bool:
+        """Whether this kind replays a target's first output (the run then keeps it)."""
+        return False
+
     def fits(self, detail: Mapping[str, Any], call: CallInfo) -> bool:
         """Whether a decision read back from a schedule can act on ``call`` now (a replay
         needs the output it replays)."""
@@ -361,9 +365,8 @@ class StaleOutput(FaultKind):
     details = {"age": stale_age}
 
     def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any] | None:
-        age = self.values["age"]
-        needed = 2 if age == "first" else int(age)
-        return {"age": age} if call.outputs >= needed else None
+        detail = {"age": self.values["age"]}
+        return detail if self.fits(detail, call) else None
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         age = detail["age"]
@@ -373,7 +376,11 @@ class StaleOutput(FaultKind):
         age = (detail or self.values)["age"]
         return 1 if age == "first" else int(age)
 
+    def keeps_first(self, detail: Mapping[str, Any] | None = None) -> bool:
+        return bool((detail or self.values)["age"] == "first")
+
     def fits(self, detail: Mapping[str, Any], call: CallInfo) -> bool:
+        # an output older than the previous one must exist
         age = detail["age"]
         return call.outputs >= (2 if age == "first" else int(age))
 

@@ -172,7 +172,7 @@ def paraphrase_value(value: Any, variant: int = 0, _depth: int = 0) -> Any:
             return paraphrase_value(value.decode(), variant, _depth + 1).encode()
         except UnicodeDecodeError:
             return value
-    if isinstance(value, Mapping) and type(value) is dict:
+    if type(value) is dict:
         return {
             k: v if k in _KEEP_KEYS else paraphrase_value(v, variant, _depth + 1)
             for k, v in value.items()

@@ -171,10 +171,19 @@ class FaultPlan:
     @property
     def depth(self) -> int:
         """How many of each target's latest outputs a run keeps for the faults that replay
-        them (0: none; the first output is kept besides when any is)."""
+        them (0: none)."""
+        return max((kind.depth(detail) for kind, detail in self._replaying()), default=0)
+
+    @property
+    def keeps_first(self) -> bool:
+        """Whether a run also keeps each target's first output (``stale_output``)."""
+        return any(kind.keeps_first(detail) for kind, detail in self._replaying())
+
+    def _replaying(self) -> list[tuple[FaultKind, Mapping[str, Any] | None]]:
+        """Each kind of the plan with its decided detail (``None``: any it may decide)."""
         if self._schedule is not None:
-            return max((d.kind.depth(d.detail) for d in self._schedule.values()), default=0)
-        return max((f.kind.depth() for f in self.faults), default=0)
+            return [(d.kind, d.detail) for d in self._schedule.values()]
+        return [(f.kind, None) for f in self.faults]
 
     def fired(self) -> list[int]:
         """How many times each fault has fired so far."""

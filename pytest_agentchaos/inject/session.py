@@ -97,12 +97,12 @@ class ChaosSession:
         self._counts: dict[tuple[str, str], int] = {}
         # Each target's last output, kept only when a fault may replay it (memory: outputs
         # can be large, and the trace keeps only a capped copy).
-        self._previous: dict[tuple[str, str], Any] = {}
-        self._keep_previous = self.plan.needs_previous
-        # ... and, for stale_output, the first one and the `depth` latest, and their count
+        # (the `depth` latest; the first too for stale_output; and how many there were)
         self._depth = self.plan.depth
+        self._keep_previous = self._depth > 0
+        self._keeps_first = self.plan.keeps_first
+        self._kept: dict[tuple[str, str], deque[Any]] = {}
         self._first: dict[tuple[str, str], Any] = {}
-        self._older: dict[tuple[str, str], deque[Any]] = {}
         self._outputs: dict[tuple[str, str], int] = {}
         self._halted: HardHalt | None = None
         self._cleanups: list[Callable[[], None]] = []
@@ -267,7 +267,7 @@ class ChaosSession:
             if channel not in self._active or not self.plan.candidates(channel, target):
                 return new_state(channel, target, index, step, t, key)
             call = CallInfo(
-                channel, target, index, t, args, schema, key in self._previous,
+                channel, target, index, t, args, schema, key in self._kept,
                 self._outputs.get(key, 0),
             )  # fmt: skip
             decision = self.plan.decide(call)
@@ -326,24 +326,20 @@ class ChaosSession:
         """The earlier output of the same target on the same channel that the call's effect
         replays: the last successful one unless it asks for an older one (``replay_age``)."""
         age = state.effect.replay_age if state.effect is not None else 1
-        if age == 1:
-            return self._previous.get(state.key, _MISSING)
         if age == 0:
             return self._first.get(state.key, _MISSING)
-        older = self._older.get(state.key)
-        return older[-age] if older is not None and len(older) >= age else _MISSING
+        kept = self._kept.get(state.key)
+        return kept[-age] if kept is not None and len(kept) >= age else _MISSING
 
     def _keep(self, key: tuple[str, str], output: Any) -> None:
         """Keep ``output`` for the faults that replay earlier outputs."""
-        self._previous[key] = output
-        n = self._outputs[key] = self._outputs.get(key, 0) + 1
-        if n == 1:
-            self._first[key] = output
-        if self._depth > 1:
-            older = self._older.get(key)
-            if older is None:
-                older = self._older[key] = deque(maxlen=self._depth)
-            older.append(output)
+        kept = self._kept.get(key)
+        if kept is None:
+            kept = self._kept[key] = deque(maxlen=self._depth)
+            if self._keeps_first:
+                self._first[key] = output
+        kept.append(output)
+        self._outputs[key] = self._outputs.get(key, 0) + 1
 
     def delay(self, state: CallState) -> float:
         """Apply the effect's delay (virtual in tests); returns the seconds it lasts.
