@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Halt, Intervention
+from ..trace.events import Intervention
 from .monitor import HaltDecision, HaltMonitor
 from .text import cjk_share
+from .watch import decision_detail, record_halt
 
 __all__ = ["ACTIONS", "Action", "Responder"]
 
@@ -249,21 +250,12 @@ class Responder:
             return
         decision = action.decision
         assert decision is not None
-        detail = {
-            "by": "halt_monitor",
-            "fired": list(decision.fired),
-            "score": decision.score,
-            "monitor_step": decision.step,
-            "message": safe_str(action.message, 1000),
-        }
+        message = safe_str(action.message, 1000)
+        detail = {**decision_detail(decision), "message": message}
         self.recorder.record(Intervention, action=action.kind, detail=detail)
         if action.stop:
-            self.recorder.record(
-                Halt,
-                reason=f"halt monitor ({action.kind}): {decision.reason}"[:2000],
-                hard=False,  # the agent's own decision, not the harness's stop
-                detail={**detail, "limit": decision.hard, "action": action.kind},
-            )
+            by = f"halt monitor ({action.kind})"
+            record_halt(self.recorder, decision, by, message=message, action=action.kind)
 
 
 def _distinct_outputs(monitor: HaltMonitor, n: int) -> list[str]:

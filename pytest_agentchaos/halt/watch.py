@@ -18,12 +18,30 @@ from ..saferepr import safe_str
 from ..trace.events import Detection, Event, Halt, ModelResult, ToolCall, ToolResult
 from .monitor import HaltDecision, HaltMonitor
 
-__all__ = ["DETECTOR", "RunWatch"]
+__all__ = ["BY", "DETECTOR", "RunWatch", "decision_detail", "record_halt"]
 
 #: The ``detector`` of the monitor's ``Detection`` events.
 DETECTOR = "halt"
+#: The ``by`` of the monitor's ``Halt`` events, which ``must_halt(by=...)`` reads.
+BY = "halt_monitor"
 #: The most characters of a tool's output read as a step.
 _OUTPUT = 4000
+
+
+def decision_detail(decision: HaltDecision) -> dict[str, Any]:
+    """What a ``Halt`` or ``Intervention`` event says of the decision behind it."""
+    return {"by": BY, "fired": list(decision.fired), "score": decision.score,
+            "limit": decision.hard, "monitor_step": decision.step}  # fmt: skip
+
+
+def record_halt(recorder: Any, decision: HaltDecision, by: str, **extra: Any) -> None:
+    """Record ``decision`` as the run's ``Halt``: the agent's own stop, not the harness's."""
+    recorder.record(
+        Halt,
+        reason=f"{by}: {decision.reason}"[:2000],
+        hard=False,
+        detail={**decision_detail(decision), **extra},
+    )
 
 
 class RunWatch:
@@ -76,14 +94,7 @@ class RunWatch:
             self.halted = decision
             if self.monitor.responder is not None:
                 return  # its responder answers the decision, and records a stop it decides
-            self.recorder.record(
-                Halt,
-                reason=f"halt monitor: {decision.reason}"[:2000],
-                hard=False,  # the agent's own decision, not the harness's stop
-                detail={"fired": list(decision.fired), "score": decision.score,
-                        "limit": decision.hard, "monitor_step": decision.step,
-                        "by": "halt_monitor"},
-            )  # fmt: skip
+            record_halt(self.recorder, decision, "halt monitor")
 
     def _observe(self, event: Event, output: Any, **step: Any) -> HaltDecision:
         seconds = 0.0 if self._last_t is None else max(0.0, event.t - self._last_t)
