@@ -55,7 +55,8 @@ class Observation:
     digest: str
     cjk: bool
     new_info: frozenset[str] = frozenset()
-    #: The tool call's arguments as text (canonical JSON), or None when not given.
+    #: The tool call's arguments as text (canonical JSON, volatile details masked), or None
+    #: when not given.
     args: str | None = None
     #: Seconds (virtual in a chaos run) since the previous step, when known.
     seconds: float | None = None
@@ -445,9 +446,8 @@ _DONE = re.compile(
 
 
 def _call(step: Observation) -> tuple[str | None, str]:
-    """A call as the same call again would be: its tool and its arguments, volatile details
-    (ids, times, temp paths) masked."""
-    return step.tool, mask_text(step.args or "")
+    """A call as the same call again would be: its tool and its (masked) arguments."""
+    return step.tool, step.args or ""
 
 
 def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:

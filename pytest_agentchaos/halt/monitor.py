@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..escape.normalize import mask_text
 from ..saferepr import safe_str
 from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
 from .heuristics import Observation, Signal, Watch
@@ -185,11 +186,13 @@ class HaltMonitor:
 
 
 def _canonical(args: Any) -> str:
-    """A call's arguments as text that is equal for equal arguments (key order aside)."""
+    """A call's arguments as text that is equal for the same call (key order aside, volatile
+    details such as ids, times and temp paths masked)."""
     try:
-        return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)[:4000]
+        text = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)[:4000]
     except Exception:  # keys that do not sort, values whose str() raises
-        return safe_str(args, 4000)
+        text = safe_str(args, 4000)
+    return mask_text(text)
 
 
 def _number(value: Any) -> bool:

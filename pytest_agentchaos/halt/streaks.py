@@ -38,11 +38,10 @@ class Failures:
     transient: set[str] = field(default_factory=set)
 
     def success(self, tool: str, args: str | None) -> None:
-        """``tool`` worked (with ``args``, or arguments unknown: None)."""
+        """``tool`` worked (with ``args``, masked by the monitor, or unknown: None)."""
         for key in [k for k in self.by_error if k[0] == tool]:
             del self.by_error[key]
-        call = None if args is None else _masked(args)
-        for done in [k for k in self.by_call if k[0] == tool and (call is None or k[1] == call)]:
+        for done in [k for k in self.by_call if k[0] == tool and (args is None or k[1] == args)]:
             del self.by_call[done]
 
     def failure(
@@ -57,7 +56,7 @@ class Failures:
         self.by_error[tool, masked] += 1
         count = self.by_error[tool, masked]
         if args is not None:
-            marks = self.by_call.setdefault((tool, _masked(args), masked), deque())
+            marks = self.by_call.setdefault((tool, args, masked), deque())
             marks.append(index)
             count = max(count, self._recent(marks, index))
         return self._counted(masked, count)
