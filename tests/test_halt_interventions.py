@@ -104,8 +104,10 @@ def test_a_hard_limit_terminates_at_once_even_with_a_snapshot():
 
 def test_a_decision_is_answered_once():
     responder = Responder(lexical())
-    run(responder, [STUCK] * 5)
-    assert responder.respond().kind == "continue"
+    kinds = run(responder, [STUCK] * 5)
+    assert kinds[-1] == "terminate"
+    assert responder.respond().kind == "continue"  # the same decision again: already answered
+    assert len(responder.actions) == len([k for k in kinds if k != "continue"])
 
 
 def test_a_chinese_task_is_nudged_in_chinese():
