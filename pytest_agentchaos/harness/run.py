@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..adapters.caps import record_cap
 from ..config import fail
 from ..errors import HaltSwallowed, HardHalt, WallTimeout
 from ..inject.chaos import Chaos
@@ -202,6 +203,10 @@ class Run:
         self.unwinder.disarm()
         session = self.session
         halt = find_halt(error)
+        if halt is None and error is not None and record_cap(session, error) is not None:
+            error_status = "halted"  # a framework's own cap (recursion_limit, max_turns) hit
+        else:
+            error_status = "error"
         if halt is not None:
             status: str | None = "halted"
         elif error is None:
@@ -209,7 +214,7 @@ class Run:
         elif isinstance(error, (KeyboardInterrupt, SystemExit)):
             status = "interrupted"
         else:
-            status = "error"
+            status = error_status
         session.end(status)
         verdicts = tuple(judge(self.trace, self.plan.expectations))
         self.outcome = self._outcome(error, halt, verdicts)

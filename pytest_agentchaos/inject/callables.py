@@ -181,78 +181,22 @@ def _repairing(
     repairer: Any,
 ) -> Callable[..., Any]:
     """The wrapper of a tool whose arguments are repaired before it runs."""
+    from .intercept import Interceptor  # it builds on apply_effect above
+
+    core = Interceptor(session, target, channel=channel, schema=schema, repairer=repairer)
     to_mapping = binder.to_mapping
-
-    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[CallState, Any]:
-        __tracebackhide__ = True
-        mapping = to_mapping(args, kwargs)
-        state = session.begin(channel, target, mapping, schema)
-        return state, mapping
-
-    def fix(state: CallState, mapping: Any, original: Any) -> Any:
-        __tracebackhide__ = True
-        intended = original if mapping is not original else None  # a fault corrupted it
-        try:
-            result = repairer.repair(mapping, at=state.index, intended=intended)
-            ok, args = getattr(result, "ok"), getattr(result, "args")  # noqa: B009
-            if ok and isinstance(args, Mapping):
-                return args
-            exc = repairer.declined(result)
-            if not isinstance(exc, BaseException):
-                raise TypeError(
-                    f"{safe_repr(repairer, 60)}.declined() returned {safe_repr(exc, 60)}, "
-                    "not an exception"
-                )
-        except AttributeError as broken:
-            exc = TypeError(
-                f"{safe_repr(repairer, 60)}.repair() returned what is not a repair result "
-                f"(with ok and args): {safe_repr(broken, 120)}"
-            )
-        except BaseException as failed:  # the call ends in the trace whatever went wrong
-            session.finish_error(state, failed)
-            raise
-        session.finish_error(state, exc)
-        raise exc
 
     if is_async_callable(fn):
 
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
-            state, original = prepare(args, kwargs)
-            mapping = original
-            if state.effect is not None:
-                await session.adelay(state)
-                replayed, corrupted = apply_effect(session, state)
-                if replayed is not _MISSING:
-                    return session.finish_ok(state, replayed)
-                mapping = corrupted if corrupted is not None else mapping
-            mapping = fix(state, mapping, original)
-            try:
-                out = await binder.call(fn, mapping)
-            except Exception as exc:
-                session.finish_error(state, exc)
-                raise
-            return session.finish_ok(state, out)
+            return await core.acall(to_mapping(args, kwargs), lambda m: binder.call(fn, m))
 
         return async_wrapper
 
     def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        state, original = prepare(args, kwargs)
-        mapping = original
-        if state.effect is not None:
-            session.delay(state)
-            replayed, corrupted = apply_effect(session, state)
-            if replayed is not _MISSING:
-                return session.finish_ok(state, replayed)
-            mapping = corrupted if corrupted is not None else mapping
-        mapping = fix(state, mapping, original)
-        try:
-            out = binder.call(fn, mapping)
-        except Exception as exc:
-            session.finish_error(state, exc)
-            raise
-        return session.finish_ok(state, out)
+        return core.call(to_mapping(args, kwargs), lambda m: binder.call(fn, m))
 
     return sync_wrapper
 

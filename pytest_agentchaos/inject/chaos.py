@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..adapters import framework_of, wrap_framework_tool
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
 from ..faults.plan import FaultPlan, FaultSpec
@@ -107,8 +108,22 @@ class Chaos:
         """Wrap a sync or async tool; name, signature and docstring are kept. ``repair``: a
         ``ParamRepairer`` that checks (and repairs) every call's arguments after the faults
         and before the tool runs, writing ``Repair`` events to this run's trace and reading
-        relative dates against its clock."""
+        relative dates against its clock.
+
+        A framework's tool object (a langchain-core ``BaseTool``, a pydantic-ai ``Tool`` or
+        toolset, an Agents SDK ``FunctionTool``) comes back as an object of its own type with
+        the same name, description and argument schema, its calls going through the plan
+        before the real tool runs (see :mod:`pytest_agentchaos.adapters`); its schema is the
+        tool's own, so ``schema`` must not be given."""
         __tracebackhide__ = True
+        framework = framework_of(fn)
+        if framework is not None:
+            if schema is not None:
+                raise TypeError(
+                    f"chaos.wrap(): a {framework.title} tool brings its own argument schema; "
+                    "do not pass schema="
+                )
+            return wrap_framework_tool(self.session, fn, framework, name=name, repair=repair)  # type: ignore[no-any-return]
         return wrap(self.session, fn, name=name, schema=schema, repair=repair)
 
     def wrap_tools(
@@ -116,8 +131,15 @@ class Chaos:
         tools: Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]],
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Any:
-        """Wrap a name -> tool mapping (or a list of tools); returns the same shape."""
+        """Wrap a name -> tool mapping (or a list of tools); returns the same shape. A list
+        may hold frameworks' tool objects (see :meth:`wrap`)."""
         __tracebackhide__ = True
+        if isinstance(tools, (list, tuple)) and any(framework_of(t) for t in tools):
+            plain = [t for t in tools if framework_of(t) is None]
+            wrapped_plain = iter(wrap_tools(self.session, plain, schemas))
+            return [
+                self.wrap(t) if framework_of(t) is not None else next(wrapped_plain) for t in tools
+            ]
         return wrap_tools(self.session, tools, schemas)
 
     def model(self, fn: F, name: str = "model", tokens: TokenCounter | None = None) -> F:

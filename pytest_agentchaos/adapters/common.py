@@ -1,0 +1,80 @@
+"""What the framework adapters share: how a model turn reads in the trace, and how a replayed
+or paraphrased model turn gets its new words. Free of any framework."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..inject.call import CallState
+from ..inject.session import ChaosSession
+from ..saferepr import safe_repr
+
+__all__ = ["describe_turn", "finish_model", "schema_of_model", "transformed"]
+
+#: The most characters of one tool call's arguments shown in a model turn.
+_ARGS = 2000
+
+
+def describe_turn(text: str, calls: Iterable[tuple[str, Any]] = ()) -> str:
+    """A model turn as the trace shows it and the halt monitor reads it: its text, then one
+    line per tool call it asked for (``-> search({"q": "x"})``), so a model that asks for the
+    same call again repeats itself even when it says nothing."""
+    lines = [text] if text else []
+    for name, args in calls:
+        try:
+            shown = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+        except Exception:
+            shown = safe_repr(args, _ARGS)
+        lines.append(f"-> {name}({shown[:_ARGS]})")
+    return "\n".join(lines)
+
+
+def transformed(state: CallState, text: str) -> str | None:
+    """The text a fault's transform makes of ``text`` (a paraphrase), or ``None`` when the
+    call's effect has no transform or it leaves the text as it was."""
+    effect = state.effect
+    if effect is None or effect.transform is None or not text:
+        return None
+    new = effect.transform(text)
+    return new if isinstance(new, str) and new != text else None
+
+
+def finish_model(
+    session: ChaosSession,
+    read: Callable[[Any], tuple[str, list[tuple[str, Any]], int | None]],
+    rewrite: Callable[[Any, str], Any],
+) -> Callable[[CallState, Any], Any]:
+    """An ``Interceptor`` ``finish`` for a framework's model responses: ``read(response)`` is
+    (text, tool calls as (name, args), tokens or None); ``rewrite(response, text)`` a copy of
+    the response saying ``text`` (used when a fault paraphrases a replayed answer). The trace
+    records the turn as :func:`describe_turn` shows it."""
+
+    def finish(state: CallState, response: Any) -> Any:
+        __tracebackhide__ = True
+        try:
+            text, calls, tokens = read(response)
+        except Exception as exc:  # a response the adapter cannot read: keep it, say so
+            return session.finish_ok(
+                state, response, transform=False, usage_error=f"unreadable response: {exc}"
+            )
+        new = transformed(state, text)
+        if new is not None:
+            response, text = rewrite(response, new), new
+        return session.finish_ok(
+            state, response, tokens=tokens, transform=False, recorded=describe_turn(text, calls)
+        )
+
+    return finish
+
+
+def schema_of_model(model: Any) -> Mapping[str, Any] | None:
+    """The JSON Schema of a pydantic model class (or a JSON Schema dict as it is)."""
+    if isinstance(model, Mapping):
+        return model
+    dump = getattr(model, "model_json_schema", None)
+    if callable(dump):
+        schema = dump()
+        return schema if isinstance(schema, Mapping) else None
+    return None

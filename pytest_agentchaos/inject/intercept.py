@@ -1,0 +1,161 @@
+"""One tool's (or model's) calls, taken by their argument mapping.
+
+:class:`Interceptor` is the injection core that does not own the call: a framework adapter, or
+the wrapper of a tool whose arguments are repaired, hands it the call's arguments as a mapping
+and a function that runs the real call with a mapping. It records the call, decides its fault,
+applies the fault *before* the real call (a failure raises, a replay returns an earlier output,
+``malformed_params`` corrupts the mapping), optionally checks the corrupted mapping the way the
+framework would, repairs it, runs the call and records how it ended. Sync and async alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..saferepr import safe_repr
+from .call import CallState
+from .callables import apply_effect
+from .session import _MISSING, ChaosSession
+
+__all__ = ["Interceptor", "Outcome"]
+
+#: What a finished call reports: (output to return, what the trace shows, tokens, usage error)
+Outcome = Callable[[CallState, Any], Any]
+
+
+class Interceptor:
+    """The calls of one target (``channel`` ``"tool"`` or ``"model"``) of a chaos session.
+
+    - ``schema``: the target's parameter JSON Schema (schema-aware ``malformed_params``).
+    - ``check(mapping)``: called with arguments a fault corrupted, before the real call; it
+      raises what the framework raises for arguments that fail its validation (so the agent
+      sees a malformed call as the framework shows one). Its error is recorded, then raised.
+      With a ``repairer`` the repair comes instead: it validates against the schema itself.
+    - ``repairer``: a ``ParamRepairer`` (``repair(args, at=, intended=)``, ``declined()``)
+      wired to the session; every call's arguments go through it before the real call.
+    - ``finish(state, output)``: records a successful output and returns what the caller gets
+      (default: :meth:`ChaosSession.finish_ok`); adapters pass one that reads token usage.
+    """
+
+    def __init__(
+        self,
+        session: ChaosSession,
+        target: str,
+        *,
+        channel: str = "tool",
+        schema: Mapping[str, Any] | None = None,
+        check: Callable[[Mapping[str, Any]], object] | None = None,
+        repairer: Any = None,
+        finish: Outcome | None = None,
+    ) -> None:
+        self.session = session
+        self.target = target
+        self.channel = channel
+        self.schema = schema
+        self.check = check
+        self.repairer = repairer
+        self.finish = finish or session.finish_ok
+
+    def begin(self, mapping: Mapping[str, Any], recorded: Any = None) -> CallState:
+        """Record the call and decide its fault (budgets may raise here)."""
+        __tracebackhide__ = True
+        return self.session.begin(
+            self.channel, self.target, mapping, self.schema, recorded=recorded
+        )
+
+    def call(
+        self,
+        mapping: Mapping[str, Any],
+        invoke: Callable[[Mapping[str, Any]], Any],
+        *,
+        recorded: Any = None,
+    ) -> Any:
+        """Run one call: ``invoke(mapping)`` is the real call (not run when a fault fails or
+        replays it); returns its output, or the replayed one."""
+        __tracebackhide__ = True
+        state = self.begin(mapping, recorded)
+        session = self.session
+        if state.effect is not None:
+            session.delay(state)
+        mapping, replayed = self._prepare(state, mapping)
+        if replayed is not _MISSING:
+            return self.finish(state, replayed)
+        try:
+            out = invoke(mapping)
+        except Exception as exc:
+            session.finish_error(state, exc)
+            raise
+        return self.finish(state, out)
+
+    async def acall(
+        self,
+        mapping: Mapping[str, Any],
+        invoke: Callable[[Mapping[str, Any]], Awaitable[Any]],
+        *,
+        recorded: Any = None,
+    ) -> Any:
+        """:meth:`call` for an async call (``invoke`` returns an awaitable); a fault's delay
+        is a real ``await`` on a virtual loop."""
+        __tracebackhide__ = True
+        state = self.begin(mapping, recorded)
+        session = self.session
+        if state.effect is not None:
+            await session.adelay(state)
+        mapping, replayed = self._prepare(state, mapping)
+        if replayed is not _MISSING:
+            return self.finish(state, replayed)
+        try:
+            out = await invoke(mapping)
+        except Exception as exc:
+            session.finish_error(state, exc)
+            raise
+        return self.finish(state, out)
+
+    def _prepare(self, state: CallState, mapping: Mapping[str, Any]) -> tuple[Any, Any]:
+        """(the arguments the real call gets, a replayed output or ``_MISSING``): the fault
+        applied, the corrupted arguments checked, the arguments repaired."""
+        __tracebackhide__ = True
+        original = mapping
+        if state.effect is not None:
+            replayed, corrupted = apply_effect(self.session, state)
+            if replayed is not _MISSING:
+                return mapping, replayed
+            if corrupted is not None:
+                mapping = corrupted
+                if self.check is not None and self.repairer is None:  # else: repaired first
+                    try:
+                        self.check(mapping)
+                    except BaseException as exc:
+                        self.session.finish_error(state, exc)
+                        raise
+        if self.repairer is not None:
+            mapping = self._repair(state, mapping, original)
+        return mapping, _MISSING
+
+    def _repair(self, state: CallState, mapping: Any, original: Any) -> Any:
+        """The repaired arguments, or the repairer's ``declined`` error raised (recorded)."""
+        __tracebackhide__ = True
+        repairer = self.repairer
+        intended = original if mapping is not original else None  # a fault corrupted it
+        try:
+            result = repairer.repair(mapping, at=state.index, intended=intended)
+            ok, args = getattr(result, "ok"), getattr(result, "args")  # noqa: B009
+            if ok and isinstance(args, Mapping):
+                return args
+            exc = repairer.declined(result)
+            if not isinstance(exc, BaseException):
+                raise TypeError(
+                    f"{safe_repr(repairer, 60)}.declined() returned {safe_repr(exc, 60)}, "
+                    "not an exception"
+                )
+        except AttributeError as broken:
+            exc = TypeError(
+                f"{safe_repr(repairer, 60)}.repair() returned what is not a repair result "
+                f"(with ok and args): {safe_repr(broken, 120)}"
+            )
+        except BaseException as failed:  # the call ends in the trace whatever went wrong
+            self.session.finish_error(state, failed)
+            raise
+        self.session.finish_error(state, exc)
+        raise exc
