@@ -1620,3 +1620,14 @@ def test_the_table_has_at_least_100_cases() -> None:
     assert len(ids) == len(set(ids)) >= 100
     assert fnmatch.fnmatchcase("a[*]?b", line_pattern("a[*]?b"))
     assert not fnmatch.fnmatchcase("a[x]?b", line_pattern("a[*]?b"))
+
+
+def test_chaos_create_takes_fault_tables_as_dicts_and_checks_them() -> None:
+    with Chaos.create(faults=[{"kind": "timeout", "tools": ["search"]}]) as chaos:
+        tool = chaos.wrap(lambda q: q, name="search")
+        with pytest.raises(Exception, match="timed out"):
+            tool("x")
+    with pytest.raises(ChaosConfigError, match=r"Chaos.create\(\): faults\[0\]: kind: unknown"):
+        Chaos.create(faults=[{"kind": "nope"}])
+    with pytest.raises(ChaosConfigError, match="must be a table/dict"):
+        Chaos.create(faults=[3])  # type: ignore[list-item]

@@ -24,16 +24,22 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
-from langchain_core.tools.base import _get_runnable_config_param
-
+from ..errors import ChaosConfigError
 from ..inject.call import CallState
 from ..inject.callables import _wire, check_name
 from ..inject.intercept import Interceptor
 from ..inject.session import ChaosSession
 from ..saferepr import safe_str
 from .common import finish_model, schema_of_model, transformed
+
+_HINT = "pip install 'pytest-agentchaos[langchain]'"
+
+try:
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools.base import _get_runnable_config_param
+except ImportError as exc:  # pragma: no cover - tested by hiding the package
+    raise ImportError(f"the LangChain adapter needs langchain-core: {_HINT} ({exc})") from None
 
 __all__ = ["chaos_middleware", "model_schema", "wrap_tool"]
 
@@ -173,7 +179,12 @@ def chaos_middleware(chaos: Any, *, repairers: Mapping[str, Any] | None = None) 
     through the tool node's own validation. Tools wrapped with ``chaos.wrap`` already are
     recorded by themselves, not twice.
     """
-    from langchain.agents.middleware import AgentMiddleware  # the `langchain` package
+    try:
+        from langchain.agents.middleware import AgentMiddleware  # the `langchain` package
+    except ImportError as exc:
+        raise ChaosConfigError(
+            f"chaos_middleware() needs the langchain package (create_agent): {_HINT} ({exc})"
+        ) from None
 
     session: ChaosSession = getattr(chaos, "session", chaos)
     if not isinstance(session, ChaosSession):

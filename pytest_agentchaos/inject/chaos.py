@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..adapters import framework_of, wrap_framework_tool
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
-from ..faults.plan import FaultPlan, FaultSpec
+from ..faults.plan import FaultPlan, FaultSpec, parse_faults
 from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, inline_profile
 from ..saferepr import safe_repr
@@ -46,7 +46,7 @@ class Chaos:
         profile: Profile | None = None,
         *,
         seed: int = 0,
-        faults: Sequence[FaultSpec] = (),
+        faults: Sequence[FaultSpec | Mapping[str, Any]] = (),
         budgets: Budgets | None = None,
         clock: Clock | None = None,
         test_id: str = "",
@@ -56,7 +56,8 @@ class Chaos:
         allow_hosts: AllowList | None = None,
         max_value: int = DEFAULT_MAX_VALUE,
     ) -> Chaos:
-        """A chaos run: ``faults`` go before the profile's; ``budgets`` override the profile's.
+        """A chaos run: ``faults`` (``FaultSpec`` objects, or fault tables as dicts, as a
+        profile writes them) go before the profile's; ``budgets`` override the profile's.
 
         With ``schedule`` (e.g. ``Trace.schedule()`` of an earlier run) the run replays those
         decisions instead of drawing. ``freeze_time`` / ``virtual_sleep`` make global time
@@ -65,7 +66,15 @@ class Chaos:
         ``max_value`` caps each value the trace records (JSON characters).
         """
         profile = profile or inline_profile("none")
-        specs = (*faults, *profile.faults)
+        given: tuple[FaultSpec, ...]
+        if isinstance(faults, (Mapping, str, bytes)) or any(
+            not isinstance(f, FaultSpec) for f in faults
+        ):  # fault tables as a profile or marker writes them: checked the same way
+            raw = [faults] if isinstance(faults, Mapping) else faults
+            given = parse_faults(raw, "Chaos.create(): faults")
+        else:
+            given = tuple(f for f in faults if isinstance(f, FaultSpec))
+        specs = (*given, *profile.faults)
         plan = (
             FaultPlan.from_schedule(schedule, specs)
             if schedule is not None

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..saferepr import safe_repr
-from .call import CallState
+from .call import EFFECT, CallState
 from .callables import apply_effect
 from .session import _MISSING, ChaosSession
 
@@ -56,6 +56,8 @@ class Interceptor:
         self.check = check
         self.repairer = repairer
         self.finish = finish or session.finish_ok
+        # the path of every call no fault hits and nothing repairs: the session's shortest
+        self._plain = finish or session.finish_plain
 
     def begin(self, mapping: Mapping[str, Any], recorded: Any = None) -> CallState:
         """Record the call and decide its fault (budgets may raise here)."""
@@ -76,6 +78,13 @@ class Interceptor:
         __tracebackhide__ = True
         state = self.begin(mapping, recorded)
         session = self.session
+        if state[EFFECT] is None and self.repairer is None:
+            try:
+                out = invoke(mapping)
+            except Exception as exc:
+                session.finish_error(state, exc)
+                raise
+            return self._plain(state, out)
         if state.effect is not None:
             session.delay(state)
         mapping, replayed = self._prepare(state, mapping)
