@@ -81,7 +81,7 @@ class Interceptor:
         if state[EFFECT] is None and self.repairer is None:
             try:
                 out = invoke(mapping)
-            except Exception as exc:
+            except BaseException as exc:  # cancelled, halted: the call still has its end
                 session.finish_error(state, exc)
                 raise
             return self._plain(state, out)
@@ -92,7 +92,7 @@ class Interceptor:
             return self.finish(state, replayed)
         try:
             out = invoke(mapping)
-        except Exception as exc:
+        except BaseException as exc:  # cancelled, halted: the call still has its end
             session.finish_error(state, exc)
             raise
         return self.finish(state, out)
@@ -116,7 +116,7 @@ class Interceptor:
             return self.finish(state, replayed)
         try:
             out = await invoke(mapping)
-        except Exception as exc:
+        except BaseException as exc:  # cancelled, halted: the call still has its end
             session.finish_error(state, exc)
             raise
         return self.finish(state, out)
