@@ -373,7 +373,13 @@ def test_must_halt_fails_when_the_framework_s_cap_stopped_the_agent(
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*the framework's cap langgraph recursion_limit=25*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*the framework's cap langgraph recursion_limit=25*",
+            "*capped:langgraph.recursion_limit*",
+            "*halted by the harness: 0; stopped by a framework's cap: 1*",
+        ]
+    )
 
 
 # -- loading ---------------------------------------------------------------------------------------

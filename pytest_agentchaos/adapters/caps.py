@@ -80,7 +80,8 @@ def record_cap(session: ChaosSession | Any, error: BaseException) -> Halt | None
     recorded = getattr(exc, "__chaos_halt__", None)
     if isinstance(recorded, Halt) and recorded in trace.of_type(Halt):
         return recorded
-    message = safe_str(exc, 300)
+    # the first line: what was hit (a troubleshooting link on the next line is not news)
+    message = " ".join(safe_str(exc, 300).strip().splitlines()[:1]).strip()
     detail: dict[str, Any] = {
         "by": "framework",
         "framework": cap.framework,
@@ -105,7 +106,8 @@ def record_cap(session: ChaosSession | Any, error: BaseException) -> Halt | None
 
 
 def _rounds(trace: Trace) -> dict[str, int]:
-    """Model calls and tool calls so far: the rounds a super-step or turn count stands for."""
+    """Model calls and tool calls so far (retried attempts included): what a super-step or
+    turn count stood for in this run."""
     return {
         "model_calls": len(trace.of_type(ModelCall)),
         "tool_calls": len(trace.of_type(ToolCall)),

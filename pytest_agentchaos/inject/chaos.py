@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .http import ChaosRouter
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: a tool: a callable, or a framework's tool object (a langchain-core BaseTool is no callable)
+T = TypeVar("T")
 
 
 class Chaos:
@@ -108,12 +110,12 @@ class Chaos:
 
     def wrap(
         self,
-        fn: F,
+        fn: T,
         name: str | None = None,
         schema: Mapping[str, Any] | None = None,
         *,
         repair: Any = None,
-    ) -> F:
+    ) -> T:
         """Wrap a sync or async tool; name, signature and docstring are kept. ``repair``: a
         ``ParamRepairer`` that checks (and repairs) every call's arguments after the faults
         and before the tool runs, writing ``Repair`` events to this run's trace and reading
@@ -133,11 +135,11 @@ class Chaos:
                     "do not pass schema="
                 )
             return wrap_framework_tool(self.session, fn, framework, name=name, repair=repair)  # type: ignore[no-any-return]
-        return wrap(self.session, fn, name=name, schema=schema, repair=repair)
+        return wrap(self.session, fn, name=name, schema=schema, repair=repair)  # type: ignore[type-var]
 
     def wrap_tools(
         self,
-        tools: Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]],
+        tools: Mapping[str, Any] | Sequence[Any],
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Any:
         """Wrap a name -> tool mapping (or a list of tools); returns the same shape. A list

@@ -46,7 +46,13 @@ def summary_row(
     """Plain data for one summary line."""
     u = usage(trace)
     halted = [e.budget for e in trace.budget_exhausted()]
-    halted += [e.reason for e in trace.hard_halts() if e.reason not in halted]
+    capped: list[str] = []
+    for e in trace.hard_halts():
+        framework = isinstance(e.detail, dict) and e.detail.get("by") == "framework"
+        names = capped if framework else halted
+        reason = f"{e.detail.get('framework')}.{e.detail.get('cap')}" if framework else e.reason
+        if reason not in names:
+            names.append(reason)
     return {
         "test": trace.meta.get("test", ""),
         "outcome": outcome,
@@ -58,6 +64,7 @@ def summary_row(
         "steps": u["steps"],
         "seconds": u["seconds"],
         "halted": halted,
+        "capped": capped,
         "verdicts": {v.name: v.ok for v in verdicts},
         "unmatched": list(unmatched),
         "threads_left": list(threads_left),
@@ -71,6 +78,8 @@ def format_row(row: dict[str, Any]) -> str:
     verdicts = ",".join(f"{k}={'ok' if ok else 'FAIL'}" for k, ok in row["verdicts"].items())
     if row["halted"]:
         verdicts = ",".join(filter(None, [verdicts, "halted:" + "+".join(row["halted"])]))
+    if row.get("capped"):
+        verdicts = ",".join(filter(None, [verdicts, "capped:" + "+".join(row["capped"])]))
     return (
         f"{row['outcome'].upper():<7} {row['test']}  profile={row['profile']} "
         f"test_seed={row['seed']} "
@@ -88,18 +97,20 @@ def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
         group = by_profile[profile]
         outcomes: dict[str, int] = {}
         faults: dict[str, int] = {}
-        halted = 0
+        halted = capped = 0
         for row in group:
             outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
             for kind, n in row["faults"].items():
                 faults[kind] = faults.get(kind, 0) + n
             halted += bool(row["halted"])
+            capped += bool(row.get("capped"))
         counted = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
         fired = ",".join(f"{k}:{v}" for k, v in sorted(faults.items())) or "none"
         plural = "s" if len(group) != 1 else ""
+        by_cap = f"; stopped by a framework's cap: {capped}" if capped else ""
         lines.append(
             f"profile={profile}: {len(group)} chaos test{plural} ({counted}); "
-            f"faults fired: {fired}; halted by the harness: {halted}"
+            f"faults fired: {fired}; halted by the harness: {halted}{by_cap}"
         )
     return lines
 
