@@ -197,6 +197,8 @@ def chaos_middleware(chaos: Any, *, repairers: Mapping[str, Any] | None = None) 
     wired = {check_name(k, "chaos_middleware(): repairers"): _wire(r, session)
              for k, r in (repairers or {}).items()}  # fmt: skip
 
+    cores: dict[int, tuple[Any, Interceptor]] = {}  # by model object
+
     class ChaosMiddleware(AgentMiddleware):
         """Every model and tool call of the agent through the chaos run's fault plan."""
 
@@ -204,13 +206,13 @@ def chaos_middleware(chaos: Any, *, repairers: Mapping[str, Any] | None = None) 
 
         def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
             __tracebackhide__ = True
-            return _model_core(session, request).call(
+            return _model_core(session, request, cores).call(
                 _model_args(request), lambda _: handler(request)
             )
 
         async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
             __tracebackhide__ = True
-            core = _model_core(session, request)
+            core = _model_core(session, request, cores)
 
             async def invoke(_: Any) -> Any:
                 return await handler(request)
@@ -253,7 +255,14 @@ def _model_args(request: Any) -> dict[str, Any]:
     return {"messages": len(getattr(request, "messages", None) or []), "tools": tools}
 
 
-def _model_core(session: ChaosSession, request: Any) -> Interceptor:
+def _model_core(
+    session: ChaosSession, request: Any, cores: dict[int, tuple[Any, Interceptor]]
+) -> Interceptor:
+    """The interceptor of the request's model: one per model object (its name is read once)."""
+    model = getattr(request, "model", None)
+    known = cores.get(id(model))
+    if known is not None:
+        return known[1]
     finish = finish_model(session, _read_response, _rewrite_response)
 
     def fresh_finish(state: CallState, response: Any) -> Any:
@@ -262,7 +271,9 @@ def _model_core(session: ChaosSession, request: Any) -> Interceptor:
             response = _fresh(response, state.index)  # a repeat, not the same message again
         return finish(state, response)
 
-    return Interceptor(session, _model_name(request), channel="model", finish=fresh_finish)
+    core = Interceptor(session, _model_name(request), channel="model", finish=fresh_finish)
+    cores[id(model)] = (model, core)  # the model kept alive: its id cannot be reused
+    return core
 
 
 def _messages(response: Any) -> list[BaseMessage]:
