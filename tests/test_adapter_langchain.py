@@ -408,3 +408,24 @@ def test_a_missing_framework_is_one_line_naming_the_extra(monkeypatch: pytest.Mo
         require("langchain")
     with pytest.raises(ChaosConfigError, match="no adapter for 'crewai'"):
         require("crewai")
+
+
+def test_langgraph_s_tool_node_runs_wrapped_tools_and_its_error_handling_is_unchanged() -> None:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    asked = {"messages": [turn("", ("search", {"query": "a"}), ("search", {"query": "b"}))]}
+    with make({"kind": "timeout", "tools": ["search"], "nth": 2}) as chaos:
+        graph = StateGraph(MessagesState)
+        graph.add_node("tools", ToolNode(chaos.wrap_tools([search]), handle_tool_errors=True))
+        graph.add_edge(START, "tools")
+        graph.add_edge("tools", END)
+        answers = graph.compile().invoke(asked)["messages"][1:]
+    # the tool node runs both calls at once: which one arrives second (and times out) varies
+    failed = [m for m in answers if m.status == "error"]
+    ok = [m for m in answers if m.status != "error"]
+    assert len(failed) == len(ok) == 1  # the tool node's own handling of the error
+    assert "timed out" in str(failed[0].content)
+    assert ok[0].content == f"results for {CALLS[0]} x3" and len(CALLS) == 1
+    calls, results = calls_and_results(chaos)
+    assert len(calls) == len(results) == 2
