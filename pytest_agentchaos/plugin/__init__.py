@@ -350,7 +350,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Add the agentchaos section (replay command, last events) to a failed chaos test's
-    report, and the test's summary row to its teardown report."""
+    report, and the test's summary row and JUnit properties to its teardown report."""
     report = yield
     run = item.stash.get(RUN, None)
     if run is None:
@@ -368,11 +368,18 @@ def pytest_runtest_makereport(
     elif report.when == "teardown" and CALL_OUTCOME in item.stash:
         verdicts = run.outcome.verdicts if run.outcome is not None else ()
         outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
-        report.agentchaos = summary_row(  # type: ignore[attr-defined]
+        row = summary_row(
             run.trace,
             verdicts,
             outcome,
             unmatched=run.unmatched_faults(),
             threads_left=run.threads_left,
         )
+        report.agentchaos = row  # type: ignore[attr-defined]
+        from ..report.junit import junit_properties  # --junitxml writes them once, here
+
+        report.user_properties = [
+            *report.user_properties,
+            *junit_properties(row, verdicts, run.replay),
+        ]
     return report

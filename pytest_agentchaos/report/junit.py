@@ -1,0 +1,47 @@
+"""JUnit ``<property>`` elements for a chaos test: what ``--junitxml`` carries into CI dashboards.
+
+Each chaos test's profile, seeds, outcome, verdicts (``ok``, or ``FAIL`` with the explanation),
+metrics (steps, tool and model calls, virtual seconds, faults by kind, halts) and the command
+that replays it, as ``agentchaos.*`` name / value pairs, built from the summary row alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..verdicts.verdict import Verdict
+
+__all__ = ["PREFIX", "junit_properties"]
+
+#: Every property's name starts with this.
+PREFIX = "agentchaos."
+#: The longest verdict explanation a property carries (CI dashboards show attributes whole).
+_EXPLANATION = 2000
+
+
+def junit_properties(
+    row: Mapping[str, Any], verdicts: Sequence[Verdict], replay: str
+) -> list[tuple[str, str]]:
+    """The ``(name, value)`` properties of one chaos test, from its summary row, verdicts
+    and replay command (values are strings: JUnit attributes)."""
+    faults = ",".join(f"{k}:{v}" for k, v in sorted(row.get("faults", {}).items())) or "none"
+    props = [
+        ("profile", str(row.get("profile", ""))),
+        ("test_seed", str(row.get("seed", ""))),
+        ("outcome", str(row.get("outcome", ""))),
+        ("replay", replay),
+        ("steps", str(row.get("steps", 0))),
+        ("tool_calls", str(row.get("tool_calls", 0))),
+        ("model_calls", str(row.get("model_calls", 0))),
+        ("virtual_seconds", f"{float(row.get('seconds', 0.0)):.3f}"),
+        ("faults", faults),
+    ]
+    if row.get("halted"):
+        props.append(("halted", "+".join(map(str, row["halted"]))))
+    if row.get("capped"):
+        props.append(("capped", "+".join(map(str, row["capped"]))))
+    for verdict in verdicts:
+        text = "ok" if verdict.ok else f"FAIL: {verdict.explanation[:_EXPLANATION]}"
+        props.append((f"verdict.{verdict.name}", text))
+    return [(PREFIX + name, value) for name, value in props]
