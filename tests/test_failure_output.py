@@ -168,8 +168,9 @@ def test_quiet_runs_show_totals_and_failures_only(pytester: pytest.Pytester) -> 
         [
             "FAILED  test_a.py::test_a_broken  profile=outage *",
             "FAILED  test_b.py::test_b_broken  profile=outage *",
-            "profile=flaky: 2 chaos tests (2 passed); faults fired: none; halted by the harness: 0",
-            "profile=outage: 2 chaos tests (2 failed); faults fired: http_error:2; "
+            "profile=flaky: 2 chaos tests (2 passed); survived 2/2; faults fired: none; "
+            "halted by the harness: 0",
+            "profile=outage: 2 chaos tests (2 failed); survived 0/2; faults fired: http_error:2; "
             "halted by the harness: 0",
         ]
     )

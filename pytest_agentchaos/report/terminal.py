@@ -13,6 +13,7 @@ from typing import Any
 
 from ..trace.trace import Trace
 from ..verdicts.verdict import Verdict, usage
+from .metrics import run_metrics, total_metrics
 
 __all__ = [
     "QUIET_OUTCOMES",
@@ -66,6 +67,7 @@ def summary_row(
         "halted": halted,
         "capped": capped,
         "verdicts": {v.name: v.ok for v in verdicts},
+        "metrics": run_metrics(trace),
         "unmatched": list(unmatched),
         "threads_left": list(threads_left),
     }
@@ -108,11 +110,33 @@ def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
         fired = ",".join(f"{k}:{v}" for k, v in sorted(faults.items())) or "none"
         plural = "s" if len(group) != 1 else ""
         by_cap = f"; stopped by a framework's cap: {capped}" if capped else ""
+        survived = outcomes.get("passed", 0)
         lines.append(
-            f"profile={profile}: {len(group)} chaos test{plural} ({counted}); "
-            f"faults fired: {fired}; halted by the harness: {halted}{by_cap}"
+            f"profile={profile}: {len(group)} chaos test{plural} ({counted}); survived "
+            f"{survived}/{len(group)}; faults fired: {fired}; halted by the harness: "
+            f"{halted}{by_cap}"
         )
+        stack = _stack_line(total_metrics(row.get("metrics") or {} for row in group))
+        if stack:
+            lines.append(f"  {stack}")
     return lines
+
+
+def _stack_line(total: dict[str, Any]) -> str:
+    """What the escape, repair and halt stacks did across a profile's runs (empty when
+    they did nothing)."""
+    parts = []
+    if total["loops"]:
+        median = total["median_steps_to_escape"]
+        took = f", median {median:g} steps to escape" if median is not None else ""
+        parts.append(f"loops detected {total['loops']}, escaped {total['escaped']}{took}")
+    repairs = (total["repairs_ok"], total["repairs_declined"], total["repairs_failed"])
+    if any(repairs):
+        parts.append("repairs {} ok, {} declined, {} failed".format(*repairs))
+    if total["halts"]:
+        named = ",".join(f"{k}:{v}" for k, v in sorted(total["halts"].items()))
+        parts.append(f"halts (by heuristic, budget or cap): {named}")
+    return "; ".join(parts)
 
 
 def summary_lines(rows: Sequence[dict[str, Any]], verbose: int = 0) -> list[str]:
