@@ -57,6 +57,7 @@ def test_each_chaos_test_carries_its_run_as_properties(pytester: pytest.Pytester
     assert survives["agentchaos.tool_calls"] == ["3"]
     assert survives["agentchaos.faults"] == ["timeout:1"]
     assert survives["agentchaos.verdict.must_halt"] == ["ok"]
+    assert survives["agentchaos.loops"] == ["0"] and survives["agentchaos.repairs_ok"] == ["0"]
     assert survives["agentchaos.replay"] == ["pytest test_agent.py::test_survives --chaos-seed=9"]
     assert float(survives["agentchaos.virtual_seconds"][0]) >= 30  # the timeout's wait
     assert int(survives["agentchaos.test_seed"][0]) >= 0
@@ -70,6 +71,7 @@ def test_a_failing_verdict_carries_its_explanation(pytester: pytest.Pytester) ->
     verdict = failing["agentchaos.verdict.must_halt"][0]
     assert verdict.startswith("FAIL: must_halt failed") and "max_tool_calls=1" in verdict
     assert failing["agentchaos.halted"] == ["max_tool_calls"]
+    assert failing["agentchaos.halts"] == ["budget:max_tool_calls:1"]
 
 
 def test_properties_cross_xdist_workers(pytester: pytest.Pytester) -> None:

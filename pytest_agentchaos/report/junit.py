@@ -1,7 +1,8 @@
 """JUnit ``<property>`` elements for a chaos test: what ``--junitxml`` carries into CI dashboards.
 
 Each chaos test's profile, seeds, outcome, verdicts (``ok``, or ``FAIL`` with the explanation),
-metrics (steps, tool and model calls, virtual seconds, faults by kind, halts) and the command
+metrics (steps, tool and model calls, virtual seconds, tokens, faults by kind, loops detected
+and escaped, repairs ok / declined / failed, halts by heuristic, budget or cap) and the command
 that replays it, as ``agentchaos.*`` name / value pairs, built from the summary row alone.
 """
 
@@ -37,6 +38,12 @@ def junit_properties(
         ("virtual_seconds", f"{float(row.get('seconds', 0.0)):.3f}"),
         ("faults", faults),
     ]
+    metrics = row.get("metrics") or {}
+    for key in ("tokens", "loops", "escaped", "repairs_ok", "repairs_declined", "repairs_failed"):
+        if key in metrics:
+            props.append((key, str(metrics[key])))
+    if metrics.get("halts"):
+        props.append(("halts", ",".join(f"{k}:{v}" for k, v in sorted(metrics["halts"].items()))))
     if row.get("halted"):
         props.append(("halted", "+".join(map(str, row["halted"]))))
     if row.get("capped"):
