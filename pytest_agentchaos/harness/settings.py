@@ -46,6 +46,8 @@ class SessionSettings:
     virtual_sleep: bool = False
     freeze_time: bool = False
     trace_dir: Path | None = None
+    #: --chaos-report-dir: traces in its traces/ folder, index.json at the end of the session
+    report_dir: Path | None = None
     trace_max_value: int = DEFAULT_MAX_VALUE
     allow_hosts: tuple[str, ...] = ()
     wall_timeout: float = DEFAULT_WALL_TIMEOUT

@@ -11,6 +11,7 @@ import os
 import random
 import sys
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -71,6 +72,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write each chaos test's trace as JSON into DIR (default: not written)",
     )
+    group.addoption(
+        "--chaos-report-dir",
+        metavar="DIR",
+        default=None,
+        help="write report artifacts into DIR: each chaos test's trace (DIR/traces/) and "
+        "DIR/index.json (default: ini chaos_report_dir, or none)",
+    )
     parser.addini("chaos_profile", "default chaos profile (default: none)", default="none")
     parser.addini(
         "chaos_profiles_dir",
@@ -101,6 +109,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "real seconds a chaos test may run before the watchdog stops its agent "
         "(default: 300; 0 turns the watchdog off)",
         default="300",
+    )
+    parser.addini(
+        "chaos_report_dir",
+        "directory for report artifacts (traces, index.json), relative to the rootdir",
+        default="",
     )
     parser.addini(
         "chaos_trace_max_value",
@@ -159,13 +172,15 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
         text = text if text.startswith(source) else f"{source}: {text}"
         raise pytest.UsageError(f"{_PREFIX}: {text}") from None
     try:
+        report_dir, trace_dir = _artifact_dirs(config)
         return s.SessionSettings(
             seed=seed,
             default_profile=default_profile,
             profile_option=profile_option,
             virtual_sleep=_ini_bool(config, "chaos_virtual_sleep"),
             freeze_time=_ini_bool(config, "chaos_freeze_time"),
-            trace_dir=s.parse_trace_dir(config.getoption("chaos_trace_dir"), "--chaos-trace-dir"),
+            trace_dir=trace_dir,
+            report_dir=report_dir,
             trace_max_value=s.ini_int(
                 config.getini("chaos_trace_max_value"),
                 "ini chaos_trace_max_value",
@@ -178,6 +193,25 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
         )
     except ChaosConfigError as exc:
         raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
+
+
+def _artifact_dirs(config: pytest.Config) -> tuple[Path | None, Path | None]:
+    """The report dir (option, else ini, relative to the rootdir) and the trace dir: the
+    report dir's ``traces/`` unless ``--chaos-trace-dir`` names another."""
+    from ..harness.settings import parse_trace_dir
+    from ..report.artifacts import TRACES
+
+    option = config.getoption("chaos_report_dir")
+    ini = str(config.getini("chaos_report_dir")).strip()
+    if option is None and ini:
+        option, where = str(config.rootpath / ini), "ini chaos_report_dir"
+    else:
+        where = "--chaos-report-dir"
+    report_dir = parse_trace_dir(option, where)
+    trace_dir = parse_trace_dir(config.getoption("chaos_trace_dir"), "--chaos-trace-dir")
+    if trace_dir is None and report_dir is not None:
+        trace_dir = parse_trace_dir(str(report_dir / TRACES), where)
+    return report_dir, trace_dir
 
 
 def _ini_bool(config: pytest.Config, key: str) -> bool:
@@ -375,6 +409,11 @@ def pytest_runtest_makereport(
             unmatched=run.unmatched_faults(),
             threads_left=run.threads_left,
         )
+        row.update(
+            replay=run.replay,
+            explanations={v.name: v.explanation for v in verdicts},
+            trace_file=_trace_file(item.config, run.plan.trace_path),
+        )
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
 
@@ -383,3 +422,13 @@ def pytest_runtest_makereport(
             *junit_properties(row, verdicts, run.replay),
         ]
     return report
+
+
+def _trace_file(config: pytest.Config, path: Path | None) -> str | None:
+    """A run's trace file as the index names it: relative to the report dir when inside it."""
+    if path is None:
+        return None
+    report_dir = config.stash[STATE].settings.report_dir
+    if report_dir is not None and path.is_relative_to(report_dir):
+        return path.relative_to(report_dir).as_posix()
+    return str(path)

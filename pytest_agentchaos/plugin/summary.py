@@ -26,8 +26,32 @@ class Summary:
         if isinstance(row, dict):
             self.state.rows.append(row)
 
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """With a report dir, write its ``index.json`` (once: in the controller under xdist,
+        from every worker's rows). A dir that cannot be written is one line, no traceback."""
+        report_dir = self.state.settings.report_dir
+        if report_dir is None or hasattr(self.config, "workerinput"):
+            return
+        from ..report.artifacts import index_data, write_index
+
+        settings = self.state.settings
+        data = index_data(
+            self.state.rows, session_seed=settings.seed, profile_option=settings.profile_option
+        )
+        try:
+            write_index(report_dir, data)
+        except OSError as exc:
+            self.index_error = (
+                f"agentchaos: cannot write {report_dir / 'index.json'}: {exc.strerror or exc}"
+            )
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    index_error: str | None = None
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the agentchaos section: the rows, totals per profile and the session seed."""
+        if self.index_error is not None:
+            terminalreporter.write_line(self.index_error, red=True)
         rows = self.state.rows
         if not rows:
             return

@@ -1,0 +1,93 @@
+"""Report artifacts for CI: ``--chaos-report-dir=DIR`` holds one JSON trace per chaos test run
+(``DIR/traces/``, written by each run, in xdist workers too) and ``DIR/index.json``, written
+once at the end of the session from the summary rows (which cross xdist).
+
+Both formats are versioned and their JSON Schemas ship in the package
+(:func:`schema_path`: ``trace.schema.json``, ``index.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .metrics import total_metrics
+
+__all__ = ["INDEX_FORMAT", "INDEX_NAME", "TRACES", "index_data", "schema_path", "write_index"]
+
+#: The version of ``index.json`` (``"format"``); a reader refuses another.
+INDEX_FORMAT = 1
+INDEX_NAME = "index.json"
+#: The folder of the report dir that holds the traces.
+TRACES = "traces"
+
+
+def schema_path(name: str) -> Path:
+    """The shipped JSON Schema ``name`` (``"trace"`` or ``"index"``)."""
+    if name not in ("trace", "index"):
+        raise ValueError(f"no schema {name!r}: there are 'trace' and 'index'")
+    return Path(str(resources.files("pytest_agentchaos") / "schemas" / f"{name}.schema.json"))
+
+
+def index_data(
+    rows: Iterable[Mapping[str, Any]], *, session_seed: int, profile_option: str | None
+) -> dict[str, Any]:
+    """The content of ``index.json``: one entry per chaos test run (sorted by node id) with
+    its profile, seed, outcome, verdicts and their explanations, metrics, replay command and
+    trace file, and the metrics totalled per profile."""
+    tests: list[dict[str, Any]] = []
+    for row in sorted(rows, key=lambda r: str(r.get("test", ""))):
+        explanations = row.get("explanations") or {}
+        tests.append({
+            "node_id": str(row.get("test", "")),
+            "profile": str(row.get("profile", "")),
+            "test_seed": int(row.get("seed", 0)),
+            "outcome": str(row.get("outcome", "")),
+            "replay": str(row.get("replay", "")),
+            "trace": row.get("trace_file"),
+            "verdicts": [
+                {"name": name, "ok": bool(ok), "explanation": str(explanations.get(name, ""))}
+                for name, ok in (row.get("verdicts") or {}).items()
+            ],
+            "halted": list(row.get("halted") or []),
+            "capped": list(row.get("capped") or []),
+            "metrics": dict(row.get("metrics") or {}),
+        })  # fmt: skip
+    profiles: dict[str, list[Mapping[str, Any]]] = {}
+    for test in tests:
+        profiles.setdefault(test["profile"], []).append(test)
+    return {
+        "format": INDEX_FORMAT,
+        "session_seed": session_seed,
+        "profile_option": profile_option,
+        "tests": tests,
+        "profiles": {
+            name: {
+                "tests": len(group),
+                "passed": sum(t["outcome"] == "passed" for t in group),
+                **total_metrics(t["metrics"] for t in group),
+            }
+            for name, group in sorted(profiles.items())
+        },
+    }
+
+
+def write_index(directory: Path, data: Mapping[str, Any]) -> Path:
+    """Write ``index.json`` into ``directory`` atomically (a reader never sees half of it, and
+    an earlier index stays whole if this write fails); returns its path. Raises ``OSError``."""
+    path = directory / INDEX_NAME
+    fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, ensure_ascii=False, sort_keys=False)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
