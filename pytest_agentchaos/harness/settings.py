@@ -101,6 +101,21 @@ def parse_trace_dir(raw: str | None, where: str) -> Path | None:
     return path
 
 
+def artifact_dirs(
+    option: str | None, ini: str, trace_option: str | None, rootdir: Path
+) -> tuple[Path | None, Path | None]:
+    """The report dir (``--chaos-report-dir``, else ini ``chaos_report_dir`` relative to the
+    rootdir) and the trace dir: ``--chaos-trace-dir``, else the report dir's ``traces/``."""
+    where = "--chaos-report-dir"
+    if option is None and ini.strip():
+        option, where = str(rootdir / ini.strip()), "ini chaos_report_dir"
+    report_dir = parse_trace_dir(option, where)
+    trace_dir = parse_trace_dir(trace_option, "--chaos-trace-dir")
+    if trace_dir is None and report_dir is not None:
+        trace_dir = parse_trace_dir(str(report_dir / "traces"), where)
+    return report_dir, trace_dir
+
+
 def parse_profile_name(raw: str, where: str) -> str:
     """A profile name given on the command line or in an ini file."""
     return ProfileRegistry.check_name(raw, where)

@@ -11,7 +11,6 @@ import os
 import random
 import sys
 from collections.abc import Generator, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -172,7 +171,12 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
         text = text if text.startswith(source) else f"{source}: {text}"
         raise pytest.UsageError(f"{_PREFIX}: {text}") from None
     try:
-        report_dir, trace_dir = _artifact_dirs(config)
+        report_dir, trace_dir = s.artifact_dirs(
+            config.getoption("chaos_report_dir"),
+            str(config.getini("chaos_report_dir")),
+            config.getoption("chaos_trace_dir"),
+            config.rootpath,
+        )
         return s.SessionSettings(
             seed=seed,
             default_profile=default_profile,
@@ -193,25 +197,6 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
         )
     except ChaosConfigError as exc:
         raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
-
-
-def _artifact_dirs(config: pytest.Config) -> tuple[Path | None, Path | None]:
-    """The report dir (option, else ini, relative to the rootdir) and the trace dir: the
-    report dir's ``traces/`` unless ``--chaos-trace-dir`` names another."""
-    from ..harness.settings import parse_trace_dir
-    from ..report.artifacts import TRACES
-
-    option = config.getoption("chaos_report_dir")
-    ini = str(config.getini("chaos_report_dir")).strip()
-    if option is None and ini:
-        option, where = str(config.rootpath / ini), "ini chaos_report_dir"
-    else:
-        where = "--chaos-report-dir"
-    report_dir = parse_trace_dir(option, where)
-    trace_dir = parse_trace_dir(config.getoption("chaos_trace_dir"), "--chaos-trace-dir")
-    if trace_dir is None and report_dir is not None:
-        trace_dir = parse_trace_dir(str(report_dir / TRACES), where)
-    return report_dir, trace_dir
 
 
 def _ini_bool(config: pytest.Config, key: str) -> bool:
@@ -389,6 +374,7 @@ def pytest_runtest_makereport(
     run = item.stash.get(RUN, None)
     if run is None:
         return report
+    from ..report.artifacts import trace_file
     from ..report.terminal import failure_section, summary_row
 
     if report.when == "call":
@@ -409,10 +395,11 @@ def pytest_runtest_makereport(
             unmatched=run.unmatched_faults(),
             threads_left=run.threads_left,
         )
+        state = item.config.stash[STATE]
         row.update(
             replay=run.replay,
             explanations={v.name: v.explanation for v in verdicts},
-            trace_file=_trace_file(item.config, run.plan.trace_path),
+            trace_file=trace_file(run.plan.trace_path, state.settings.report_dir),
         )
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
@@ -422,13 +409,3 @@ def pytest_runtest_makereport(
             *junit_properties(row, verdicts, run.replay),
         ]
     return report
-
-
-def _trace_file(config: pytest.Config, path: Path | None) -> str | None:
-    """A run's trace file as the index names it: relative to the report dir when inside it."""
-    if path is None:
-        return None
-    report_dir = config.stash[STATE].settings.report_dir
-    if report_dir is not None and path.is_relative_to(report_dir):
-        return path.relative_to(report_dir).as_posix()
-    return str(path)

@@ -18,7 +18,15 @@ from typing import Any
 
 from .metrics import total_metrics
 
-__all__ = ["INDEX_FORMAT", "INDEX_NAME", "TRACES", "index_data", "schema_path", "write_index"]
+__all__ = [
+    "INDEX_FORMAT",
+    "INDEX_NAME",
+    "TRACES",
+    "index_data",
+    "schema_path",
+    "trace_file",
+    "write_index",
+]
 
 #: The version of ``index.json`` (``"format"``); a reader refuses another.
 INDEX_FORMAT = 1
@@ -32,6 +40,15 @@ def schema_path(name: str) -> Path:
     if name not in ("trace", "index"):
         raise ValueError(f"no schema {name!r}: there are 'trace' and 'index'")
     return Path(str(resources.files("pytest_agentchaos") / "schemas" / f"{name}.schema.json"))
+
+
+def trace_file(path: Path | None, report_dir: Path | None) -> str | None:
+    """A run's trace file as the index names it: relative to the report dir when inside it."""
+    if path is None:
+        return None
+    if report_dir is not None and path.is_relative_to(report_dir):
+        return path.relative_to(report_dir).as_posix()
+    return str(path)
 
 
 def index_data(
