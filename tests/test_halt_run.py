@@ -108,3 +108,37 @@ def test_a_transient_error_retried_after_waits_counts_every_other_time() -> None
 
     assert failures_to_halt("HTTP 503 Service Unavailable") == 6
     assert failures_to_halt("file not found: books.csv") == 3  # persistent: each counts
+
+
+def _import_pages(chaos, monitor, pages: int) -> None:
+    """An importer whose model call times out now and then; each timeout is retried after a
+    wait, and each answer imports the next page."""
+    model = chaos.model(lambda p: f"Page {p} is in; importing page {int(p) + 1}.")
+    page = chaos.wrap(lambda n: f"Imported page {n} of {pages}: 50 rows.", name="import_page")
+    for n in range(1, pages + 1):
+        while True:
+            try:
+                model(str(n))
+                break
+            except TimeoutError:
+                chaos.clock.sleep(2.0)
+        page(n)
+        if monitor.decision.halt:
+            return
+
+
+def test_model_timeouts_between_its_answers_are_no_streak(make_chaos) -> None:
+    # seven timeouts in twelve pages, never more than two in a row: the model works between
+    # them, which ends the streak (the same as a tool that works again)
+    chaos = make_chaos({"kind": "timeout", "channels": ["model"], "nth": [2, 3, 5, 6, 8, 10, 11]})
+    monitor = HaltMonitor.for_run(chaos, task="Import every page", embedder="lexical")
+    _import_pages(chaos, monitor, 12)
+    assert chaos.trace.of_type(Halt) == [], monitor.decision.reason
+
+
+def test_model_timeouts_in_a_row_are_a_streak(make_chaos) -> None:
+    chaos = make_chaos({"kind": "timeout", "channels": ["model"], "nth": list(range(2, 12))})
+    monitor = HaltMonitor.for_run(chaos, task="Import every page", embedder="lexical")
+    _import_pages(chaos, monitor, 12)
+    (halt,) = chaos.trace.of_type(Halt)
+    assert halt.detail["fired"] == ["tool_failure"] and "model:model" in halt.reason

@@ -60,6 +60,9 @@ class Observation:
     args: str | None = None
     #: Seconds (virtual in a chaos run) since the previous step, when known.
     seconds: float | None = None
+    #: A call that worked at this step besides ``tool`` (the model call whose answer the
+    #: output is): its failures so far are no streak any more.
+    worked: str | None = None
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,8 @@ class Watch:
         twice the window, whatever worked between. An error that changes is another
         failure, not a streak."""
         failures = self.failures
+        if step.worked is not None:
+            failures.success(step.worked, None)
         if step.tool is not None and step.ok is True:
             failures.success(step.tool, step.args)
         strike = False

@@ -119,13 +119,16 @@ class HaltMonitor:
         tokens_used: int | None = None,
         seconds: float | None = None,
         args: Any = None,
+        worked: str | None = None,
     ) -> HaltDecision:
         """Read one step: the agent's ``output`` (text, or anything: read as text), the
         ``tool`` it called and whether that was ``ok`` (with the tool's ``error``), the
         ``progress`` it reports (None: no signal, not zero), its ``state`` (unused by the
         default heuristics, kept for custom ones), the tokens it used and the seconds it took
         (virtual), and the ``args`` of the tool call (so that the same call failing again is
-        told from another call failing). Returns the decision for this step."""
+        told from another call failing). ``worked`` names another call that worked at this
+        step (the model call that wrote ``output``, as its failures were named in ``tool``):
+        the failures it had are no streak any more. Returns the decision for this step."""
         text = output if isinstance(output, str) else safe_str(output, 20_000)
         index = self.steps
         self.steps += 1
@@ -150,6 +153,7 @@ class HaltMonitor:
             new_info=new,
             args=None if args is None else _canonical(args),
             seconds=float(seconds) if seconds is not None and _number(seconds) else None,
+            worked=worked,
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)

@@ -65,10 +65,10 @@ class RunWatch:
             self._args[(event.channel, event.tool, event.index)] = event.args
             return
         if isinstance(event, ModelResult):
-            if event.ok:
-                decision = self._observe(event, event.output, tokens_used=event.tokens)
+            tool = f"model:{event.model}"
+            if event.ok:  # the model works again: its earlier failures are no streak
+                decision = self._observe(event, event.output, tokens_used=event.tokens, worked=tool)
             else:  # a failed model call says nothing: its error is a failure, not an answer
-                tool = f"model:{event.model}"
                 failure = event.message or event.error_type
                 decision = self._observe(event, "", tool=tool, ok=False, error=failure)
         elif isinstance(event, ToolResult):
