@@ -99,3 +99,9 @@ class HaltSwallowed(HardHalt):
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
+
+
+class ReplayDiverged(UserWarning):
+    """A replayed run (``--chaos-replay``) made other calls than the run it replays: other
+    arguments, a call the recorded run did not make, or fewer calls. Its faults then hit
+    other calls than they did, and the replay may not reproduce what was recorded."""

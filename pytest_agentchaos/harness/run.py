@@ -10,11 +10,12 @@ the watchdog. :meth:`Run.finish` ends the run after the test body and judges it.
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from ..saferepr import safe_repr, safe_str
 from ..trace.events import Detection
 from ..verdicts.judge import Expectations, judge
 from ..verdicts.verdict import Verdict
+from .replay import Divergence, Recorded
 from .settings import SessionSettings
 from .spec import RunSpec
 from .unwind import Unwinder, caller_outside_runtime
@@ -66,6 +68,8 @@ class RunPlan:
     replay: str
     loops: LoopPolicy | None = None
     trace_path: Path | None = None
+    #: the recorded run this one replays (``--chaos-replay``)
+    recorded: Recorded | None = None
 
 
 def plan_run(
@@ -75,21 +79,36 @@ def plan_run(
     registry: ProfileRegistry,
     *,
     replay_id: str | None = None,
+    recorded: Recorded | None = None,
 ) -> RunPlan:
-    """Validate and resolve one run; raises ``ChaosConfigError`` naming what is wrong."""
+    """Validate and resolve one run (``recorded``: the run it replays, whose profile, seed,
+    budgets and fault decisions it takes); raises ``ChaosConfigError`` naming what is wrong."""
+    if recorded is not None:
+        spec = replace(spec, profile=recorded.profile, seed=recorded.seed)
+        if registry.path(recorded.profile) is None:  # gone since: its stacks' tables too
+            spec = replace(spec, profile="none")
     profile = registry.get(spec.profile or settings.default_profile)
     seed = spec.seed if spec.seed is not None else derive_seed(settings.seed, test_id)
     budgets = profile.budgets.override(spec.budgets)
     if spec.halt is not None:
         budgets = budgets.tighten(spec.halt)
+    if recorded is not None and recorded.budgets is not None:
+        budgets = recorded.budgets
     virtual_sleep = settings.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep
     freeze = settings.freeze_time if spec.freeze_time is None else spec.freeze_time
     hosts = settings.allow_hosts if spec.allow_hosts is None else spec.allow_hosts
     allow = parse_allow_hosts(list(hosts), "allow_hosts")
     wall = settings.wall_timeout if spec.wall_timeout is None else spec.wall_timeout
     loops = profile.policy("escape").loops if spec.escape is not None else None
-    replay = replay_command(replay_id or test_id, settings.seed, settings.profile_option)
-    if spec.seed is not None:
+    replay = replay_command(
+        replay_id or test_id, settings.seed, settings.profile_option, settings.runs
+    )
+    if recorded is not None:
+        replay = (
+            f"pytest {shlex.quote(replay_id or test_id)} "
+            f"--chaos-replay={shlex.quote(str(recorded.source))}"
+        )
+    elif spec.seed is not None and spec.run is None:
         replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
     expectations = Expectations(
         halt=(
@@ -118,6 +137,7 @@ def plan_run(
         replay=replay,
         loops=loops,
         trace_path=trace_path,
+        recorded=recorded,
     )
 
 
@@ -172,6 +192,9 @@ class Run:
     watchdog: Watchdog | None = None
     outcome: RunOutcome | None = None
     threads_left: list[str] = field(default_factory=list)
+    #: a replay's watch on its calls, and where it diverged from the recorded run
+    replaying: Divergence | None = None
+    divergence: str | None = None
     _closed: bool = False
 
     @property
@@ -215,6 +238,10 @@ class Run:
             status = "interrupted"
         else:
             status = error_status
+        if self.replaying is not None:
+            self.divergence = self.replaying.finish()
+            if self.divergence is not None:
+                session.trace.meta["replay_diverged"] = self.divergence
         session.end(status)
         verdicts = tuple(judge(self.trace, self.plan.expectations))
         self.outcome = self._outcome(error, halt, verdicts)
@@ -276,12 +303,14 @@ def build_run(
     *,
     replay_id: str | None = None,
     last_resort: Callable[[str], None] | None = None,
+    recorded: Recorded | None = None,
 ) -> Iterator[Run]:
-    """Plan, install and (on exit, whatever happened) undo one chaos run.
+    """Plan, install and (on exit, whatever happened) undo one chaos run (``recorded``: the
+    run it replays, see :mod:`.replay`).
 
     Raises ``ChaosConfigError`` before installing anything when the run is misconfigured.
     """
-    plan = plan_run(settings, spec, test_id, registry, replay_id=replay_id)
+    plan = plan_run(settings, spec, test_id, registry, replay_id=replay_id, recorded=recorded)
     baseline = {t.ident for t in threading.enumerate()}
     with ExitStack() as stack:
         stack.callback(_claim(test_id))
@@ -295,10 +324,15 @@ def build_run(
             virtual_sleep=plan.virtual_sleep,
             allow_hosts=plan.allow,
             max_value=plan.max_value,
+            schedule=recorded.schedule if recorded is not None else None,
         )
         stack.callback(chaos.close)
         session = chaos.session
         session.trace.meta["session_seed"] = settings.seed
+        if settings.profile_option is not None:
+            session.trace.meta["profile_option"] = settings.profile_option
+        if settings.runs > 1:
+            session.trace.meta["runs"] = settings.runs
         owner = caller_outside_runtime(sys._getframe(1))
         # Unwinding ends with the test body (finish) or, at the latest, with the run.
         run = Run(
@@ -312,6 +346,8 @@ def build_run(
         stack.callback(_threads_left, run, baseline)
         stack.callback(run._close)
         session.on_swallow = run.unwinder.arm
+        if recorded is not None:
+            run.replaying = Divergence(recorded, session.trace.subscribe)
         if plan.loops is not None:
             from ..escape.observer import LoopObserver
 

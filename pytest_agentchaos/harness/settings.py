@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..config import fail, integer, number
 from ..inject.network import parse_allow_hosts
@@ -51,6 +52,13 @@ class SessionSettings:
     trace_max_value: int = DEFAULT_MAX_VALUE
     allow_hosts: tuple[str, ...] = ()
     wall_timeout: float = DEFAULT_WALL_TIMEOUT
+    #: --chaos-runs: how many seeds each chaos test runs under (pass^k)
+    runs: int = 1
+    #: --chaos-profile=a,b: the profiles each chaos test runs under (the matrix); one name:
+    #: no matrix, the default profile only
+    profiles: tuple[str, ...] = ()
+    #: --chaos-replay: the recorded runs to replay (a ``harness.replay.ReplaySource``)
+    replay: Any = None
 
 
 def ini_bool(raw: object, where: str) -> bool:
@@ -119,6 +127,20 @@ def artifact_dirs(
 def parse_profile_name(raw: str, where: str) -> str:
     """A profile name given on the command line or in an ini file."""
     return ProfileRegistry.check_name(raw, where)
+
+
+def parse_profile_names(raw: str, where: str) -> tuple[str, ...]:
+    """One profile name, or several separated by commas (a matrix: each chaos test runs
+    under each), without repeats."""
+    names = tuple(part.strip() for part in raw.split(","))
+    for name in names:
+        if not name:
+            raise fail(where, f"an empty profile name in {raw!r}")
+        parse_profile_name(name, where)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise fail(where, f"profile {repeated[0]!r} named twice in {raw!r}")
+    return names
 
 
 def parse_allow(raw: Sequence[str], where: str) -> tuple[str, ...]:

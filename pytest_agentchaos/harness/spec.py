@@ -23,8 +23,9 @@ MARKERS = {
     "chaos": (
         "chaos(profile=None, seed=None, faults=[...], max_steps=..., max_tool_calls=..., "
         "max_model_calls=..., max_seconds=..., max_tokens=..., virtual_sleep=False, "
-        "freeze_time=False, allow_hosts=[...], wall_timeout=...): run this test under a chaos "
-        "profile, extra faults and budgets"
+        "freeze_time=False, allow_hosts=[...], wall_timeout=..., runs=1, min_pass_rate=None): "
+        "run this test under a chaos profile, extra faults and budgets (runs: under that many "
+        "seeds, each its own test; it passes if all do, or if min_pass_rate of them do)"
     ),
     "must_halt": (
         "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
@@ -60,8 +61,13 @@ _CHAOS_KEYS = (
     "freeze_time",
     "allow_hosts",
     "wall_timeout",
+    "runs",
+    "min_pass_rate",
     *BUDGET_KEYS,
 )
+
+#: Most runs of one test (``runs=``, ``--chaos-runs``): more is a typo.
+MAX_RUNS = 10_000
 
 #: How many seconds of real time a test may run: positive, at most a day, 0 for no limit.
 wall_timeout = number(minimum=0, maximum=MAX_WALL_TIMEOUT, unit="seconds")
@@ -96,6 +102,13 @@ class RunSpec:
     recover: Mapping[str, Any] | None = None
     marked: tuple[str, ...] = field(default=())
     error: str | None = None
+    #: ``runs=``: how many seeds the test runs under (pass^k); None: ``--chaos-runs``.
+    runs: int | None = None
+    #: ``min_pass_rate=``: the share of runs that must pass (None: all of them).
+    min_pass_rate: float | None = None
+    #: Which of the runs this is (1-based; set per test item, not by a marker): its seed is
+    #: ``seed``, derived from the session seed, not pinned by the user.
+    run: int | None = None
 
 
 _HALT_KEYS = (*BUDGET_KEYS, "by", "not_before")
@@ -158,6 +171,12 @@ def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, An
             kw["allow_hosts"] = _allow_hosts(kw["allow_hosts"], f"{where}: allow_hosts")
         if "wall_timeout" in kw:
             kw["wall_timeout"] = wall_timeout(kw["wall_timeout"], f"{where}: wall_timeout")
+        if "runs" in kw:
+            kw["runs"] = integer(minimum=1, maximum=MAX_RUNS)(kw["runs"], f"{where}: runs")
+        if "min_pass_rate" in kw:
+            kw["min_pass_rate"] = number(minimum=0, maximum=1)(
+                kw["min_pass_rate"], f"{where}: min_pass_rate"
+            )
         if "faults" in kw:
             from ..faults.plan import parse_faults
 
@@ -241,6 +260,11 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         limits = parse_budgets({k: v for k, v in given.items() if k in BUDGET_KEYS}, where)
         halt = limits if halt is None else halt.override(limits)
     repair = _verdict("must_repair", by_name["must_repair"])
+    if values.get("seed") is not None and (values.get("runs") or 1) > 1:
+        raise fail(
+            "@pytest.mark.chaos: runs",
+            "runs > 1 with a pinned seed would run the same seed again; drop one of them",
+        )
     return RunSpec(
         profile=values.get("profile"),
         seed=values.get("seed"),
@@ -256,4 +280,6 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         repair=repair,
         recover=_verdict("must_recover_state", by_name["must_recover_state"]),
         marked=tuple(name for name in MARKERS if by_name[name]),
+        runs=values.get("runs"),
+        min_pass_rate=values.get("min_pass_rate"),
     )

@@ -18,7 +18,7 @@ import pytest
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..profiles.profile import ProfileRegistry, builtin_dir
-from .state import CALL_OUTCOME, RUN, SPEC, STATE, PluginState
+from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
 from .summary import SEED_KEY, Summary, XdistSeed
 
 if TYPE_CHECKING:
@@ -42,6 +42,15 @@ def _seed(value: str) -> int:
     return seed
 
 
+def _runs(value: str) -> int:
+    from ..harness.spec import MAX_RUNS
+
+    runs = _seed(value)
+    if not 1 <= runs <= MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RUNS} runs, got {value!r}")
+    return runs
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Add the ``--chaos-*`` options and the ``chaos_*`` ini keys."""
     group = parser.getgroup("agentchaos", "chaos testing for tool-using agents")
@@ -49,8 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--chaos-profile",
         metavar="NAME",
         default=None,
-        help="chaos profile for tests that use the chaos fixture or markers "
-        "(default: ini chaos_profile, else 'none')",
+        help="chaos profile for tests that use the chaos fixture or markers; several "
+        "separated by commas run each test under each (default: ini chaos_profile, else 'none')",
     )
     group.addoption(
         "--chaos-seed",
@@ -58,6 +67,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_seed,
         default=None,
         help="session seed for every fault decision (default: random, shown in the header)",
+    )
+    group.addoption(
+        "--chaos-runs",
+        metavar="K",
+        type=_runs,
+        default=None,
+        help="run each chaos test under K seeds derived from the session seed, each its own "
+        "test; a test passes if all K do (pass^k; default: 1)",
+    )
+    group.addoption(
+        "--chaos-replay",
+        metavar="PATH",
+        default=None,
+        help="re-run the tests recorded in PATH (a trace file, or a report dir / its "
+        "index.json) with the fault decisions their traces recorded; other tests are "
+        "deselected",
     )
     group.addoption(
         "--chaos-list-profiles",
@@ -148,24 +173,38 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
     """The session's settings from options and ini keys; a bad one is a usage error."""
     from ..harness import settings as s
 
+    replay = None
+    if config.getoption("chaos_replay") is not None:
+        from ..harness.replay import load_source
+
+        try:
+            replay = load_source(config.getoption("chaos_replay"), config.invocation_params.dir)
+        except ChaosConfigError as exc:
+            raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
+    recorded = replay.meta if replay is not None else {}
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and SEED_KEY in workerinput:
         seed = int(workerinput[SEED_KEY])
     else:
         option = config.getoption("chaos_seed")
+        option = option if option is not None else recorded.get("session_seed")
         seed = option if option is not None else random.SystemRandom().randrange(10**9)
-    profile_option = config.getoption("chaos_profile")
+    # a replay collects the recorded ids: the same profile matrix and runs
+    profile_option = config.getoption("chaos_profile") or recorded.get("profile_option")
+    runs = config.getoption("chaos_runs") or recorded.get("runs") or 1
     source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
     if profile_option is not None:
         default_profile = profile_option
     else:
         default_profile = str(config.getini("chaos_profile")).strip() or "none"
     try:
-        s.parse_profile_name(default_profile, source)
-        path = registry.path(default_profile)
-        # The built-in `none` is known good: skip parsing it, so runs without chaos stay cheap.
-        if path is None or path.parent.resolve() != builtin_dir().resolve() or path.stem != "none":
-            registry.get(default_profile)
+        profiles = s.parse_profile_names(default_profile, source)
+        default_profile = profiles[0]
+        for name in profiles:
+            path = registry.path(name)
+            # The built-in `none` is known good: skip parsing it: runs without chaos stay cheap.
+            if path is None or path.parent.resolve() != builtin_dir().resolve() or name != "none":
+                registry.get(name)
     except ChaosConfigError as exc:
         text = str(exc)
         text = text if text.startswith(source) else f"{source}: {text}"
@@ -177,6 +216,8 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
             config.getoption("chaos_trace_dir"),
             config.rootpath,
         )
+        if replay is not None and report_dir is not None and replay.reads_from(report_dir):
+            report_dir, trace_dir = None, None  # never overwrite the recording it replays
         return s.SessionSettings(
             seed=seed,
             default_profile=default_profile,
@@ -194,6 +235,9 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
             wall_timeout=s.parse_wall_timeout(
                 config.getini("chaos_wall_timeout"), "ini chaos_wall_timeout"
             ),
+            runs=runs,
+            profiles=profiles,
+            replay=replay,
         )
     except ChaosConfigError as exc:
         raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
@@ -218,13 +262,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistSeed(state.settings.seed), "agentchaos-xdist")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     """Show the default profile and the session seed, and how to replay with that seed."""
     settings = config.stash[STATE].settings
-    return (
-        f"agentchaos: profile={settings.default_profile} seed={settings.seed} "
+    profiles = ",".join(settings.profiles) or settings.default_profile
+    runs = f" runs={settings.runs}" if settings.runs > 1 else ""
+    lines = [
+        f"agentchaos: profile={profiles} seed={settings.seed}{runs} "
         f"(replay with --chaos-seed={settings.seed})"
-    )
+    ]
+    if settings.replay is not None:
+        lines.append(
+            f"agentchaos: replaying the fault decisions recorded in {settings.replay.path}"
+        )
+    return lines
 
 
 def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
@@ -240,6 +291,34 @@ def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
 
 def _has_marker(item: pytest.Item) -> bool:
     return any(name in item.keywords for name in MARKERS)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize a chaos test by its variants: its runs (``--chaos-runs``, ``runs=``) and
+    the profiles of a matrix (``--chaos-profile=a,b``), each its own test id."""
+    state = metafunc.config.stash.get(STATE, None)
+    definition = metafunc.definition
+    if state is None or (
+        "chaos" not in metafunc.fixturenames
+        and not any(True for name in MARKERS for _ in definition.iter_markers(name))
+    ):
+        return
+    from ..harness.variants import variants
+
+    try:
+        spec = parse_marks(definition.iter_markers())
+    except ChaosConfigError:
+        return  # the collection report names it
+    found = variants(spec, state.settings, definition.nodeid)
+    if found:
+        metafunc.fixturenames.append(VARIANT)
+        metafunc.parametrize(VARIANT, found, ids=[v.id for v in found], indirect=True)
+
+
+@pytest.fixture(name=VARIANT)
+def _variant(request: pytest.FixtureRequest) -> Any:
+    """The run of a chaos test this item is (see ``harness.variants``)."""
+    return request.param
 
 
 @pytest.hookimpl(wrapper=True)
@@ -268,6 +347,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Parse chaos markers again (a bad one now fails its test when it runs) and give every
     marked test the ``chaos`` fixture."""
     state = config.stash.get(STATE, None)
+    if state is not None and state.settings.replay is not None:
+        _replay_only(config, items, state.settings.replay)
     for item in items:
         # Parse again: a conftest or plugin may have added markers since collection.
         if state is not None and _has_marker(item):
@@ -280,6 +361,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if isinstance(names, list) and "chaos" not in names:
                 # A new list: params of one function share theirs, and only this one is marked.
                 item.fixturenames = [*names, "chaos"]  # type: ignore[attr-defined]
+
+
+def _replay_only(config: pytest.Config, items: list[pytest.Item], source: Any) -> None:
+    """Deselect the tests ``--chaos-replay`` has no recorded run of."""
+    kept = [item for item in items if item.nodeid in source]
+    if not kept and items:
+        known = ", ".join(sorted(source.traces)[:3])
+        raise pytest.UsageError(
+            f"{_PREFIX}: --chaos-replay: {source.path}: none of the tests collected here has a "
+            f"recorded run in it (it has {len(source.traces)}: {known}"
+            f"{', ...' if len(source.traces) > 3 else ''}); run pytest from the rootdir the "
+            "recording ran from"
+        )
+    dropped = [item for item in items if item.nodeid not in source]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def _cwd_relative(config: pytest.Config, nodeid: str) -> str:
@@ -321,7 +419,12 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     spec: RunSpec = item.stash.get(SPEC, None) or RunSpec()
     if spec.error is not None:
         pytest.fail(spec.error, pytrace=False)
+    variant = _variant_of(item)
+    if variant is not None:
+        spec = variant.apply(spec)
+    replay = state.settings.replay
     try:
+        recorded = replay.recorded(item.nodeid) if replay is not None else None
         with build_run(
             state.settings,
             spec,
@@ -329,11 +432,17 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
             state.registry,
             replay_id=_cwd_relative(request.config, item.nodeid),
             last_resort=_last_resort(request.config),
+            recorded=recorded,
         ) as run:
             item.stash[RUN] = run
             yield run.chaos
     except ChaosConfigError as exc:
         pytest.fail(f"{_PREFIX}: {exc}", pytrace=False)
+
+
+def _variant_of(item: pytest.Item) -> Any:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(VARIANT) if callspec is not None else None
 
 
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
@@ -364,6 +473,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
+def _diverged(item: pytest.Item, run: Any) -> tuple[str, ...]:
+    """Warn when a replay made other calls than its recorded run; the note for its section."""
+    if run.divergence is None:
+        return ()
+    from ..errors import ReplayDiverged
+
+    source = run.plan.recorded.source if run.plan.recorded is not None else "?"
+    text = f"the replay diverged from {source} {run.divergence}"
+    item.warn(ReplayDiverged(f"{_PREFIX}: {item.nodeid}: {text}"))
+    return (text,)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
@@ -377,14 +498,26 @@ def pytest_runtest_makereport(
     from ..report.artifacts import trace_file
     from ..report.terminal import failure_section, summary_row
 
+    variant = _variant_of(item)
+    spec = item.stash.get(SPEC, None)
+    min_rate = spec.min_pass_rate if spec is not None else None
     if report.when == "call":
         outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xpassed" if report.passed else "xfailed"
         item.stash[CALL_OUTCOME] = outcome
+        diverged = _diverged(item, run)
         if report.failed:
             notes = run.outcome.notes if run.outcome is not None else ()
+            notes = (*diverged, *notes)
             report.sections.append(("agentchaos", failure_section(run.trace, run.replay, notes)))
+            if min_rate is not None and variant is not None and variant.run is not None:
+                # one failed run of several: the pass rate over the runs judges the test
+                report.outcome = "skipped"
+                report.wasxfail = (
+                    f"agentchaos: this run failed; the test is judged by its pass rate "
+                    f"(min_pass_rate={min_rate:g}): {run.replay}"
+                )
     elif report.when == "teardown" and CALL_OUTCOME in item.stash:
         verdicts = run.outcome.verdicts if run.outcome is not None else ()
         outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
@@ -401,6 +534,12 @@ def pytest_runtest_makereport(
             explanations={v.name: v.explanation for v in verdicts},
             trace_file=trace_file(run.plan.trace_path, state.settings.report_dir),
         )
+        if variant is not None:
+            from ..harness.variants import case_id
+
+            row.update(case=case_id(item.nodeid, variant.id), run=variant.run)
+            if min_rate is not None:
+                row["min_pass_rate"] = min_rate
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
 

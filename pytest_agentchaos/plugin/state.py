@@ -29,5 +29,7 @@ SPEC = pytest.StashKey["RunSpec | None"]()
 RUN = pytest.StashKey["Run"]()
 #: the call phase's outcome, for the summary row written at teardown
 CALL_OUTCOME = pytest.StashKey[str]()
+#: the name of the parameter that carries a chaos test's variant (its run, its profile)
+VARIANT = "_agentchaos_variant"
 
-__all__ = ["CALL_OUTCOME", "RUN", "SPEC", "STATE", "PluginState"]
+__all__ = ["CALL_OUTCOME", "RUN", "SPEC", "STATE", "VARIANT", "PluginState"]

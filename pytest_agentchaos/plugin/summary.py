@@ -27,10 +27,19 @@ class Summary:
             self.state.rows.append(row)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """With a report dir, write its ``index.json`` (once: in the controller under xdist,
-        from every worker's rows). A dir that cannot be written is one line, no traceback."""
+        """Judge the pass rates of tests run several times (a rate below its
+        ``min_pass_rate`` fails the session) and, with a report dir, write its ``index.json``
+        (once: in the controller under xdist, from every worker's rows). A dir that cannot
+        be written is one line, no traceback."""
+        if hasattr(self.config, "workerinput"):
+            return
+        from ..report.passk import case_rates
+
+        self.rates = case_rates(self.state.rows)
+        if any(not r.ok for r in self.rates) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         report_dir = self.state.settings.report_dir
-        if report_dir is None or hasattr(self.config, "workerinput"):
+        if report_dir is None:
             return
         from ..report.artifacts import index_data, write_index
 
@@ -47,6 +56,7 @@ class Summary:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     index_error: str | None = None
+    rates: list[Any] = []
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the agentchaos section: the rows, totals per profile and the session seed."""
@@ -62,6 +72,11 @@ class Summary:
         tr.write_sep("=", f"agentchaos: {len(rows)} chaos test{'s' if len(rows) != 1 else ''}")
         for line in summary_lines(rows, verbose=self.config.get_verbosity()):
             tr.write_line(line)
+        if self.rates:
+            from ..report.passk import rate_lines
+
+            for line in rate_lines(self.rates):
+                tr.write_line(line, red=line.endswith("FAIL"))
         tr.write_line(f"session seed {seed}: replay with --chaos-seed={seed}")
 
 

@@ -28,11 +28,16 @@ __all__ = [
 QUIET_OUTCOMES = frozenset({"passed", "xfailed", "skipped"})
 
 
-def replay_command(test_id: str, session_seed: int, profile_option: str | None = None) -> str:
-    """The command that replays a run: same test, same session seed (and profile option)."""
+def replay_command(
+    test_id: str, session_seed: int, profile_option: str | None = None, runs: int = 1
+) -> str:
+    """The command that replays a run: same test, same session seed (and profile option, and
+    ``--chaos-runs``, which the ids of the runs need)."""
     cmd = f"pytest {shlex.quote(test_id)} --chaos-seed={session_seed}"
     if profile_option:
         cmd += f" --chaos-profile={shlex.quote(profile_option)}"
+    if runs > 1:
+        cmd += f" --chaos-runs={runs}"
     return cmd
 
 

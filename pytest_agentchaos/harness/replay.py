@@ -1,0 +1,239 @@
+"""Replay from a file: re-run a test with the fault decisions its trace recorded, not with
+those its plan would draw now (``--chaos-replay=PATH``), so a CI failure reproduces on a
+laptop after the profile changed. Free of pytest.
+
+``PATH`` is a trace file, an ``index.json`` or a report dir (its ``index.json`` names each
+test's trace). A run that makes another call than the recorded one (other arguments, a call
+the recorded run did not make, or fewer calls) *diverges*: :class:`Divergence` says where.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import fail
+from ..errors import ChaosConfigError
+from ..profiles.budgets import Budgets, parse_budgets
+from ..saferepr import safe_repr
+from ..trace.events import Event, ModelCall, ToolCall
+
+__all__ = ["Divergence", "Recorded", "ReplaySource", "load_source"]
+
+_WHERE = "--chaos-replay"
+#: The ``detector`` of the ``Detection`` a diverging replay records.
+DETECTOR = "replay"
+
+_CallKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a recorded run decided and did: enough to run it again the same way."""
+
+    test: str
+    seed: int
+    profile: str
+    budgets: Budgets | None
+    schedule: list[dict[str, Any]]
+    #: each call (channel, target, index) -> its arguments as recorded (canonical JSON)
+    calls: dict[_CallKey, str]
+    #: the calls in the order the recorded run made them
+    order: list[_CallKey]
+    source: Path
+
+
+class ReplaySource:
+    """The recorded runs a ``--chaos-replay`` path holds, by node id (each trace read when
+    its test runs)."""
+
+    def __init__(self, path: Path, traces: Mapping[str, Path], meta: Mapping[str, Any]) -> None:
+        self.path = path
+        self.traces = dict(traces)
+        #: the session's seed, profile option and runs, when the file says
+        self.meta = dict(meta)
+
+    def reads_from(self, directory: Path) -> bool:
+        """Whether this source's files are in ``directory`` (a report dir a replay must not
+        write: its traces and index are the recording)."""
+        root = directory.resolve()
+        return any(p.resolve().is_relative_to(root) for p in (self.path, *self.traces.values()))
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.traces
+
+    def recorded(self, node_id: str) -> Recorded:
+        """The recorded run of ``node_id``; ``ChaosConfigError`` (one line naming the file)
+        when its trace cannot be read or is not one."""
+        path = self.traces[node_id]
+        data = _read_json(path)
+        if not isinstance(data, dict) or "events" not in data:
+            raise fail(f"{_WHERE}: {path}", "not a pytest-agentchaos trace (no 'events')")
+        return _recorded(data, path)
+
+
+def load_source(raw: str, cwd: Path) -> ReplaySource:
+    """Read what ``--chaos-replay=raw`` names (relative to ``cwd``): a trace file, an index
+    file or a report dir. ``ChaosConfigError``, one line naming the file and what is wrong."""
+    if not raw.strip():
+        raise fail(_WHERE, "expected a trace file or a report dir, got an empty path")
+    path = (cwd / raw).expanduser()
+    if path.is_dir():
+        index = path / "index.json"
+        if not index.is_file():
+            raise fail(f"{_WHERE}: {path}", "a directory without index.json (not a report dir)")
+        path = index
+    data = _read_json(path)
+    if isinstance(data, dict) and "events" in data:
+        meta = data.get("meta")
+        test = meta.get("test") if isinstance(meta, dict) else None
+        if not isinstance(test, str) or not test:
+            raise fail(f"{_WHERE}: {path}", "the trace names no test (meta.test)")
+        _check_format(data, path, "trace")
+        return ReplaySource(path, {test: path}, _session(meta))
+    if isinstance(data, dict) and "tests" in data and isinstance(data["tests"], list):
+        _check_format(data, path, "index")
+        traces: dict[str, Path] = {}
+        for i, entry in enumerate(data["tests"]):
+            if not isinstance(entry, dict) or not isinstance(entry.get("node_id"), str):
+                raise fail(f"{_WHERE}: {path}", f"tests[{i}] is not a test entry with a node_id")
+            trace = entry.get("trace")
+            if isinstance(trace, str) and trace:
+                traces[entry["node_id"]] = path.parent / trace
+        if not traces:
+            raise fail(f"{_WHERE}: {path}", "the index names no trace file (traces not written)")
+        return ReplaySource(path, traces, _session(data))
+    raise fail(f"{_WHERE}: {path}", "neither a pytest-agentchaos trace nor a report index")
+
+
+def _session(meta: Any) -> dict[str, Any]:
+    if not isinstance(meta, dict):
+        return {}
+    found = {k: meta[k] for k in ("session_seed", "profile_option", "runs") if k in meta}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _check_format(data: Mapping[str, Any], path: Path, what: str) -> None:
+    if data.get("format", 1) != 1:
+        raise fail(
+            f"{_WHERE}: {path}",
+            f"{what} format {safe_repr(data.get('format'), 40)} is not supported (expected 1)",
+        )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise fail(f"{_WHERE}: {path}", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise fail(f"{_WHERE}: {path}", f"cannot read it: {reason}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(
+            f"{_WHERE}: {path}", f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+
+
+def _recorded(data: Mapping[str, Any], path: Path) -> Recorded:
+    from ..trace.trace import Trace
+
+    where = f"{_WHERE}: {path}"
+    try:
+        trace = Trace.from_dict(dict(data))
+    except (ValueError, TypeError) as exc:
+        raise fail(where, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    meta = trace.meta if isinstance(trace.meta, dict) else {}
+    seed, profile = meta.get("seed"), meta.get("profile")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not isinstance(profile, str):
+        raise fail(where, "the trace's meta has no seed and profile")
+    try:
+        budgets = parse_budgets(meta.get("budgets"), "budgets") if "budgets" in meta else None
+    except ChaosConfigError as exc:
+        raise fail(where, f"meta: {exc}") from None
+    calls: dict[_CallKey, str] = {}
+    order: list[_CallKey] = []
+    for event in trace:
+        found = _call(event)
+        if found is not None and found[0] not in calls:
+            calls[found[0]] = found[1]
+            order.append(found[0])
+    return Recorded(
+        test=str(meta.get("test", "")),
+        seed=seed,
+        profile=profile,
+        budgets=budgets,
+        schedule=trace.schedule(),
+        calls=calls,
+        order=order,
+        source=path,
+    )
+
+
+def _call(event: Event) -> tuple[_CallKey, str] | None:
+    if isinstance(event, ToolCall):
+        return (event.channel, event.tool, event.index), _canonical(event.args)
+    if isinstance(event, ModelCall):
+        return ("model", event.model, event.index), _canonical(event.input)
+    return None
+
+
+def _canonical(value: Any) -> str:
+    """A call's arguments as text that compares equal after a JSON round trip."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return safe_repr(value, 2000)
+
+
+class Divergence:
+    """Watches a replayed run's calls against the recorded ones (by channel, target and call
+    number, so threads that interleave differently do not diverge) and keeps the first
+    difference; :meth:`finish` also notes recorded calls the replay never made."""
+
+    def __init__(self, recorded: Recorded, subscribe: Callable[[Callable[[Event], None]], Any]):
+        self.recorded = recorded
+        self.first: str | None = None
+        self.seen: set[_CallKey] = set()
+        self._unsubscribe = subscribe(self)
+
+    def __call__(self, event: Event) -> None:
+        found = _call(event)
+        if found is None:
+            return
+        key, args = found
+        self.seen.add(key)
+        if self.first is not None:
+            return
+        expected = self.recorded.calls.get(key)
+        channel, target, index = key
+        what = f"call {index} of {channel} {target!r}"
+        if expected is None:
+            self.first = f"at step {event.step}: {what} was not made in the recorded run"
+        elif expected != args:
+            self.first = (
+                f"at step {event.step}: {what} had other arguments: recorded "
+                f"{_cut(expected)}, now {_cut(args)}"
+            )
+
+    def finish(self) -> str | None:
+        """Stop watching; the divergence (None: the replay made the recorded calls)."""
+        self._unsubscribe()
+        if self.first is None:
+            missing = [k for k in self.recorded.order if k not in self.seen]
+            if missing:
+                channel, target, index = missing[0]
+                self.first = (
+                    f"the replay ended without {len(missing)} recorded call(s), the first: "
+                    f"call {index} of {channel} {target!r}"
+                )
+        return self.first
+
+
+def _cut(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

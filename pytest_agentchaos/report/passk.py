@@ -1,0 +1,104 @@
+"""pass^k: a test run under K seeds passes only if every run passes (the tau-bench
+reliability metric), or, with ``min_pass_rate``, if that share of its runs pass. The summary
+shows each test's pass rate with its Wilson 95% interval: with few runs, a rate says little,
+and the interval says how little.
+
+Reads the summary rows only (plain data: they cross pytest-xdist).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CaseRate", "case_rates", "rate_lines", "wilson"]
+
+#: The normal quantile of a two-sided 95% interval.
+Z95 = 1.959963984540054
+
+
+def wilson(passed: int, runs: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``passed`` successes in ``runs`` trials (``(0, 1)`` for
+    no trials): unlike the normal approximation it stays within [0, 1] and is honest at 0/n
+    and n/n."""
+    if runs <= 0:
+        return 0.0, 1.0
+    if not 0 <= passed <= runs:
+        raise ValueError(f"passed must be within 0..{runs}, got {passed}")
+    p = passed / runs
+    z2 = z * z
+    centre = (p + z2 / (2 * runs)) / (1 + z2 / runs)
+    half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / (1 + z2 / runs)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class CaseRate:
+    """The runs of one test case under one profile."""
+
+    case: str
+    profile: str
+    runs: int
+    passed: int
+    #: the share that must pass (None: all of them, pass^k)
+    min_pass_rate: float | None = None
+
+    @property
+    def rate(self) -> float:
+        """The share of runs that passed."""
+        return self.passed / self.runs if self.runs else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The Wilson 95% interval of the pass rate."""
+        return wilson(self.passed, self.runs)
+
+    @property
+    def ok(self) -> bool:
+        """pass^k (every run passed), or the rate met ``min_pass_rate``."""
+        if self.min_pass_rate is None:
+            return self.passed == self.runs
+        return self.rate >= self.min_pass_rate - 1e-12
+
+    def line(self) -> str:
+        """``t.py::test@flaky: 9/10 runs passed (90%, Wilson 95% 60%-98%): pass^10 FAIL``."""
+        low, high = self.interval
+        rule = f"pass^{self.runs}" if self.min_pass_rate is None else (
+            f"min_pass_rate {self.min_pass_rate:.0%}"
+        )  # fmt: skip
+        return (
+            f"{self.case}@{self.profile}: {self.passed}/{self.runs} runs passed "
+            f"({self.rate:.0%}, Wilson 95% {low:.0%}-{high:.0%}): {rule} "
+            f"{'ok' if self.ok else 'FAIL'}"
+        )
+
+
+def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
+    """The pass rate of each test case run several times (rows with a ``run`` number), by
+    case and profile, sorted. A run passes when its outcome is ``passed``."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if row.get("run") is None:
+            continue
+        key = (str(row.get("case") or row.get("test", "")), str(row.get("profile", "")))
+        groups.setdefault(key, []).append(row)
+    rates = []
+    for (case, profile), group in sorted(groups.items()):
+        limits = [r["min_pass_rate"] for r in group if r.get("min_pass_rate") is not None]
+        rates.append(
+            CaseRate(
+                case,
+                profile,
+                runs=len(group),
+                passed=sum(r.get("outcome") == "passed" for r in group),
+                min_pass_rate=float(max(limits)) if limits else None,
+            )
+        )
+    return rates
+
+
+def rate_lines(rates: Sequence[CaseRate]) -> list[str]:
+    """The summary's pass-rate lines, one per case, those below their rule first."""
+    return [r.line() for r in sorted(rates, key=lambda r: r.ok)]
