@@ -45,7 +45,10 @@ class Summary:
 
         settings = self.state.settings
         data = index_data(
-            self.state.rows, session_seed=settings.seed, profile_option=settings.profile_option
+            self.state.rows,
+            session_seed=settings.seed,
+            profile_option=settings.profile_option,
+            runs=settings.runs,
         )
         try:
             write_index(report_dir, data)
@@ -77,6 +80,12 @@ class Summary:
 
             for line in rate_lines(self.rates):
                 tr.write_line(line, red=line.endswith("FAIL"))
+            below = sum(not r.ok for r in self.rates)
+            if below:
+                tr.write_line(
+                    f"agentchaos: {below} test(s) below their pass rate rule: the session fails",
+                    red=True,
+                )
         tr.write_line(f"session seed {seed}: replay with --chaos-seed={seed}")
 
 

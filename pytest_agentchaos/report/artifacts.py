@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .metrics import total_metrics
+from .passk import case_rates
 
 __all__ = [
     "INDEX_FORMAT",
@@ -52,11 +53,17 @@ def trace_file(path: Path | None, report_dir: Path | None) -> str | None:
 
 
 def index_data(
-    rows: Iterable[Mapping[str, Any]], *, session_seed: int, profile_option: str | None
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    session_seed: int,
+    profile_option: str | None,
+    runs: int = 1,
 ) -> dict[str, Any]:
     """The content of ``index.json``: one entry per chaos test run (sorted by node id) with
     its profile, seed, outcome, verdicts and their explanations, metrics, replay command and
-    trace file, and the metrics totalled per profile."""
+    trace file (and, for a test run several times, its case and run number), the metrics
+    totalled per profile, and the pass rate of each test run several times."""
+    rows = list(rows)
     tests: list[dict[str, Any]] = []
     for row in sorted(rows, key=lambda r: str(r.get("test", ""))):
         explanations = row.get("explanations") or {}
@@ -74,6 +81,7 @@ def index_data(
             "halted": list(row.get("halted") or []),
             "capped": list(row.get("capped") or []),
             "metrics": dict(row.get("metrics") or {}),
+            **{k: row[k] for k in ("case", "run", "min_pass_rate") if row.get(k) is not None},
         })  # fmt: skip
     profiles: dict[str, list[Mapping[str, Any]]] = {}
     for test in tests:
@@ -82,7 +90,14 @@ def index_data(
         "format": INDEX_FORMAT,
         "session_seed": session_seed,
         "profile_option": profile_option,
+        "runs": runs,
         "tests": tests,
+        "cases": [
+            {"case": r.case, "profile": r.profile, "runs": r.runs, "passed": r.passed,
+             "pass_rate": r.rate, "wilson95": list(r.interval),
+             "min_pass_rate": r.min_pass_rate, "ok": r.ok}
+            for r in case_rates(rows)
+        ],  # fmt: skip
         "profiles": {
             name: {
                 "tests": len(group),
