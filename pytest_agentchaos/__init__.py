@@ -17,6 +17,7 @@ _EXPORTS = {
     "HaltSwallowed": "errors",
     "HardHalt": "errors",
     "NetworkBlocked": "errors",
+    "ReplayDiverged": "errors",
     "WallTimeout": "errors",
     "Trace": "trace",
     "Clock": "clock",
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
         HaltSwallowed,
         HardHalt,
         NetworkBlocked,
+        ReplayDiverged,
         WallTimeout,
     )
     from .escape import LoopObserver, LoopPolicy, Supervisor, detect_loops

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,17 +19,30 @@ __all__ = ["dump_event", "write_trace"]
 _NO_CAP = 1 << 62
 
 
-#: One encoder per indent, reused (``json.dumps`` with options builds one per call).
-_ENCODERS: dict[int | None, json.JSONEncoder] = {}
+#: One encoding function per indent, reused: ``json.dumps`` with options builds an encoder
+#: per call, and even ``JSONEncoder.encode`` builds its C scanner per call; a trace's
+#: thousands of small events pay that each time.
+_ENCODERS: dict[int | None, Callable[[Any], str]] = {}
 
 
-def _encoder(indent: int | None) -> json.JSONEncoder:
-    encoder = _ENCODERS.get(indent)
-    if encoder is None:
-        encoder = _ENCODERS[indent] = json.JSONEncoder(
-            ensure_ascii=False, allow_nan=False, indent=indent
-        )
-    return encoder
+def _encoder(indent: int | None) -> Callable[[Any], str]:
+    encode = _ENCODERS.get(indent)
+    if encode is None:
+        encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=indent)
+        encode = encoder.encode
+        if indent is None and c_make_encoder is not None:
+            # no circular-reference markers: a cycle ends in RecursionError, which
+            # dump_event answers like any value JSON cannot take
+            scan = c_make_encoder(
+                None, encoder.default, encode_basestring, None,
+                encoder.key_separator, encoder.item_separator, False, False, False,
+            )  # fmt: skip
+
+            def encode(data: Any) -> str:
+                return "".join(scan(data, 0))
+
+        _ENCODERS[indent] = encode
+    return encode
 
 
 def dump_event(data: Mapping[str, Any], indent: int | None = None) -> str:
@@ -36,9 +50,9 @@ def dump_event(data: Mapping[str, Any], indent: int | None = None) -> str:
     JSON data (written by hand into an event, not through the session) are made so with
     :func:`capture`, and text with lone surrogates (undecodable file names) is escaped."""
     try:
-        text = _encoder(indent).encode(data)
+        text = _encoder(indent)(data)
     except Exception:
-        text = _encoder(indent).encode(capture(dict(data), _NO_CAP))
+        text = _encoder(indent)(capture(dict(data), _NO_CAP))
     if text.isascii():
         return text
     try:
