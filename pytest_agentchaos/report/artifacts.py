@@ -93,11 +93,18 @@ def index_data(
         "runs": runs,
         "tests": tests,
         "cases": [
-            {"case": r.case, "profile": r.profile, "runs": r.runs, "passed": r.passed,
-             "pass_rate": r.rate, "wilson95": list(r.interval),
-             "min_pass_rate": r.min_pass_rate, "ok": r.ok}
+            {
+                "case": r.case,
+                "profile": r.profile,
+                "runs": r.runs,
+                "passed": r.passed,
+                "pass_rate": r.rate,
+                "wilson95": list(r.interval),
+                "min_pass_rate": r.min_pass_rate,
+                "ok": r.ok,
+            }
             for r in case_rates(rows)
-        ],  # fmt: skip
+        ],
         "profiles": {
             name: {
                 "tests": len(group),
