@@ -59,6 +59,10 @@ class SessionSettings:
     profiles: tuple[str, ...] = ()
     #: --chaos-replay: the recorded runs to replay (a ``harness.replay.ReplaySource``)
     replay: Any = None
+    #: --chaos-html: the HTML report written at the end of the session
+    html: Path | None = None
+    #: the trace dir is a temporary one, for the HTML report alone (removed at the end)
+    temp_traces: bool = False
 
 
 def ini_bool(raw: object, where: str) -> bool:
@@ -122,6 +126,24 @@ def artifact_dirs(
     if trace_dir is None and report_dir is not None:
         trace_dir = parse_trace_dir(str(report_dir / "traces"), where)
     return report_dir, trace_dir
+
+
+def parse_html(raw: str | None, cwd: Path) -> Path | None:
+    """``--chaos-html=FILE`` (relative to ``cwd``): its folder is created if missing; a
+    directory, or a folder that cannot be made, is an error."""
+    where = "--chaos-html"
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise fail(where, "expected a file, got an empty path")
+    path = (cwd / raw).expanduser()
+    if path.is_dir():
+        raise fail(where, f"{path} is a directory, not a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail(where, f"cannot create {path.parent}: {exc.strerror or exc}") from None
+    return path
 
 
 def parse_profile_name(raw: str, where: str) -> str:

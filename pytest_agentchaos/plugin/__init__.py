@@ -10,7 +10,9 @@ import argparse
 import os
 import random
 import sys
+import tempfile
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,7 +21,7 @@ from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..profiles.profile import ProfileRegistry, builtin_dir
 from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
-from .summary import SEED_KEY, Summary, XdistSeed
+from .summary import SEED_KEY, TRACES_KEY, Summary, XdistSeed
 
 if TYPE_CHECKING:
     from ..harness.settings import SessionSettings
@@ -75,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="run each chaos test under K seeds derived from the session seed, each its own "
         "test; a test passes if all K do (pass^k; default: 1)",
+    )
+    group.addoption(
+        "--chaos-html",
+        metavar="FILE",
+        default=None,
+        help="write a self-contained HTML report of the chaos tests to FILE: a filterable "
+        "table, and per test its verdicts, replay command and timeline (default: none)",
     )
     group.addoption(
         "--chaos-replay",
@@ -218,6 +227,11 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
         )
         if replay is not None and report_dir is not None and replay.reads_from(report_dir):
             report_dir, trace_dir = None, None  # never overwrite the recording it replays
+        html = s.parse_html(config.getoption("chaos_html"), config.invocation_params.dir)
+        temp_traces = html is not None and trace_dir is None
+        if temp_traces:  # the report reads the traces: the controller's folder, in workers too
+            given = (workerinput or {}).get(TRACES_KEY)
+            trace_dir = Path(given or tempfile.mkdtemp(prefix="agentchaos-traces-"))
         return s.SessionSettings(
             seed=seed,
             default_profile=default_profile,
@@ -238,6 +252,8 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
             runs=runs,
             profiles=profiles,
             replay=replay,
+            html=html,
+            temp_traces=temp_traces,
         )
     except ChaosConfigError as exc:
         raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
@@ -259,7 +275,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.pluginmanager.register(Summary(state, config), "agentchaos-summary")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistSeed(state.settings.seed), "agentchaos-xdist")
+        traces = state.settings.trace_dir if state.settings.temp_traces else None
+        config.pluginmanager.register(XdistSeed(state.settings.seed, traces), "agentchaos-xdist")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .state import PluginState
 
-__all__ = ["SEED_KEY", "Summary", "XdistSeed"]
+__all__ = ["SEED_KEY", "TRACES_KEY", "Summary", "XdistSeed"]
 
 SEED_KEY = "agentchaos_seed"
+#: the controller's temporary trace dir (``--chaos-html`` without a report dir)
+TRACES_KEY = "agentchaos_traces"
 
 
 class Summary:
@@ -38,25 +42,44 @@ class Summary:
         self.rates = case_rates(self.state.rows)
         if any(not r.ok for r in self.rates) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        report_dir = self.state.settings.report_dir
-        if report_dir is None:
+        settings = self.state.settings
+        report_dir = settings.report_dir
+        if report_dir is None and settings.html is None:
             return
         from ..report.artifacts import index_data, write_index
 
-        settings = self.state.settings
         data = index_data(
             self.state.rows,
             session_seed=settings.seed,
             profile_option=settings.profile_option,
             runs=settings.runs,
         )
+        if report_dir is not None:
+            try:
+                write_index(report_dir, data)
+            except OSError as exc:
+                self._failed(session, report_dir / "index.json", exc)
+        if settings.html is not None:
+            self._write_html(session, data)
+
+    def _write_html(self, session: pytest.Session, data: dict[str, Any]) -> None:
+        from ..report.artifacts import read_trace
+        from ..report.html import write_html
+
+        settings = self.state.settings
+        assert settings.html is not None
         try:
-            write_index(report_dir, data)
+            write_html(settings.html, data, lambda entry: read_trace(entry, settings.report_dir))
         except OSError as exc:
-            self.index_error = (
-                f"agentchaos: cannot write {report_dir / 'index.json'}: {exc.strerror or exc}"
-            )
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self._failed(session, settings.html, exc)
+        finally:
+            if settings.temp_traces and settings.trace_dir is not None:
+                shutil.rmtree(settings.trace_dir, ignore_errors=True)
+
+    def _failed(self, session: pytest.Session, path: Any, exc: OSError) -> None:
+        """A report file that cannot be written: one line, exit code 3."""
+        self.index_error = f"agentchaos: cannot write {path}: {exc.strerror or exc}"
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     index_error: str | None = None
     rates: list[Any] = []
@@ -90,11 +113,14 @@ class Summary:
 
 
 class XdistSeed:
-    """Hands the controller's session seed to every worker."""
+    """Hands the controller's session seed (and its temporary trace dir) to every worker."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, traces: Path | None = None) -> None:
         self.seed = seed
+        self.traces = traces
 
     def pytest_configure_node(self, node: Any) -> None:
         """Give the worker the controller's session seed (the one the header shows)."""
         node.workerinput[SEED_KEY] = self.seed
+        if self.traces is not None:
+            node.workerinput[TRACES_KEY] = str(self.traces)

@@ -9,13 +9,12 @@ Both formats are versioned and their JSON Schemas ship in the package
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic
 from .metrics import total_metrics
 from .passk import case_rates
 
@@ -24,6 +23,7 @@ __all__ = [
     "INDEX_NAME",
     "TRACES",
     "index_data",
+    "read_trace",
     "schema_path",
     "trace_file",
     "write_index",
@@ -50,6 +50,23 @@ def trace_file(path: Path | None, report_dir: Path | None) -> str | None:
     if report_dir is not None and path.is_relative_to(report_dir):
         return path.relative_to(report_dir).as_posix()
     return str(path)
+
+
+def read_trace(entry: Mapping[str, Any], report_dir: Path | None) -> dict[str, Any] | None:
+    """The trace document an index entry names (its ``trace``: relative to ``report_dir``,
+    or absolute), or None when no trace was written; raises ``OSError`` or ``ValueError``
+    for one that cannot be read."""
+    name = entry.get("trace")
+    if not isinstance(name, str) or not name:
+        return None
+    path = Path(name)
+    if not path.is_absolute() and report_dir is not None:
+        path = report_dir / path
+    with path.open(encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not isinstance(data.get("events"), list):
+        raise ValueError(f"{path.name} is not a pytest-agentchaos trace")
+    return data
 
 
 def index_data(
@@ -119,14 +136,5 @@ def index_data(
 def write_index(directory: Path, data: Mapping[str, Any]) -> Path:
     """Write ``index.json`` into ``directory`` atomically (a reader never sees half of it, and
     an earlier index stays whole if this write fails); returns its path. Raises ``OSError``."""
-    path = directory / INDEX_NAME
-    fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, ensure_ascii=False, sort_keys=False)
-            out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return write_atomic(directory / INDEX_NAME, text)
