@@ -63,6 +63,12 @@ class SessionSettings:
     html: Path | None = None
     #: the trace dir is a temporary one, for the HTML report alone (removed at the end)
     temp_traces: bool = False
+    #: --chaos-baseline (ini chaos_baseline): the file compared with, or written
+    baseline: Path | None = None
+    #: --chaos-baseline-save: write the baseline instead of comparing
+    baseline_save: bool = False
+    #: ini chaos_baseline_tolerances, parsed (``report.baseline.Tolerance`` by metric)
+    tolerances: Any = None
 
 
 def ini_bool(raw: object, where: str) -> bool:
@@ -144,6 +150,35 @@ def parse_html(raw: str | None, cwd: Path) -> Path | None:
     except OSError as exc:
         raise fail(where, f"cannot create {path.parent}: {exc.strerror or exc}") from None
     return path
+
+
+def baseline_path(
+    option: str | None, ini: str, cwd: Path, rootdir: Path, *, save: bool
+) -> Path | None:
+    """The baseline file: ``--chaos-baseline`` (relative to ``cwd``), else ini
+    ``chaos_baseline`` (relative to the rootdir); ``--chaos-baseline-save`` needs one."""
+    if option is not None and not option.strip():
+        raise fail("--chaos-baseline", "expected a file, got an empty path")
+    if option is not None:
+        return (cwd / option).expanduser()
+    if ini.strip():
+        return rootdir / ini.strip()
+    if save:
+        raise fail(
+            "--chaos-baseline-save",
+            "names no file: give --chaos-baseline=FILE or ini chaos_baseline",
+        )
+    return None
+
+
+def tolerances(lines: Sequence[str]) -> Any:
+    """The ini tolerances of a baseline comparison, over the defaults (None: no line given,
+    the defaults)."""
+    if not any(line.strip() for line in lines):
+        return None
+    from ..report.baseline import parse_tolerances
+
+    return parse_tolerances(list(lines), "ini chaos_baseline_tolerances")
 
 
 def parse_profile_name(raw: str, where: str) -> str:

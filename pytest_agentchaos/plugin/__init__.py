@@ -86,6 +86,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "table, and per test its verdicts, replay command and timeline (default: none)",
     )
     group.addoption(
+        "--chaos-baseline",
+        metavar="FILE",
+        default=None,
+        help="compare each chaos test's metrics with the baseline FILE; regressions beyond "
+        "the tolerances fail the session (default: ini chaos_baseline, or none)",
+    )
+    group.addoption(
+        "--chaos-baseline-save",
+        action="store_true",
+        default=False,
+        help="write this session's metrics into the baseline file instead of comparing "
+        "(tests not run keep their entries)",
+    )
+    group.addoption(
         "--chaos-replay",
         metavar="PATH",
         default=None,
@@ -147,6 +161,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "chaos_report_dir",
         "directory for report artifacts (traces, index.json), relative to the rootdir",
         default="",
+    )
+    parser.addini(
+        "chaos_baseline",
+        "baseline file of the chaos tests' metrics, relative to the rootdir",
+        default="",
+    )
+    parser.addini(
+        "chaos_baseline_tolerances",
+        "how far a metric may regress from the baseline, one per line: 'steps = +20%', "
+        "'pass_rate = -5pt', 'tokens = off' (default: pass_rate -5pt, counts and time +20%)",
+        type="linelist",
+        default=[],
     )
     parser.addini(
         "chaos_trace_max_value",
@@ -254,6 +280,15 @@ def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettin
             replay=replay,
             html=html,
             temp_traces=temp_traces,
+            baseline=s.baseline_path(
+                config.getoption("chaos_baseline"),
+                str(config.getini("chaos_baseline")),
+                config.invocation_params.dir,
+                config.rootpath,
+                save=config.getoption("chaos_baseline_save"),
+            ),
+            baseline_save=config.getoption("chaos_baseline_save"),
+            tolerances=s.tolerances(config.getini("chaos_baseline_tolerances")),
         )
     except ChaosConfigError as exc:
         raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
@@ -272,6 +307,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", description)
     registry = _registry(config)
     state = PluginState(_settings(config, registry), registry)
+    if state.settings.baseline is not None and not hasattr(config, "workerinput"):
+        from ..report.baseline import load_baseline
+
+        path = state.settings.baseline
+        try:  # now, not at the end: a bad file must not cost a session
+            if not state.settings.baseline_save or os.path.lexists(path):
+                state.baseline = load_baseline(path)
+        except ChaosConfigError as exc:
+            raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
     config.stash[STATE] = state
     config.pluginmanager.register(Summary(state, config), "agentchaos-summary")
     if config.pluginmanager.hasplugin("xdist"):

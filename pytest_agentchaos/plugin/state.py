@@ -22,6 +22,8 @@ class PluginState:
     settings: SessionSettings
     registry: ProfileRegistry
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: the baseline's cases, read at the start (``--chaos-baseline``)
+    baseline: dict[str, dict[str, Any]] | None = None
 
 
 STATE = pytest.StashKey[PluginState]()

@@ -43,6 +43,8 @@ class Summary:
         if any(not r.ok for r in self.rates) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         settings = self.state.settings
+        if settings.baseline is not None:
+            self._baseline(session)
         report_dir = settings.report_dir
         if report_dir is None and settings.html is None:
             return
@@ -61,6 +63,37 @@ class Summary:
                 self._failed(session, report_dir / "index.json", exc)
         if settings.html is not None:
             self._write_html(session, data)
+
+    def _baseline(self, session: pytest.Session) -> None:
+        """Save the baseline, or compare with it: a regression fails the session."""
+        from ..report import baseline as b
+
+        settings = self.state.settings
+        path = settings.baseline
+        assert path is not None
+        saved_with = {"session_seed": settings.seed, "profile_option": settings.profile_option}
+        if settings.baseline_save:
+            try:
+                b.save_baseline(
+                    path, self.state.rows, previous=self.state.baseline or {},
+                    saved_with=saved_with,
+                )  # fmt: skip
+            except b.BaselineError as exc:
+                self.index_error = f"agentchaos: {exc}"
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+                return
+            n = len(b.case_metrics(self.state.rows))
+            self.baseline_lines = [f"agentchaos: baseline {path}: saved {n} case(s)"]
+            return
+        if self.state.baseline is None:
+            return
+        tolerances = settings.tolerances or b.DEFAULT_TOLERANCES
+        found = b.compare(self.state.baseline, b.case_metrics(self.state.rows), tolerances)
+        self.baseline_lines = b.regression_lines(found, path, self.config.get_verbosity())
+        if found.regressions and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    baseline_lines: list[str] = []
 
     def _write_html(self, session: pytest.Session, data: dict[str, Any]) -> None:
         from ..report.artifacts import read_trace
@@ -90,6 +123,7 @@ class Summary:
             terminalreporter.write_line(self.index_error, red=True)
         rows = self.state.rows
         if not rows:
+            self._baseline_lines(terminalreporter)
             return
         from ..report.terminal import summary_lines
 
@@ -109,7 +143,13 @@ class Summary:
                     f"agentchaos: {below} test(s) below their pass rate rule: the session fails",
                     red=True,
                 )
+        self._baseline_lines(tr)
         tr.write_line(f"session seed {seed}: replay with --chaos-seed={seed}")
+
+    def _baseline_lines(self, terminalreporter: Any) -> None:
+        for line in self.baseline_lines:
+            bad = "regression" in line and "no regressions" not in line
+            terminalreporter.write_line(line, red=bad)
 
 
 class XdistSeed:
