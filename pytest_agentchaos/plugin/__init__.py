@@ -6,188 +6,30 @@ build each run, :mod:`..verdicts` (through the run) to judge it and :mod:`..repo
 
 from __future__ import annotations
 
-import argparse
 import os
-import random
 import sys
-import tempfile
 from collections.abc import Generator, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
-from ..profiles.profile import ProfileRegistry, builtin_dir
+from .options import PREFIX, add_options, registry_of, settings_of
 from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
-from .summary import SEED_KEY, TRACES_KEY, Summary, XdistSeed
+from .summary import Summary, XdistSeed
 
 if TYPE_CHECKING:
-    from ..harness.settings import SessionSettings
     from ..inject.chaos import Chaos
 
 __all__ = ["chaos"]
 
-_PREFIX = "pytest-agentchaos"
-
-
-def _seed(value: str) -> int:
-    try:
-        seed = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a non-negative integer, got {value!r}"
-        ) from None
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
-    return seed
-
-
-def _runs(value: str) -> int:
-    from ..harness.spec import MAX_RUNS
-
-    runs = _seed(value)
-    if not 1 <= runs <= MAX_RUNS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RUNS} runs, got {value!r}")
-    return runs
+_PREFIX = PREFIX
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Add the ``--chaos-*`` options and the ``chaos_*`` ini keys."""
-    group = parser.getgroup("agentchaos", "chaos testing for tool-using agents")
-    group.addoption(
-        "--chaos-profile",
-        metavar="NAME",
-        default=None,
-        help="chaos profile for tests that use the chaos fixture or markers; several "
-        "separated by commas run each test under each (default: ini chaos_profile, else 'none')",
-    )
-    group.addoption(
-        "--chaos-seed",
-        metavar="N",
-        type=_seed,
-        default=None,
-        help="session seed for every fault decision (default: random, shown in the header)",
-    )
-    group.addoption(
-        "--chaos-runs",
-        metavar="K",
-        type=_runs,
-        default=None,
-        help="run each chaos test under K seeds derived from the session seed, each its own "
-        "test; a test passes if all K do (pass^k; default: 1)",
-    )
-    group.addoption(
-        "--chaos-html",
-        metavar="FILE",
-        default=None,
-        help="write a self-contained HTML report of the chaos tests to FILE: a filterable "
-        "table, and per test its verdicts, replay command and timeline (default: none)",
-    )
-    group.addoption(
-        "--chaos-baseline",
-        metavar="FILE",
-        default=None,
-        help="compare each chaos test's metrics with the baseline FILE; regressions beyond "
-        "the tolerances fail the session (default: ini chaos_baseline, or none)",
-    )
-    group.addoption(
-        "--chaos-baseline-save",
-        action="store_true",
-        default=False,
-        help="write this session's metrics into the baseline file instead of comparing "
-        "(tests not run keep their entries)",
-    )
-    group.addoption(
-        "--chaos-replay",
-        metavar="PATH",
-        default=None,
-        help="re-run the tests recorded in PATH (a trace file, or a report dir / its "
-        "index.json) with the fault decisions their traces recorded; other tests are "
-        "deselected",
-    )
-    group.addoption(
-        "--chaos-list-profiles",
-        action="store_true",
-        default=False,
-        help="list the chaos profiles available here and exit",
-    )
-    group.addoption(
-        "--chaos-trace-dir",
-        metavar="DIR",
-        default=None,
-        help="write each chaos test's trace as JSON into DIR (default: not written)",
-    )
-    group.addoption(
-        "--chaos-report-dir",
-        metavar="DIR",
-        default=None,
-        help="write report artifacts into DIR: each chaos test's trace (DIR/traces/) and "
-        "DIR/index.json (default: ini chaos_report_dir, or none)",
-    )
-    parser.addini("chaos_profile", "default chaos profile (default: none)", default="none")
-    parser.addini(
-        "chaos_profiles_dir",
-        "directory of user chaos profiles, relative to the rootdir (default: chaos_profiles)",
-        default="chaos_profiles",
-    )
-    parser.addini(
-        "chaos_virtual_sleep",
-        "make the agent's time virtual in chaos tests: time.sleep and asyncio.sleep advance "
-        "the virtual clock, and time.time/monotonic/datetime.now follow it (default: false)",
-        default="false",
-    )
-    parser.addini(
-        "chaos_freeze_time",
-        "only make time.time/monotonic/datetime.now follow the virtual clock, leaving sleeps "
-        "real (default: false; a loop that sleeps until the clock moves would never end)",
-        default="false",
-    )
-    parser.addini(
-        "chaos_allow_hosts",
-        "hosts a chaos test may reach over the network (host names, addresses, networks such "
-        "as 10.0.0.0/8, 'localhost' for loopback, '*' for any; default: none)",
-        type="linelist",
-        default=[],
-    )
-    parser.addini(
-        "chaos_wall_timeout",
-        "real seconds a chaos test may run before the watchdog stops its agent "
-        "(default: 300; 0 turns the watchdog off)",
-        default="300",
-    )
-    parser.addini(
-        "chaos_report_dir",
-        "directory for report artifacts (traces, index.json), relative to the rootdir",
-        default="",
-    )
-    parser.addini(
-        "chaos_baseline",
-        "baseline file of the chaos tests' metrics, relative to the rootdir",
-        default="",
-    )
-    parser.addini(
-        "chaos_baseline_tolerances",
-        "how far a metric may regress from the baseline, one per line: 'steps = +20%', "
-        "'pass_rate = -5pt', 'tokens = off' (default: pass_rate -5pt, counts and time +20%)",
-        type="linelist",
-        default=[],
-    )
-    parser.addini(
-        "chaos_trace_max_value",
-        "largest value (characters of JSON) a trace keeps of one argument or output; larger "
-        "ones keep a head, their size and a digest (default: 65536)",
-        default="65536",
-    )
-
-
-def _registry(config: pytest.Config) -> ProfileRegistry:
-    configured = str(config.getini("chaos_profiles_dir"))
-    user_dir = config.rootpath / configured
-    if configured != "chaos_profiles" and not user_dir.is_dir():
-        raise pytest.UsageError(f"{_PREFIX}: ini chaos_profiles_dir: {user_dir} is not a directory")
-    return ProfileRegistry.default(user_dir)
+    add_options(parser)
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
@@ -196,7 +38,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     from ..report.profiles import profile_listing
 
-    text = profile_listing(_registry(config))
+    text = profile_listing(registry_of(config))
     if config.pluginmanager.has_plugin("terminalreporter"):
         config.get_terminal_writer().line(text)
     else:  # pragma: no cover - terminal plugin disabled
@@ -204,109 +46,13 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return 0
 
 
-def _settings(config: pytest.Config, registry: ProfileRegistry) -> SessionSettings:
-    """The session's settings from options and ini keys; a bad one is a usage error."""
-    from ..harness import settings as s
-
-    replay = None
-    if config.getoption("chaos_replay") is not None:
-        from ..harness.replay import load_source
-
-        try:
-            replay = load_source(config.getoption("chaos_replay"), config.invocation_params.dir)
-        except ChaosConfigError as exc:
-            raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
-    recorded = replay.meta if replay is not None else {}
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and SEED_KEY in workerinput:
-        seed = int(workerinput[SEED_KEY])
-    else:
-        option = config.getoption("chaos_seed")
-        option = option if option is not None else recorded.get("session_seed")
-        seed = option if option is not None else random.SystemRandom().randrange(10**9)
-    # a replay collects the recorded ids: the same profile matrix and runs
-    profile_option = config.getoption("chaos_profile") or recorded.get("profile_option")
-    runs = config.getoption("chaos_runs") or recorded.get("runs") or 1
-    source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
-    if profile_option is not None:
-        default_profile = profile_option
-    else:
-        default_profile = str(config.getini("chaos_profile")).strip() or "none"
-    try:
-        profiles = s.parse_profile_names(default_profile, source)
-        default_profile = profiles[0]
-        for name in profiles:
-            path = registry.path(name)
-            # The built-in `none` is known good: skip parsing it: runs without chaos stay cheap.
-            if path is None or path.parent.resolve() != builtin_dir().resolve() or name != "none":
-                registry.get(name)
-    except ChaosConfigError as exc:
-        text = str(exc)
-        text = text if text.startswith(source) else f"{source}: {text}"
-        raise pytest.UsageError(f"{_PREFIX}: {text}") from None
-    try:
-        report_dir, trace_dir = s.artifact_dirs(
-            config.getoption("chaos_report_dir"),
-            str(config.getini("chaos_report_dir")),
-            config.getoption("chaos_trace_dir"),
-            config.rootpath,
-        )
-        if replay is not None and report_dir is not None and replay.reads_from(report_dir):
-            report_dir, trace_dir = None, None  # never overwrite the recording it replays
-        html = s.parse_html(config.getoption("chaos_html"), config.invocation_params.dir)
-        temp_traces = html is not None and trace_dir is None
-        if temp_traces:  # the report reads the traces: the controller's folder, in workers too
-            given = (workerinput or {}).get(TRACES_KEY)
-            trace_dir = Path(given or tempfile.mkdtemp(prefix="agentchaos-traces-"))
-        return s.SessionSettings(
-            seed=seed,
-            default_profile=default_profile,
-            profile_option=profile_option,
-            virtual_sleep=_ini_bool(config, "chaos_virtual_sleep"),
-            freeze_time=_ini_bool(config, "chaos_freeze_time"),
-            trace_dir=trace_dir,
-            report_dir=report_dir,
-            trace_max_value=s.ini_int(
-                config.getini("chaos_trace_max_value"),
-                "ini chaos_trace_max_value",
-                minimum=s.MIN_TRACE_MAX_VALUE,
-            ),
-            allow_hosts=s.parse_allow(config.getini("chaos_allow_hosts"), "ini chaos_allow_hosts"),
-            wall_timeout=s.parse_wall_timeout(
-                config.getini("chaos_wall_timeout"), "ini chaos_wall_timeout"
-            ),
-            runs=runs,
-            profiles=profiles,
-            replay=replay,
-            html=html,
-            temp_traces=temp_traces,
-            baseline=s.baseline_path(
-                config.getoption("chaos_baseline"),
-                str(config.getini("chaos_baseline")),
-                config.invocation_params.dir,
-                config.rootpath,
-                save=config.getoption("chaos_baseline_save"),
-            ),
-            baseline_save=config.getoption("chaos_baseline_save"),
-            tolerances=s.tolerances(config.getini("chaos_baseline_tolerances")),
-        )
-    except ChaosConfigError as exc:
-        raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
-
-
-def _ini_bool(config: pytest.Config, key: str) -> bool:
-    from ..harness.settings import ini_bool
-
-    return ini_bool(config.getini(key), f"ini {key}")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Declare the markers, validate the session's settings (a bad one is a usage error) and
     register the summary and, under xdist, the seed hand-off."""
     for description in MARKERS.values():
         config.addinivalue_line("markers", description)
-    registry = _registry(config)
-    state = PluginState(_settings(config, registry), registry)
+    registry = registry_of(config)
+    state = PluginState(settings_of(config, registry), registry)
     if state.settings.baseline is not None and not hasattr(config, "workerinput"):
         from ..report.baseline import load_baseline
 
