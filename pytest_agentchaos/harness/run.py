@@ -347,6 +347,7 @@ def build_run(
         stack.callback(run._close)
         session.on_swallow = run.unwinder.arm
         if recorded is not None:
+            session.trace.meta["replay_of"] = str(recorded.source)
             run.replaying = Divergence(recorded, session.trace.subscribe)
         if plan.loops is not None:
             from ..escape.observer import LoopObserver
