@@ -10,6 +10,7 @@ the recorded run did not make, or fewer calls) *diverges*: :class:`Divergence` s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +81,7 @@ def load_source(raw: str, cwd: Path) -> ReplaySource:
     file or a report dir. ``ChaosConfigError``, one line naming the file and what is wrong."""
     if not raw.strip():
         raise fail(_WHERE, "expected a trace file or a report dir, got an empty path")
-    path = (cwd / raw).expanduser()
+    path = cwd / Path(raw).expanduser()
     if path.is_dir():
         index = path / "index.json"
         if not index.is_file():
@@ -117,7 +118,8 @@ def _session(meta: Any) -> dict[str, Any]:
 
 
 def _check_format(data: Mapping[str, Any], path: Path, what: str) -> None:
-    if data.get("format", 1) != 1:
+    version = data.get("format", 1)
+    if type(version) is not int or version != 1:
         raise fail(
             f"{_WHERE}: {path}",
             f"{what} format {safe_repr(data.get('format'), 40)} is not supported (expected 1)",
@@ -156,6 +158,13 @@ def _recorded(data: Mapping[str, Any], path: Path) -> Recorded:
         budgets = parse_budgets(meta.get("budgets"), "budgets") if "budgets" in meta else None
     except ChaosConfigError as exc:
         raise fail(where, f"meta: {exc}") from None
+    schedule = trace.schedule()
+    try:  # checked now, to name the file (the run would only name the entry)
+        from ..faults.plan import FaultPlan
+
+        FaultPlan.from_schedule(schedule)
+    except ChaosConfigError as exc:
+        raise fail(where, f"its recorded faults: {exc}") from None
     calls: dict[_CallKey, str] = {}
     order: list[_CallKey] = []
     for event in trace:
@@ -168,7 +177,7 @@ def _recorded(data: Mapping[str, Any], path: Path) -> Recorded:
         seed=seed,
         profile=profile,
         budgets=budgets,
-        schedule=trace.schedule(),
+        schedule=schedule,
         calls=calls,
         order=order,
         source=path,
@@ -183,12 +192,18 @@ def _call(event: Event) -> tuple[_CallKey, str] | None:
     return None
 
 
+#: A memory address in a recorded repr (``<Db object at 0x7f3e...>``): another each run.
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
 def _canonical(value: Any) -> str:
-    """A call's arguments as text that compares equal after a JSON round trip."""
+    """A call's arguments as text that compares equal after a JSON round trip, memory
+    addresses masked (an object recorded as its repr is the same object in a replay)."""
     try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
-        return safe_repr(value, 2000)
+        text = safe_repr(value, 2000)
+    return _ADDRESS.sub("0x?", text) if "0x" in text else text
 
 
 class Divergence:
@@ -229,7 +244,7 @@ class Divergence:
             if missing:
                 channel, target, index = missing[0]
                 self.first = (
-                    f"the replay ended without {len(missing)} recorded call(s), the first: "
+                    f"it ended without {len(missing)} recorded call(s), the first: "
                     f"call {index} of {channel} {target!r}"
                 )
         return self.first

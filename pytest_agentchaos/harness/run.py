@@ -92,8 +92,9 @@ def plan_run(
     budgets = profile.budgets.override(spec.budgets)
     if spec.halt is not None:
         budgets = budgets.tighten(spec.halt)
-    if recorded is not None and recorded.budgets is not None:
-        budgets = recorded.budgets
+    if recorded is not None:  # exactly the recorded limits: none the profile gained since
+        budgets = recorded.budgets if recorded.budgets is not None else Budgets()
+        profile = replace(profile, budgets=Budgets())
     virtual_sleep = settings.virtual_sleep if spec.virtual_sleep is None else spec.virtual_sleep
     freeze = settings.freeze_time if spec.freeze_time is None else spec.freeze_time
     hosts = settings.allow_hosts if spec.allow_hosts is None else spec.allow_hosts

@@ -43,6 +43,21 @@ def run_seed(session_seed: int, function_id: str, run: int) -> int:
     return stable_int("agentchaos-run", session_seed, function_id, run, bits=32)
 
 
+def _distinct_seeds(session_seed: int, function_id: str, runs: int) -> dict[int, int]:
+    """Each run's seed, a repeat drawn again (32-bit seeds collide now and then: two runs of
+    one seed would test the same thing twice, under ids pytest renames)."""
+    seeds: dict[int, int] = {}
+    taken: set[int] = set()
+    for run in range(1, runs + 1):
+        seed, draw = run_seed(session_seed, function_id, run), 0
+        while seed in taken:
+            draw += 1
+            seed = stable_int("agentchaos-run", session_seed, function_id, run, draw, bits=32)
+        seeds[run] = seed
+        taken.add(seed)
+    return seeds
+
+
 def variants(spec: RunSpec | None, settings: SessionSettings, function_id: str) -> list[Variant]:
     """The variants of a chaos test function (empty: it runs once, as it is). A test that
     pins its profile stays out of the matrix; one that pins its seed runs once."""
@@ -55,10 +70,11 @@ def variants(spec: RunSpec | None, settings: SessionSettings, function_id: str) 
     )
     if runs == 1 and profiles == [None]:
         return []
+    seeds = _distinct_seeds(settings.seed, function_id, runs) if runs > 1 else {}
     found = []
     for profile in profiles:
         for run in range(1, runs + 1) if runs > 1 else [None]:
-            seed = run_seed(settings.seed, function_id, run) if run is not None else None
+            seed = seeds[run] if run is not None else None
             parts = [p for p in (profile, None if seed is None else f"seed{seed}") if p]
             found.append(Variant(profile, run, seed, "-".join(parts)))
     return found
@@ -75,10 +91,10 @@ def case_id(node_id: str, variant_id: str) -> str:
     parts = ids[:-1]
     if parts == variant_id:
         kept = ""
+    elif parts.startswith(variant_id + "-"):  # where the plugin's parametrize puts it
+        kept = parts[len(variant_id) + 1 :]
     elif parts.endswith("-" + variant_id):
         kept = parts[: -len(variant_id) - 1]
-    elif parts.startswith(variant_id + "-"):
-        kept = parts[len(variant_id) + 1 :]
     else:
         kept = parts.replace("-" + variant_id + "-", "-", 1)
     return f"{head}{sep}{name}" + (f"[{kept}]" if kept else "")

@@ -6,6 +6,7 @@ build each run, :mod:`..verdicts` (through the run) to judge it and :mod:`..repo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Generator, Iterator
@@ -160,14 +161,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # Parse again: a conftest or plugin may have added markers since collection.
         if state is not None and _has_marker(item):
             try:
-                item.stash[SPEC] = _spec(item, state)
+                item.stash[SPEC] = spec = _spec(item, state)
             except ChaosConfigError as exc:
                 item.stash[SPEC] = RunSpec(error=f"{_PREFIX}: bad chaos marker: {exc}")
+            else:
+                if spec is not None and (spec.runs or 1) > 1 and _variant_of(item) is None:
+                    item.stash[SPEC] = RunSpec(error=_UNPARAMETRIZED)
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)
             if isinstance(names, list) and "chaos" not in names:
                 # A new list: params of one function share theirs, and only this one is marked.
                 item.fixturenames = [*names, "chaos"]  # type: ignore[attr-defined]
+
+
+_UNPARAMETRIZED = (
+    f"{_PREFIX}: bad chaos marker: @pytest.mark.chaos: runs: a mark of one pytest.param "
+    "cannot multiply its runs; put runs= on the test function, its class or module"
+)
 
 
 def _replay_only(config: pytest.Config, items: list[pytest.Item], source: Any) -> None:
@@ -243,8 +253,10 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
         ) as run:
             item.stash[RUN] = run
             yield run.chaos
+            return
     except ChaosConfigError as exc:
-        pytest.fail(f"{_PREFIX}: {exc}", pytrace=False)
+        message = f"{_PREFIX}: {exc}"
+    pytest.fail(message, pytrace=False)  # outside the except: one message, not a chain
 
 
 def _variant_of(item: pytest.Item) -> Any:
@@ -266,30 +278,41 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         result = yield
     except _PASS_THROUGH:
         run.finish(None)
+        with contextlib.suppress(Exception):
+            _diverged(item, run)
         raise
     except BaseException as exc:
         outcome = run.finish(exc)
+        with contextlib.suppress(Exception):  # -W error: the test has failed already
+            _diverged(item, run)
         if outcome.halt is not None:
             raise pytest.fail.Exception(
                 outcome.message or outcome.halt.message, pytrace=False
             ) from None
         raise
     outcome = run.finish(None)
+    _diverged(item, run)
     if outcome.message:
         pytest.fail(outcome.message, pytrace=False)
     return result
 
 
-def _diverged(item: pytest.Item, run: Any) -> tuple[str, ...]:
-    """Warn when a replay made other calls than its recorded run; the note for its section."""
+def _divergence(run: Any) -> str | None:
+    """What a replay that made other calls than its recorded run says of it."""
     if run.divergence is None:
-        return ()
-    from ..errors import ReplayDiverged
-
+        return None
     source = run.plan.recorded.source if run.plan.recorded is not None else "?"
-    text = f"the replay diverged from {source} {run.divergence}"
-    item.warn(ReplayDiverged(f"{_PREFIX}: {item.nodeid}: {text}"))
-    return (text,)
+    return f"the replay diverged from {source}: {run.divergence}"
+
+
+def _diverged(item: pytest.Item, run: Any) -> None:
+    """Warn, in the test's call (under ``-W error`` the warning fails that test alone), when
+    its replay made other calls than the recorded run."""
+    text = _divergence(run)
+    if text is not None:
+        from ..errors import ReplayDiverged
+
+        item.warn(ReplayDiverged(f"{_PREFIX}: {item.nodeid}: {text}"))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -313,10 +336,10 @@ def pytest_runtest_makereport(
         if hasattr(report, "wasxfail"):
             outcome = "xpassed" if report.passed else "xfailed"
         item.stash[CALL_OUTCOME] = outcome
-        diverged = _diverged(item, run)
+        diverged = _divergence(run)
         if report.failed:
             notes = run.outcome.notes if run.outcome is not None else ()
-            notes = (*diverged, *notes)
+            notes = (diverged, *notes) if diverged else notes
             report.sections.append(("agentchaos", failure_section(run.trace, run.replay, notes)))
             if min_rate is not None and variant is not None and variant.run is not None:
                 # one failed run of several: the pass rate over the runs judges the test

@@ -38,7 +38,10 @@ def _seed(value: str) -> int:
 def _runs(value: str) -> int:
     from ..harness.spec import MAX_RUNS
 
-    runs = _seed(value)
+    try:
+        runs = int(value)
+    except ValueError:
+        runs = -1
     if not 1 <= runs <= MAX_RUNS:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RUNS} runs, got {value!r}")
     return runs
@@ -202,7 +205,13 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
         option = option if option is not None else recorded.get("session_seed")
         seed = option if option is not None else random.SystemRandom().randrange(10**9)
     # a replay collects the recorded ids: the same profile matrix and runs
-    profile_option = config.getoption("chaos_profile") or recorded.get("profile_option")
+    profile_option = config.getoption("chaos_profile")
+    if profile_option is None and recorded.get("profile_option"):
+        # the recorded matrix, as far as its profiles are still here (a replay falls back to
+        # `none` for a profile gone since)
+        names = [n.strip() for n in str(recorded["profile_option"]).split(",")]
+        if all(registry.path(n) is not None for n in names if n):
+            profile_option = str(recorded["profile_option"])
     runs = config.getoption("chaos_runs") or recorded.get("runs") or 1
     source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
     if profile_option is not None:
@@ -228,7 +237,9 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             config.getoption("chaos_trace_dir"),
             config.rootpath,
         )
-        if replay is not None and report_dir is not None and replay.reads_from(report_dir):
+        if replay is not None and any(
+            d is not None and replay.reads_from(d) for d in (report_dir, trace_dir)
+        ):
             report_dir, trace_dir = None, None  # never overwrite the recording it replays
         html = s.parse_html(config.getoption("chaos_html"), config.invocation_params.dir)
         temp_traces = html is not None and trace_dir is None

@@ -31,7 +31,10 @@ def wilson(passed: int, runs: int, z: float = Z95) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * runs)) / (1 + z2 / runs)
     half = z * math.sqrt(p * (1 - p) / runs + z2 / (4 * runs * runs)) / (1 + z2 / runs)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # exact ends (centre - half is 5e-17 at 0/n by rounding): the interval holds the rate
+    low = 0.0 if passed == 0 else max(0.0, centre - half)
+    high = 1.0 if passed == runs else min(1.0, centre + half)
+    return low, high
 
 
 @dataclass(frozen=True)
@@ -75,12 +78,18 @@ class CaseRate:
         )
 
 
+#: The outcomes of runs that are judged: a skipped run, or one the user marked xfail, says
+#: nothing of the agent's reliability.
+JUDGED = frozenset({"passed", "failed", "error"})
+
+
 def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
     """The pass rate of each test case run several times (rows with a ``run`` number), by
-    case and profile, sorted. A run passes when its outcome is ``passed``."""
+    case and profile, sorted. A run passes when its outcome is ``passed``; skipped runs and
+    those the user marked xfail are left out."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
-        if row.get("run") is None:
+        if row.get("run") is None or row.get("outcome") not in JUDGED:
             continue
         key = (str(row.get("case") or row.get("test", "")), str(row.get("profile", "")))
         groups.setdefault(key, []).append(row)
