@@ -28,6 +28,8 @@ class Variant:
     run: int | None
     seed: int | None
     id: str
+    #: how many runs the test function has (its ``runs=`` or ``--chaos-runs``)
+    runs: int = 1
 
     def apply(self, spec: RunSpec) -> RunSpec:
         """``spec`` for this variant: its profile and seed."""
@@ -76,7 +78,7 @@ def variants(spec: RunSpec | None, settings: SessionSettings, function_id: str) 
         for run in range(1, runs + 1) if runs > 1 else [None]:
             seed = seeds[run] if run is not None else None
             parts = [p for p in (profile, None if seed is None else f"seed{seed}") if p]
-            found.append(Variant(profile, run, seed, "-".join(parts)))
+            found.append(Variant(profile, run, seed, "-".join(parts), runs))
     return found
 
 

@@ -165,7 +165,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             except ChaosConfigError as exc:
                 item.stash[SPEC] = RunSpec(error=f"{_PREFIX}: bad chaos marker: {exc}")
             else:
-                if spec is not None and (spec.runs or 1) > 1 and _variant_of(item) is None:
+                variant = _variant_of(item)
+                made = variant.runs if variant is not None else 1
+                asked = {m.kwargs.get("runs") for m in item.iter_markers("chaos")} - {None}
+                if spec is not None and spec.seed is None and asked - {made}:
                     item.stash[SPEC] = RunSpec(error=_UNPARAMETRIZED)
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)

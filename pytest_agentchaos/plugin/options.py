@@ -206,12 +206,13 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
         seed = option if option is not None else random.SystemRandom().randrange(10**9)
     # a replay collects the recorded ids: the same profile matrix and runs
     profile_option = config.getoption("chaos_profile")
-    if profile_option is None and recorded.get("profile_option"):
-        # the recorded matrix, as far as its profiles are still here (a replay falls back to
-        # `none` for a profile gone since)
-        names = [n.strip() for n in str(recorded["profile_option"]).split(",")]
-        if all(registry.path(n) is not None for n in names if n):
-            profile_option = str(recorded["profile_option"])
+    adopted = profile_option is None and "," in str(recorded.get("profile_option") or "")
+    if adopted:  # the recorded matrix: the ids of its runs (a profile gone since is replayed
+        # under `none`'s tables, see plan_run)
+        profile_option = str(recorded["profile_option"])
+    elif profile_option is None and recorded.get("profile_option"):
+        name = str(recorded["profile_option"]).strip()
+        profile_option = name if registry.path(name) is not None else None
     runs = config.getoption("chaos_runs") or recorded.get("runs") or 1
     source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
     if profile_option is not None:
@@ -223,6 +224,8 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
         default_profile = profiles[0]
         for name in profiles:
             path = registry.path(name)
+            if adopted and path is None:
+                continue
             # The built-in `none` is known good: skip parsing it: runs without chaos stay cheap.
             if path is None or path.parent.resolve() != builtin_dir().resolve() or name != "none":
                 registry.get(name)

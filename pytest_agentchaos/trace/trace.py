@@ -194,7 +194,7 @@ class Trace:
         if not isinstance(data, dict) or "events" not in data:
             raise ValueError("not a pytest-agentchaos trace: expected an object with 'events'")
         version = data.get("format", FORMAT_VERSION)
-        if version != FORMAT_VERSION:
+        if type(version) is not int or version != FORMAT_VERSION:
             raise ValueError(f"unsupported trace format {version!r} (expected {FORMAT_VERSION})")
         events: list[Event] = []
         for i, raw in enumerate(data["events"]):
