@@ -189,6 +189,8 @@ def parse_profile_name(raw: str, where: str) -> str:
 def parse_profile_names(raw: str, where: str) -> tuple[str, ...]:
     """One profile name, or several separated by commas (a matrix: each chaos test runs
     under each), without repeats."""
+    if "," not in raw:
+        return (parse_profile_name(raw, where),)
     names = tuple(part.strip() for part in raw.split(","))
     for name in names:
         if not name:

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..saferepr import safe_repr
 from .files import write_atomic
+from .passk import JUDGED
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_KIND", "DEFAULT_TOLERANCES", "METRICS", "BaselineError",
            "Comparison", "Regression", "Tolerance", "case_key", "case_metrics", "compare",
@@ -88,8 +89,8 @@ def case_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
     medians over the runs of the usage metrics, the median ``steps_to_escape`` over every escape
     of every run (``None``: none) and totals of loops, escapes and repairs."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        if row.get("outcome") != "skipped":
+    for row in rows:  # the runs pass rates judge: not skipped ones, nor the user's xfails
+        if row.get("outcome") in JUDGED:
             groups.setdefault(case_key(row), []).append(row)
     cases: dict[str, dict[str, Any]] = {}
     for key, group in sorted(groups.items()):
