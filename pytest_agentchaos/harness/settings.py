@@ -142,7 +142,7 @@ def parse_html(raw: str | None, cwd: Path) -> Path | None:
         return None
     if not raw.strip():
         raise fail(where, "expected a file, got an empty path")
-    path = (cwd / raw).expanduser()
+    path = cwd / Path(raw).expanduser()
     if path.is_dir():
         raise fail(where, f"{path} is a directory, not a file")
     try:
@@ -160,9 +160,9 @@ def baseline_path(
     if option is not None and not option.strip():
         raise fail("--chaos-baseline", "expected a file, got an empty path")
     if option is not None:
-        return (cwd / option).expanduser()
+        return cwd / Path(option).expanduser()
     if ini.strip():
-        return rootdir / ini.strip()
+        return rootdir / Path(ini.strip()).expanduser()
     if save:
         raise fail(
             "--chaos-baseline-save",

@@ -7,9 +7,14 @@ build each run, :mod:`..verdicts` (through the run) to judge it and :mod:`..repo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -63,6 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 state.baseline = load_baseline(path)
         except ChaosConfigError as exc:
             raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
+    if state.settings.temp_traces and state.settings.trace_dir is None:
+        # the HTML report's traces, when no trace dir keeps them: removed as pytest ends
+        made = tempfile.mkdtemp(prefix="agentchaos-traces-")
+        config.add_cleanup(functools.partial(shutil.rmtree, made, ignore_errors=True))
+        state.settings = dataclasses.replace(state.settings, trace_dir=Path(made))
     config.stash[STATE] = state
     config.pluginmanager.register(Summary(state, config), "agentchaos-summary")
     if config.pluginmanager.hasplugin("xdist"):

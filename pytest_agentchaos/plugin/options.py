@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -246,9 +245,10 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             report_dir, trace_dir = None, None  # never overwrite the recording it replays
         html = s.parse_html(config.getoption("chaos_html"), config.invocation_params.dir)
         temp_traces = html is not None and trace_dir is None
-        if temp_traces:  # the report reads the traces: the controller's folder, in workers too
+        if temp_traces:  # the report reads the traces: the controller's folder (made once
+            # every setting is checked, see pytest_configure), in workers too
             given = (workerinput or {}).get(TRACES_KEY)
-            trace_dir = Path(given or tempfile.mkdtemp(prefix="agentchaos-traces-"))
+            trace_dir = Path(given) if given else None
         return s.SessionSettings(
             seed=seed,
             default_profile=default_profile,

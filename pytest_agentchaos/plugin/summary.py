@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,12 @@ class Summary:
     def __init__(self, state: PluginState, config: pytest.Config) -> None:
         self.state = state
         self.config = config
+        #: report files that could not be written, one line each
+        self.errors: list[str] = []
+        #: report files written that the summary names
+        self.written: list[str] = []
+        self.rates: list[Any] = []
+        self.baseline_lines: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the summary row a chaos test's teardown report carries."""
@@ -37,6 +42,8 @@ class Summary:
         be written is one line, no traceback."""
         if hasattr(self.config, "workerinput"):
             return
+        if self.config.option.collectonly:
+            return  # nothing ran: no report replaces the last one
         from ..report.passk import case_rates
 
         self.rates = case_rates(self.state.rows)
@@ -79,7 +86,7 @@ class Summary:
                     saved_with=saved_with,
                 )  # fmt: skip
             except b.BaselineError as exc:
-                self.index_error = f"agentchaos: {exc}"
+                self.errors.append(f"agentchaos: {exc}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
                 return
             n = len(b.case_metrics(self.state.rows))
@@ -93,8 +100,6 @@ class Summary:
         if found.regressions and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    baseline_lines: list[str] = []
-
     def _write_html(self, session: pytest.Session, data: dict[str, Any]) -> None:
         from ..report.artifacts import read_trace
         from ..report.html import write_html
@@ -105,22 +110,18 @@ class Summary:
             write_html(settings.html, data, lambda entry: read_trace(entry, settings.report_dir))
         except OSError as exc:
             self._failed(session, settings.html, exc)
-        finally:
-            if settings.temp_traces and settings.trace_dir is not None:
-                shutil.rmtree(settings.trace_dir, ignore_errors=True)
+        else:
+            self.written.append(f"agentchaos: HTML report: {settings.html}")
 
     def _failed(self, session: pytest.Session, path: Any, exc: OSError) -> None:
         """A report file that cannot be written: one line, exit code 3."""
-        self.index_error = f"agentchaos: cannot write {path}: {exc.strerror or exc}"
+        self.errors.append(f"agentchaos: cannot write {path}: {exc.strerror or exc}")
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-
-    index_error: str | None = None
-    rates: list[Any] = []
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the agentchaos section: the rows, totals per profile and the session seed."""
-        if self.index_error is not None:
-            terminalreporter.write_line(self.index_error, red=True)
+        for line in self.errors:
+            terminalreporter.write_line(line, red=True)
         rows = self.state.rows
         if not rows:
             self._baseline_lines(terminalreporter)
@@ -150,6 +151,8 @@ class Summary:
         for line in self.baseline_lines:
             bad = "regression" in line and "no regressions" not in line
             terminalreporter.write_line(line, red=bad)
+        for line in self.written:
+            terminalreporter.write_line(line)
 
 
 class XdistSeed:

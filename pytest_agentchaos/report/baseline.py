@@ -169,6 +169,7 @@ def save_baseline(
             "cases": {key: cases[key] for key in sorted(cases)}}  # fmt: skip
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
     except OSError as exc:
         raise BaselineError(f"baseline {path}: cannot write it: {exc.strerror or exc}") from None
