@@ -211,7 +211,7 @@ def test_passing_chaos_test_has_no_section(pytester):
             "",
             "@pytest.mark.chaos(seed=3)",
             "replay: pytest test_r.py::test_r --chaos-seed=8 --chaos-profile=none  "
-            "(test seed pinned to 3 by @pytest.mark.chaos)",
+            "# test seed pinned to 3 by @pytest.mark.chaos",
         ),
     ],
     ids=["cli-profile", "ini-profile", "marker-profile", "pinned-seed"],

@@ -110,7 +110,7 @@ def plan_run(
             f"--chaos-replay={shlex.quote(str(recorded.source))}"
         )
     elif spec.seed is not None and spec.run is None:
-        replay += f"  (test seed pinned to {spec.seed} by @pytest.mark.chaos)"
+        replay += f"  # test seed pinned to {spec.seed} by @pytest.mark.chaos"
     expectations = Expectations(
         halt=(
             {**spec.halt.as_dict(), **(spec.halt_rules or {})} if spec.halt is not None else None
