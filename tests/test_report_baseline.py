@@ -170,9 +170,12 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["b.json"]
     monkeypatch.undo()
-    missing = tmp_path / "no" / "b.json"
-    with pytest.raises(BaselineError, match=f"^baseline {missing}: cannot write it: "):
-        save_baseline(missing, [row()])
+    (tmp_path / "afile").write_text("not a folder")
+    under_a_file = tmp_path / "afile" / "b.json"
+    with pytest.raises(BaselineError, match=f"^baseline {under_a_file}: cannot write it: "):
+        save_baseline(under_a_file, [row()])
+    made = save_baseline(tmp_path / "new" / "b.json", [row()])  # a missing folder is made
+    assert list(load_baseline(made)) == ["t.py::test_a@default"]
 
 
 def test_a_symlinked_baseline_stays_a_symlink(tmp_path: Path) -> None:
