@@ -139,6 +139,19 @@ def test_save_then_compare_with_the_same_seed_finds_no_regressions(
         "(2 cases compared)"
     ])  # fmt: skip
     assert cases(pytester) == saved  # comparing never writes the file
+    assert "note: the baseline was saved under session seed" not in result.stdout.str()
+
+
+def test_a_comparison_under_another_seed_says_so(pytester: pytest.Pytester) -> None:
+    save(pytester)
+    pytester.makepyfile(test_agent=SUITE)
+    result = pytester.runpytest(
+        f"--chaos-seed={SEED + 1}", "-p", "no:randomly", "--chaos-baseline=baseline.json"
+    )
+    result.stdout.fnmatch_lines([
+        f"note: the baseline was saved under session seed {SEED}, this session's is {SEED + 1}: "
+        f"other faults fire, so metrics move (compare with --chaos-seed={SEED})"
+    ])  # fmt: skip
 
 
 def test_a_worse_agent_fails_the_session_though_every_test_passed(

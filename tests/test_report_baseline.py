@@ -29,6 +29,7 @@ from pytest_agentchaos.report.baseline import (
     parse_tolerances,
     regression_lines,
     save_baseline,
+    seed_note,
 )
 from pytest_agentchaos.report.passk import case_rates
 from pytest_agentchaos.report.terminal import summary_lines
@@ -486,3 +487,14 @@ def test_save_load_round_trips_and_merges(
         assert load_baseline(path) == case_metrics(first)
         save_baseline(path, second)
         assert load_baseline(path) == case_metrics(first) | case_metrics(second)
+
+
+def test_the_seed_note_names_the_saved_seed_and_never_raises(tmp_path: Path) -> None:
+    path = save_baseline(tmp_path / "b.json", [row()], saved_with={"session_seed": 7})
+    assert seed_note(path, 7) is None
+    assert "saved under session seed 7, this session's is 8" in (seed_note(path, 8) or "")
+    assert seed_note(save_baseline(tmp_path / "c.json", [row()]), 8) is None  # not said
+    for junk in ("", "[]", '{"saved_with": 3}', '{"saved_with": {"session_seed": true}}'):
+        (tmp_path / "d.json").write_text(junk)
+        assert seed_note(tmp_path / "d.json", 8) is None
+    assert seed_note(tmp_path / "missing.json", 8) is None

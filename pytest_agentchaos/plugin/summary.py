@@ -97,6 +97,9 @@ class Summary:
         tolerances = settings.tolerances or b.DEFAULT_TOLERANCES
         found = b.compare(self.state.baseline, b.case_metrics(self.state.rows), tolerances)
         self.baseline_lines = b.regression_lines(found, path, self.config.get_verbosity())
+        note = b.seed_note(path, settings.seed)
+        if note is not None:
+            self.baseline_lines.append(note)
         if found.regressions and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

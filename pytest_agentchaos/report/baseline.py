@@ -151,6 +151,23 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return cases
 
 
+def seed_note(path: str | os.PathLike[str], session_seed: int) -> str | None:
+    """A line for a comparison under another session seed than the baseline was saved with
+    (fault schedules follow the seed, and the metrics with them); None when the seeds agree
+    or the file does not say. Never raises: the file was checked by :func:`load_baseline`."""
+    try:
+        saved = json.loads(Path(path).read_text(encoding="utf-8")).get("saved_with") or {}
+        seed = saved.get("session_seed")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    if type(seed) is not int or seed == session_seed:
+        return None
+    return (
+        f"note: the baseline was saved under session seed {seed}, this session's is "
+        f"{session_seed}: other faults fire, so metrics move (compare with --chaos-seed={seed})"
+    )
+
+
 def save_baseline(
     path: str | os.PathLike[str],
     rows: Iterable[Mapping[str, Any]],
