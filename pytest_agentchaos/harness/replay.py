@@ -57,6 +57,23 @@ class ReplaySource:
         #: the session's seed, profile option and runs, when the file says
         self.meta = dict(meta)
 
+    def options(
+        self, seed: int | None, profile_option: str | None, runs: int | None, registry: Any
+    ) -> tuple[int | None, str | None, int, bool]:
+        """The session seed, profile option and runs of a replay: those given, else the
+        recorded ones, so the ids of the recorded runs are collected again. A recorded matrix
+        is taken whole (a profile gone since replays under ``none``'s tables); a single
+        recorded profile only while it exists. The last item: whether the profile option is
+        the recorded matrix (its gone profiles need no checking)."""
+        meta = self.meta
+        seed = seed if seed is not None else meta.get("session_seed")
+        recorded = str(meta.get("profile_option") or "").strip()
+        matrix = profile_option is None and "," in recorded
+        single = profile_option is None and bool(recorded) and registry.path(recorded) is not None
+        if matrix or single:
+            profile_option = recorded
+        return seed, profile_option, runs or meta.get("runs") or 1, matrix
+
     def reads_from(self, directory: Path) -> bool:
         """Whether this source's files are in ``directory`` (a report dir a replay must not
         write: its traces and index are the recording)."""

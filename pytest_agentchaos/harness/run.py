@@ -214,6 +214,13 @@ class Run:
         return self.plan.replay
 
     @property
+    def divergence_note(self) -> str | None:
+        """What a replay that made other calls than its recorded run says of it."""
+        if self.divergence is None or self.plan.recorded is None:
+            return None
+        return f"the replay diverged from {self.plan.recorded.source}: {self.divergence}"
+
+    @property
     def closed(self) -> bool:
         """Whether the run has been torn down (set as :func:`build_run` exits)."""
         return self._closed

@@ -310,18 +310,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
-def _divergence(run: Any) -> str | None:
-    """What a replay that made other calls than its recorded run says of it."""
-    if run.divergence is None:
-        return None
-    source = run.plan.recorded.source if run.plan.recorded is not None else "?"
-    return f"the replay diverged from {source}: {run.divergence}"
-
-
 def _diverged(item: pytest.Item, run: Any) -> None:
     """Warn, in the test's call (under ``-W error`` the warning fails that test alone), when
     its replay made other calls than the recorded run."""
-    text = _divergence(run)
+    text = run.divergence_note
     if text is not None:
         from ..errors import ReplayDiverged
 
@@ -349,7 +341,7 @@ def pytest_runtest_makereport(
         if hasattr(report, "wasxfail"):
             outcome = "xpassed" if report.passed else "xfailed"
         item.stash[CALL_OUTCOME] = outcome
-        diverged = _divergence(run)
+        diverged = run.divergence_note
         if report.failed:
             notes = run.outcome.notes if run.outcome is not None else ()
             notes = (diverged, *notes) if diverged else notes

@@ -195,24 +195,19 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             replay = load_source(config.getoption("chaos_replay"), config.invocation_params.dir)
         except ChaosConfigError as exc:
             raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
-    recorded = replay.meta if replay is not None else {}
+    seed_option = config.getoption("chaos_seed")
+    profile_option = config.getoption("chaos_profile")
+    runs = config.getoption("chaos_runs") or 1
+    adopted = False
+    if replay is not None:  # the recorded ones, unless given
+        seed_option, profile_option, runs, adopted = replay.options(
+            seed_option, profile_option, config.getoption("chaos_runs"), registry
+        )
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and SEED_KEY in workerinput:
         seed = int(workerinput[SEED_KEY])
     else:
-        option = config.getoption("chaos_seed")
-        option = option if option is not None else recorded.get("session_seed")
-        seed = option if option is not None else random.SystemRandom().randrange(10**9)
-    # a replay collects the recorded ids: the same profile matrix and runs
-    profile_option = config.getoption("chaos_profile")
-    adopted = profile_option is None and "," in str(recorded.get("profile_option") or "")
-    if adopted:  # the recorded matrix: the ids of its runs (a profile gone since is replayed
-        # under `none`'s tables, see plan_run)
-        profile_option = str(recorded["profile_option"])
-    elif profile_option is None and recorded.get("profile_option"):
-        name = str(recorded["profile_option"]).strip()
-        profile_option = name if registry.path(name) is not None else None
-    runs = config.getoption("chaos_runs") or recorded.get("runs") or 1
+        seed = seed_option if seed_option is not None else random.SystemRandom().randrange(10**9)
     source = "--chaos-profile" if profile_option is not None else "ini chaos_profile"
     if profile_option is not None:
         default_profile = profile_option
