@@ -58,7 +58,9 @@ def _no_leaked_patches() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
-    """pytester runs: keep them quiet about pytest-asyncio's loop scope, and in file order.
+    """pytester runs: keep them quiet about pytest-asyncio's loop scope, in file order, and
+    80 columns wide (as pytest's own suite does): the inner runs' summary lines are cut to the
+    terminal's width, and CI's terminal is not ours.
 
     pytest-randomly (when installed) would shuffle the inner runs' tests, and their expected
     output is written in file order; the outer suite still runs shuffled.
@@ -72,6 +74,7 @@ def _fast_quiet_pytester(request: pytest.FixtureRequest) -> None:
         monkeypatch.setenv(
             "PYTEST_ADDOPTS", "-p no:randomly -o asyncio_default_fixture_loop_scope=function"
         )
+        monkeypatch.setenv("COLUMNS", "80")
 
 
 @pytest.fixture
