@@ -138,9 +138,14 @@ def test_a_changed_profile_no_longer_fails_but_the_replay_of_its_dir_does(
     assert rows_of(replay) == rows_of(recorded)
     replay.stdout.fnmatch_lines(
         [
-            "agentchaos: profile=none seed=1 (replay with --chaos-seed=1)",
+            "agentchaos: profile=none seed=1",
             f"agentchaos: replaying the fault decisions recorded in {pytester.path}/out/index.json",
         ]
+    )
+    # --chaos-seed would draw today's faults: the replay says how to replay it instead
+    assert "--chaos-seed" not in replay.stdout.str()
+    replay.stdout.fnmatch_lines(
+        [f"replayed {pytester.path}/out/index.json: replay with --chaos-replay=*/out/index.json"]
     )
     assert "ReplayDiverged" not in replay.stdout.str()
     assert "diverged" not in replay.stdout.str()

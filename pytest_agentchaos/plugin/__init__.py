@@ -85,15 +85,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[STATE].settings
     profiles = ",".join(settings.profiles) or settings.default_profile
     runs = f" runs={settings.runs}" if settings.runs > 1 else ""
-    lines = [
-        f"agentchaos: profile={profiles} seed={settings.seed}{runs} "
-        f"(replay with --chaos-seed={settings.seed})"
-    ]
-    if settings.replay is not None:
-        lines.append(
-            f"agentchaos: replaying the fault decisions recorded in {settings.replay.path}"
-        )
-    return lines
+    line = f"agentchaos: profile={profiles} seed={settings.seed}{runs}"
+    if settings.replay is None:
+        return [f"{line} (replay with --chaos-seed={settings.seed})"]
+    # --chaos-seed would draw the faults from today's plan, not the recorded ones
+    return [line, f"agentchaos: replaying the fault decisions recorded in {settings.replay.path}"]
 
 
 def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +71,16 @@ class Summary:
         for line in end.lines if end is not None else ():
             tr.write_line(line, red="regression" in line and "no regressions" not in line)
         if rows:
-            seed = self.state.settings.seed
-            tr.write_line(f"session seed {seed}: replay with --chaos-seed={seed}")
+            settings = self.state.settings
+            if settings.replay is None:
+                tr.write_line(
+                    f"session seed {settings.seed}: replay with --chaos-seed={settings.seed}"
+                )
+            else:
+                tr.write_line(
+                    f"replayed {settings.replay.path}: replay with --chaos-replay="
+                    f"{shlex.quote(str(settings.replay.path))}"
+                )
 
 
 class XdistSeed:
