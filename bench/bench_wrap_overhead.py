@@ -39,7 +39,7 @@ from pytest_agentchaos import Chaos
 from pytest_agentchaos.faults import FaultSpec, parse_fault
 from pytest_agentchaos.trace.events import FaultInjected, ToolCall, ToolResult
 
-BATCHES = 200
+BATCHES = 100
 CALLS = 1000
 WARMUP_BATCHES = 10
 GOAL_OVERHEAD_RATIO = 40.0  # 4 us over a 0.1 us bare call
