@@ -253,6 +253,45 @@ def test_entries_with_unknown_or_missing_keys_render() -> None:
     assert render_html({}, lambda _: None).count('class="test"') == 0
 
 
+def rate_rows(case: str, outcomes: str, min_pass_rate: float | None = None) -> list[Any]:
+    """One row per run of ``case``: ``p`` passed, ``f`` failed, ``s`` skipped."""
+    names = {"p": "passed", "f": "failed", "s": "skipped"}
+    return [
+        {**row(f"{case}[seed{n}]", Trace(), {}, names[o]), "case": case, "run": n,
+         "min_pass_rate": min_pass_rate}
+        for n, o in enumerate(outcomes, 1)
+    ]  # fmt: skip
+
+
+def test_cases_run_several_times_show_their_pass_rate_below_their_rule_first() -> None:
+    rows = [*rate_rows("t.py::test_ok", "pppp"), *rate_rows("t.py::test_flaky", "pfpps"),
+            *rate_rows("t.py::test_lenient", "pfpp", min_pass_rate=0.7)]  # fmt: skip
+    page = render_html(index_data(rows, session_seed=7, profile_option=None), lambda _: None)
+    table = page[page.index('<table id="case-rates">') :]
+    table = table[: table.index("</table>")]
+    cells = [re.sub(r"<[^>]+>", "", r) for r in re.findall(r'<tr class="case.*?</tr>', table)]
+    # the case under its rule first; a skipped run is no run; the Wilson interval as in
+    # the terminal's summary
+    assert cells == [
+        "t.py::test_flakyflaky3/475%30%\u201395%pass^4 FAIL",
+        "t.py::test_lenientflaky3/475%30%\u201395%min_pass_rate 70% ok",
+        "t.py::test_okflaky4/4100%51%\u2013100%pass^4 ok",
+    ]
+    assert table.count('class="case case-fail"') == 1
+
+
+def test_no_pass_rate_section_without_repeated_runs_or_with_a_foreign_cases_value(
+    sample: Any,
+) -> None:
+    index, load = sample
+    assert "case-rates" not in render_html(index, load)
+    for foreign in ({"a": 1}, "cases", [1, None, "x"], None):
+        assert "case-rates" not in render_html({**index, "cases": foreign}, load)
+    odd = [{"case": "<b>x</b>", "runs": "3", "wilson95": [0.1], "pass_rate": None}]
+    page = render_html({**index, "cases": odd}, load)
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
+
+
 def test_the_page_is_one_file_that_fetches_nothing(sample: Any, tmp_path: Path) -> None:
     index, load = sample
     path = write_html(tmp_path / "report.html", index, load)

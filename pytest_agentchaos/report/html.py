@@ -231,6 +231,39 @@ def _totals_table(profiles: Any) -> str:
     return f'<table id="profile-totals"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _percent(value: Any) -> str:
+    return f"{value:.0%}" if type(value) in (int, float) else "\u2013"
+
+
+def _cases_section(cases: Any) -> str:
+    """The pass rate of each case run several times (``--chaos-runs``), those below their
+    rule first; nothing when no case was."""
+    rows = [c for c in cases if isinstance(c, Mapping)] if isinstance(cases, list) else []
+    if not rows:
+        return ""
+    body = []
+    for case in sorted(rows, key=lambda c: c.get("ok") is True):
+        ok = case.get("ok") is True
+        interval = case.get("wilson95")
+        low, high = interval if isinstance(interval, list) and len(interval) == 2 else (None, None)
+        limit = case.get("min_pass_rate")
+        runs = case.get("runs")
+        rule = f"pass^{_fmt(runs)}" if limit is None else f"min_pass_rate {_percent(limit)}"
+        body.append(
+            f'<tr class="case case-{"ok" if ok else "fail"}"><td class="node-id">'
+            f"{_esc(str(case.get('case', '')))}</td><td>{_esc(str(case.get('profile', '')))}</td>"
+            f"<td>{_fmt(case.get('passed'))}/{_fmt(runs)}</td>"
+            f"<td>{_percent(case.get('pass_rate'))}</td>"
+            f"<td>{_percent(low)}\u2013{_percent(high)}</td><td>{rule}</td>"
+            f"<td>{_badge('', ok)}</td></tr>"
+        )
+    return (
+        '<section><h2>Pass rates</h2><table id="case-rates"><thead><tr><th>test</th>'
+        "<th>profile</th><th>passed</th><th>rate</th><th>Wilson 95%</th><th>rule</th><th></th>"
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
+    )
+
+
 def _verdicts(entry: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
     found = entry.get("verdicts")
     if not isinstance(found, (list, tuple)):
@@ -364,6 +397,7 @@ def render_html(
         f"<b>{_esc(option) if option else '(none)'}</b> \u00b7 chaos test runs: {len(tests)}, "
         f"{failing} with a failing verdict</p></header>"
         f"<section><h2>Totals per profile</h2>{_totals_table(index.get('profiles'))}</section>"
+        f"{_cases_section(index.get('cases'))}"
         f"<section><h2>Tests</h2>{_filters(tests, tokens)}"
         f'<div class="legend">{legend}</div>'
         '<table id="tests"><thead><tr><th></th><th>test</th><th>profile</th><th>seed</th>'
