@@ -8,10 +8,17 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..inject.call import CallState
+from ..inject.errors import NativeErrors
 from ..inject.session import ChaosSession
 from ..saferepr import safe_repr
 
-__all__ = ["describe_turn", "finish_model", "schema_of_model", "transformed"]
+__all__ = [
+    "describe_turn",
+    "finish_model",
+    "native_errors",
+    "schema_of_model",
+    "transformed",
+]
 
 #: The most characters of one tool call's arguments shown in a model turn.
 _ARGS = 2000
@@ -78,3 +85,26 @@ def schema_of_model(model: Any) -> Mapping[str, Any] | None:
         schema = dump()
         return schema if isinstance(schema, Mapping) else None
     return None
+
+
+def native_errors(
+    session: ChaosSession,
+    provider: str,
+    seam: str,
+    *,
+    base_url: str | None = None,
+    path: str | None = None,
+) -> NativeErrors | None:
+    """The ``provider`` SDK's errors (:func:`~pytest_agentchaos.inject.provider_errors.
+    provider_errors`) for ``seam`` (a few words naming it in a note), or ``None`` when the SDK
+    is not installed: the seam then raises the built-in kinds, and the run's trace says so once
+    (meta ``notes``)."""
+    from ..inject.provider_errors import provider_errors
+
+    errors = provider_errors(provider, base_url=base_url, path=path)
+    if errors is None:
+        session.note(
+            f"{seam}: the {provider} package is not installed, so injected faults raise the "
+            "built-in errors (TimeoutError, ConnectionError, InjectedHTTPError), not its own"
+        )
+    return errors

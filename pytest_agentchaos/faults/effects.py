@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Literal
 
 FailureKind = Literal["timeout", "http", "connection", "crash"]
@@ -17,7 +18,11 @@ FailureKind = Literal["timeout", "http", "connection", "crash"]
 @dataclass(frozen=True, slots=True)
 class Failure:
     """The call fails instead of returning: a timeout, an HTTP status, a dropped connection,
-    or (on the rebirth runner's ``step`` channel) a crash: an unexpected exception."""
+    or (on the rebirth runner's ``step`` channel) a crash: an unexpected exception.
+
+    ``body`` is the body the fault was given (``None``: none was). Seams that speak a
+    provider's API fill in that provider's own error body; the others use :meth:`any_body`.
+    """
 
     kind: FailureKind
     message: str
@@ -25,6 +30,24 @@ class Failure:
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
     retry_after: float | None = None
+
+    def any_body(self) -> Any:
+        """The body given, else a generic one: ``{"error": <reason phrase>, "status": <code>}``
+        (``"retry_after"`` in place of the status for a rate limit)."""
+        if self.body is not None:
+            return self.body
+        status = self.status or 500
+        if self.retry_after is not None:
+            return {"error": reason_phrase(status), "retry_after": self.retry_after}
+        return {"error": reason_phrase(status), "status": status}
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of an HTTP status (``"Error"`` for an unassigned code)."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,12 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any, ClassVar
 
 from ..config import integer
 from ..saferepr import short
 from . import mutations as _mut
-from .effects import Effect, Failure
+from .effects import Effect, Failure, reason_phrase
 from .params import (
     Validator,
     anything,
@@ -174,11 +173,7 @@ def _draw(rng: random.Random, low_high: tuple[float, float]) -> float:
     return low if low == high else round(rng.uniform(low, high), 3)
 
 
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
+_reason = reason_phrase
 
 
 @register
@@ -219,11 +214,8 @@ class HttpError(FaultKind):
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         status = int(detail["status"])
-        body = detail.get("body")
-        if body is None:
-            body = {"error": _reason(status), "status": status}
         msg = f"{call.target}: HTTP {status} {_reason(status)}"
-        return Effect(failure=Failure("http", msg, status=status, body=body))
+        return Effect(failure=Failure("http", msg, status=status, body=detail.get("body")))
 
 
 @register
@@ -250,7 +242,6 @@ class RateLimit(FaultKind):
                 "http",
                 f"{call.target}: HTTP 429 Too Many Requests (retry after {header}s)",
                 status=429,
-                body={"error": "Too Many Requests", "retry_after": ra},
                 headers={"Retry-After": header},
                 retry_after=ra,
             )

@@ -18,7 +18,7 @@ from ..config import fail
 from ..saferepr import safe_repr
 from .binding import Binder
 from .call import CallState
-from .errors import failure_exception
+from .errors import NativeErrors, failure_exception
 from .schemas import check_tool_schema
 from .session import _MISSING, ChaosSession
 
@@ -44,13 +44,16 @@ def finish_wrapper(wrapper: Callable[..., Any], fn: Callable[..., Any], name: st
         wrapper.__name__ = wrapper.__qualname__ = name
 
 
-def apply_effect(session: ChaosSession, state: CallState) -> tuple[Any, Any]:
-    """Apply failure / replay / argument effects; returns (replayed output, mapping or None)."""
+def apply_effect(
+    session: ChaosSession, state: CallState, native: NativeErrors | None = None
+) -> tuple[Any, Any]:
+    """Apply failure / replay / argument effects; returns (replayed output, mapping or None).
+    A failure raises the seam's own exception when ``native`` builds one."""
     __tracebackhide__ = True
     effect = state.effect
     assert effect is not None
     if effect.failure is not None:
-        exc = failure_exception(effect.failure, state.fault)
+        exc = failure_exception(effect.failure, state.fault, native)
         session.finish_error(state, exc)
         raise exc
     if effect.replay:

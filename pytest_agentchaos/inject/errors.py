@@ -1,24 +1,43 @@
-"""Exceptions that injected faults raise on the Python-tool and model channels, and into the
-rebirth runner's steps (``crash``).
+"""Exceptions that injected faults raise, and how a seam's own exceptions are marked injected.
 
-They subclass the built-in exceptions an agent already handles (``TimeoutError``,
-``ConnectionError``, ``RuntimeError``) and carry ``injected = True`` plus the trace event that
-caused them.
+On a plain Python tool or model function a fault raises one of ours, which subclass the
+built-in exceptions an agent already handles (``TimeoutError``, ``ConnectionError``,
+``RuntimeError``). Where a framework or a provider SDK is in the loop, a fault raises *that
+seam's own* exception (``openai.RateLimitError``, pydantic-ai's ``ModelHTTPError`` ...), built
+by the code that builds the real one (see :mod:`.provider_errors` and the adapters), so the
+agent's ``except`` clauses, retry policies and fallbacks treat it as real.
+
+Either way the exception is recognisably injected: it is an instance of :class:`InjectedFault`
+(a native one through a subclass that keeps the native class's name, module and behaviour),
+carries the ``FaultInjected`` event as ``.fault``, and (Python 3.11+) a note naming the fault.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import contextlib
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from ..faults.effects import Failure
+from ..saferepr import safe_str
 from ..trace.events import FaultInjected
+
+X = TypeVar("X", bound=BaseException)
+
+#: Builds the exception a seam raises for an injected failure (its own type, as the real
+#: failure would raise it). ``None`` from it means "no native form": the built-in one is used.
+NativeErrors = Callable[[Failure], "BaseException | None"]
 
 
 class InjectedFault(Exception):
-    """Base of every exception raised by an injected fault."""
+    """Base of every exception raised by an injected fault (a native one included:
+    ``isinstance(exc, InjectedFault)`` tells an injected ``openai.RateLimitError`` from a
+    real one)."""
 
     injected = True
+    #: the trace event of the fault that raised it
+    fault: FaultInjected | None = None
 
     def __init__(self, message: str, *, fault: FaultInjected | None = None) -> None:
         super().__init__(message)
@@ -58,12 +77,163 @@ class InjectedHTTPError(InjectedFault):
         self.retry_after = retry_after
 
 
-def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> InjectedFault:
-    """The exception a Python tool or model function raises for ``failure``.
+# -- native exceptions, marked injected ---------------------------------------------------------
+
+_classes: dict[type[BaseException], type[BaseException]] = {}
+_classes_lock = threading.Lock()
+
+
+def _restore(native: type[BaseException], state: tuple[Any, ...]) -> BaseException:
+    """Unpickling an injected native exception: rebuilt as the native class built it, then
+    marked again."""
+    exc: BaseException = _copy_native(native, *state)
+    exc.__class__ = injected_class(native)
+    return exc
+
+
+def _copy_native(native: type[X], args: tuple[Any, ...], attrs: dict[str, Any]) -> X:
+    """An exception of class ``native`` holding ``args`` and ``attrs``, not initialised again."""
+    exc = native.__new__(native)
+    exc.args = args
+    exc.__dict__.update(attrs)
+    return exc
+
+
+def _reduce(self: BaseException) -> tuple[Any, ...]:
+    native = type(self).__chaos_native__  # type: ignore[attr-defined]
+    attrs = {k: v for k, v in self.__dict__.items() if k != "__notes__"}
+    return (_restore, (native, (self.args, attrs)))
+
+
+def injected_class(native: type[X]) -> type[X]:
+    """The class of an injected ``native`` exception: a subclass of ``native`` and of
+    :class:`InjectedFault` with the native name, qualname and module, so that tracebacks,
+    ``type(exc).__name__`` and every ``except native`` read as the real thing. One per native
+    class; it pickles (as itself)."""
+    if issubclass(native, InjectedFault):
+        return native
+    found = _classes.get(native)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    with _classes_lock:
+        found = _classes.get(native)
+        if found is None:
+            namespace = {
+                "__module__": native.__module__,
+                "__qualname__": native.__qualname__,
+                "__doc__": native.__doc__,
+                "__chaos_native__": native,
+                "__reduce__": _reduce,
+            }
+            found = type(native.__name__, (native, InjectedFault), namespace)
+            _classes[native] = found
+    return found  # type: ignore[return-value]
+
+
+def mark_injected(exc: X, fault: FaultInjected | None = None) -> X:
+    """Make ``exc`` (a seam's own exception, fresh) recognisably injected by ``fault``: its
+    class becomes :func:`injected_class` of its own, it carries ``fault`` and a note naming
+    it. An exception whose class cannot take the mixin keeps its class and gets the
+    ``injected`` and ``fault`` attributes only."""
+    if not isinstance(exc, InjectedFault):
+        try:
+            exc.__class__ = injected_class(type(exc))
+        except TypeError:  # a class with a layout of its own (a C extension's exception)
+            with contextlib.suppress(AttributeError):  # exceptions have a __dict__
+                exc.injected = True  # type: ignore[attr-defined]
+    with contextlib.suppress(AttributeError):
+        exc.fault = fault  # type: ignore[attr-defined]
+    if fault is not None:
+        _add_note(exc, fault)
+    return exc
+
+
+def is_injected(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by an injected fault (a native one included)."""
+    return isinstance(exc, InjectedFault) or getattr(exc, "injected", False) is True
+
+
+def _add_note(exc: BaseException, fault: FaultInjected) -> None:
+    """Note on ``exc`` which fault raised it (shown under its traceback; Python 3.11+)."""
+    add_note = getattr(exc, "add_note", None)
+    if add_note is None:  # pragma: no cover - Python 3.10
+        return
+    what = "step run" if fault.channel == "step" else "call"
+    add_note(
+        f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of the "
+        f"plan) on {what} {fault.index} of {fault.target!r}, step {fault.step}"
+    )
+
+
+class Templates:
+    """Native exceptions built once per failure, then copied for each raise.
+
+    Building a provider SDK's exception runs the SDK's own code (a response parsed, a body
+    validated: up to ~100 us); a copy with the same class, arguments and attributes costs
+    ~1 us. A copy shares the template's attribute values (the response, the body), which the
+    exception's readers never change; its traceback, cause, context and notes are its own.
+    """
+
+    __slots__ = ("_build", "_made")
+
+    def __init__(self, build: Callable[[Failure], BaseException | None]) -> None:
+        self._build = build
+        self._made: dict[Any, BaseException | None] = {}
+
+    def __call__(self, failure: Failure) -> BaseException | None:
+        key = _key(failure)
+        try:
+            template = self._made[key]
+        except KeyError:
+            template = self._made[key] = self._build(failure)
+        except TypeError:  # an unhashable body: no template
+            return self._build(failure)
+        if template is None:
+            return None
+        copy: BaseException = _copy_native(type(template), template.args, template.__dict__)
+        copy.__dict__.pop("__notes__", None)
+        cause = template.__cause__
+        if cause is not None:  # the transport error a timeout or connection error wraps
+            copy.__cause__ = _copy_native(type(cause), cause.args, cause.__dict__)
+        copy.__suppress_context__ = template.__suppress_context__
+        return copy
+
+
+def _key(failure: Failure) -> Any:
+    body = failure.body
+    if isinstance(body, (dict, list)):
+        import json
+
+        body = json.dumps(body, sort_keys=True, default=repr)
+    return (
+        failure.kind,
+        failure.status,
+        failure.retry_after,
+        body,
+        tuple(failure.headers.items()) if failure.headers else (),
+    )
+
+
+def failure_exception(
+    failure: Failure,
+    fault: FaultInjected | None = None,
+    native: NativeErrors | None = None,
+) -> BaseException:
+    """The exception a call raises for ``failure``: the seam's own (``native(failure)``) when
+    the seam has one, else one of ours (a ``TimeoutError``, ``ConnectionError``, or
+    :class:`InjectedHTTPError`). Either way it is marked injected by ``fault``.
 
     Its traceback (Python 3.11+) carries a note naming the injected fault, so an unhandled
     one reads as "your call of this tool, failed on purpose by this fault".
     """
+    broken: str | None = None
+    if native is not None:
+        try:
+            built = native(failure)
+        except Exception as error:  # a seam's builder that fails must not lose the fault
+            built, broken = None, f"{type(error).__name__}: {safe_str(error, 300)}"
+        if isinstance(built, BaseException):
+            return mark_injected(built, fault)
     exc: InjectedFault
     if failure.kind == "timeout":
         exc = InjectedTimeout(failure.message, fault=fault)
@@ -75,15 +245,13 @@ def failure_exception(failure: Failure, fault: FaultInjected | None = None) -> I
         exc = InjectedHTTPError(
             failure.message,
             status=failure.status or 500,
-            body=failure.body,
+            body=failure.any_body(),
             headers=failure.headers,
             retry_after=failure.retry_after,
             fault=fault,
         )
-    if fault is not None and hasattr(exc, "add_note"):
-        what = "step run" if fault.channel == "step" else "call"
-        exc.add_note(
-            f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of the "
-            f"plan) on {what} {fault.index} of {fault.target!r}, step {fault.step}"
-        )
+    if fault is not None:
+        _add_note(exc, fault)
+    if broken is not None and hasattr(exc, "add_note"):
+        exc.add_note(f"(the seam's own exception could not be built: {broken})")
     return exc

@@ -60,7 +60,7 @@ def _failure_response(failure: Failure, request: httpx.Request) -> httpx.Respons
         raise httpx.ReadTimeout(failure.message, request=request)
     if failure.kind == "connection":
         raise httpx.ConnectError(failure.message, request=request)
-    body = failure.body
+    body = failure.any_body()
     kwargs: dict[str, Any] = (
         {"text": body} if isinstance(body, str) else {"json": body} if body is not None else {}
     )

@@ -16,6 +16,7 @@ from typing import Any
 from ..saferepr import safe_repr
 from .call import EFFECT, CallState
 from .callables import apply_effect
+from .errors import NativeErrors
 from .session import _MISSING, ChaosSession
 
 __all__ = ["Interceptor", "Outcome"]
@@ -36,6 +37,9 @@ class Interceptor:
       wired to the session; every call's arguments go through it before the real call.
     - ``finish(state, output)``: records a successful output and returns what the caller gets
       (default: :meth:`ChaosSession.finish_ok`); adapters pass one that reads token usage.
+    - ``errors``: builds the seam's own exception for an injected failure (a provider SDK's,
+      a framework's; see :mod:`.provider_errors`), instead of the built-in kinds.
+    - ``agent``: the agent whose calls these are (a multi-agent app's), shown in the trace.
     """
 
     def __init__(
@@ -48,6 +52,8 @@ class Interceptor:
         check: Callable[[Mapping[str, Any]], object] | None = None,
         repairer: Any = None,
         finish: Outcome | None = None,
+        errors: NativeErrors | None = None,
+        agent: str | None = None,
     ) -> None:
         self.session = session
         self.target = target
@@ -55,6 +61,8 @@ class Interceptor:
         self.schema = schema
         self.check = check
         self.repairer = repairer
+        self.errors = errors
+        self.agent = agent
         self.finish = finish or session.finish_ok
         # the path of every call no fault hits and nothing repairs: the session's shortest
         self._plain = finish or session.finish_plain
@@ -63,7 +71,7 @@ class Interceptor:
         """Record the call and decide its fault (budgets may raise here)."""
         __tracebackhide__ = True
         return self.session.begin(
-            self.channel, self.target, mapping, self.schema, recorded=recorded
+            self.channel, self.target, mapping, self.schema, recorded=recorded, agent=self.agent
         )
 
     def call(
@@ -127,7 +135,7 @@ class Interceptor:
         __tracebackhide__ = True
         original = mapping
         if state.effect is not None:
-            replayed, corrupted = apply_effect(self.session, state)
+            replayed, corrupted = apply_effect(self.session, state, self.errors)
             if replayed is not _MISSING:
                 return mapping, replayed
             if corrupted is not None:

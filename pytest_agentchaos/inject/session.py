@@ -105,6 +105,7 @@ class ChaosSession:
         self._first: dict[tuple[str, str], Any] = {}
         self._outputs: dict[tuple[str, str], int] = {}
         self._halted: HardHalt | None = None
+        self._owners: dict[tuple[str, str], object] = {}
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
         self._lock = threading.RLock()
@@ -168,6 +169,38 @@ class ChaosSession:
             self._advance_step()
             self._emit(Step, label=None if label is None else safe_str(label, 200), state=shown)
             return self.steps
+
+    # -- agents ------------------------------------------------------------------------
+
+    def agent_target(self, name: str, owner: object, *, channel: str = "model") -> str:
+        """The target name of ``owner``'s calls on ``channel`` (an agent's model calls): ``name``
+        when no other owner holds it, else ``name#2``, ``name#3`` ... in the order owners ask
+        (deterministic for a deterministic test). The same owner always gets the same name, so
+        stateful faults replay only the owner's own outputs. Recorded in the trace's meta
+        (``agents``: target -> the name asked for)."""
+        with self._lock:
+            owners = self._owners
+            n = 1
+            target = name
+            while True:
+                held = owners.get((channel, target))
+                if held is None or held is owner:
+                    break
+                n += 1
+                target = f"{name}#{n}"
+            if held is None:
+                owners[(channel, target)] = owner
+                self.trace.meta.setdefault("agents", {})[target] = name
+            return target
+
+    def note(self, message: str) -> None:
+        """Say ``message`` once in the trace's meta (``notes``): what a reader of the run must
+        know about how it was set up (e.g. a seam that fell back to the built-in errors)."""
+        with self._lock:
+            notes = self.trace.meta.setdefault("notes", [])
+            if message not in notes:
+                notes.append(message)
+                log.info("chaos run %s: %s", self.test_id, message)
 
     # -- halts -------------------------------------------------------------------------
 
@@ -238,10 +271,12 @@ class ChaosSession:
         schema: Mapping[str, Any] | None = None,
         *,
         recorded: Mapping[str, Any] | None = None,
+        agent: str | None = None,
     ) -> CallState:
         """Record a call, enforce budgets and decide its fault. Raises ``BudgetExhausted``.
 
-        ``args`` are what faults look at; ``recorded`` (default: ``args``) what the trace shows.
+        ``args`` are what faults look at; ``recorded`` (default: ``args``) what the trace shows;
+        ``agent`` the agent that makes the call (a multi-agent app's), when known.
         Thread-safe: tools run from a thread pool get distinct, consecutive call indexes (in
         arrival order, so decisions replay exactly only for calls that arrive in order).
         """
@@ -261,9 +296,9 @@ class ChaosSession:
             t = self._now() - self._t0
             shown = capture(args if recorded is None else recorded, self.max_value)
             if channel == "model":
-                self.trace.append(build(ModelCall, (step, t, target, index, shown)))
+                self.trace.append(build(ModelCall, (step, t, target, index, shown, agent)))
             else:
-                self.trace.append(build(ToolCall, (step, t, target, index, shown, channel)))
+                self.trace.append(build(ToolCall, (step, t, target, index, shown, channel, agent)))
             if channel not in self._active or not self.plan.candidates(channel, target):
                 return new_state(channel, target, index, step, t, key)
             call = CallInfo(

@@ -207,12 +207,15 @@ class Step(Event):
 
 
 class ToolCall(Event):
-    """A tool (``channel='tool'``) or HTTP (``channel='http'``) call, before it runs."""
+    """A tool (``channel='tool'``) or HTTP (``channel='http'``) call, before it runs.
+    ``agent`` names the agent that made it, where a framework adapter knows (multi-agent
+    apps)."""
 
     tool: str = ""
     index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     args: dict[str, Any] = field(default_factory=dict)
     channel: str = "tool"
+    agent: str | None = None
 
 
 class ToolResult(Event):
@@ -229,11 +232,13 @@ class ToolResult(Event):
 
 
 class ModelCall(Event):
-    """A call to a model function wrapped by ``chaos.model``."""
+    """A call to a model (a function wrapped by ``chaos.model``, or a framework's model).
+    ``agent`` names the agent whose call it is, where a framework adapter knows."""
 
     model: str = "model"
     index: int = 0  # type: ignore[assignment]  # shadows tuple.index
     input: Any = None
+    agent: str | None = None
 
 
 class ModelResult(Event):
