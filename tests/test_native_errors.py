@@ -94,7 +94,8 @@ def test_templates_copy_one_build_per_failure_into_fresh_exceptions():
     templates = Templates(build)
     first, second = templates(RATE_LIMIT), templates(RATE_LIMIT)
     assert len(built) == 1 and first is not second
-    assert type(first) is Upstream and first.code == 429 and first.args == ("triage: HTTP 429",)
+    assert type(first) is injected_class(Upstream)  # a copy is of the injected class already
+    assert first.code == 429 and first.args == ("triage: HTTP 429",)
     assert first.__cause__ is not second.__cause__
     assert isinstance(first.__cause__, ConnectionResetError)
     mark_injected(first, FAULT)

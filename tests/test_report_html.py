@@ -504,3 +504,31 @@ def test_a_timeline_of_ten_thousand_events_renders(open_report: Any) -> None:
     marks.first.click()
     assert detail.locator(".event-line").count() > 1
     viewer.check()
+
+
+def test_a_multi_agent_run_draws_one_model_lane_per_agent(open_report: Any) -> None:
+    """Each agent's model calls are its own target: the timeline gives each its lane, and a
+    call's line names the agent that made it."""
+    from pytest_agentchaos.inject.intercept import Interceptor
+
+    with Chaos.create(faults=[{"kind": "http_error", "tools": ["FAQ Agent"], "nth": 1}]) as chaos:
+        triage = Interceptor(chaos.session, "Triage Agent", channel="model", agent="Triage Agent")
+        faq = Interceptor(chaos.session, "FAQ Agent", channel="model", agent="FAQ Agent")
+        lookup = Interceptor(chaos.session, "lookup_faq", agent="FAQ Agent")
+        triage.call({"messages": 1}, lambda _: "-> transfer_to_faq_agent({})")
+        with contextlib.suppress(Exception):
+            faq.call({"messages": 2}, lambda _: "never")
+        faq.call({"messages": 3}, lambda _: "-> lookup_faq({})")
+        lookup.call({"q": "bags"}, lambda _: "1 carry-on")
+    index = index_data([row(PASSING, chaos.trace, {}, "passed")], session_seed=1,
+                       profile_option=None)  # fmt: skip
+    viewer = open_report(index, lambda _: chaos.trace.to_dict())
+    detail = expand(viewer, 0)
+    lanes = detail.locator("text.lane-label").all_text_contents()
+    assert lanes == ["run / steps", "tool calls", "model: Triage Agent", "model: FAQ Agent",
+                     "faults injected", "halts / budgets / end"]  # fmt: skip
+    detail.locator("rect.mark.tone-err").first.click()
+    text = " ".join(detail.locator(".event-line").all_inner_texts())
+    assert 'model="FAQ Agent"' in text and 'agent="FAQ Agent"' in text
+    assert "model: FAQ Agent, step 2" in detail.locator(".event-head").inner_text()
+    viewer.check()

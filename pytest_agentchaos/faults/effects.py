@@ -44,10 +44,11 @@ class Failure:
 
 def reason_phrase(status: int) -> str:
     """The standard reason phrase of an HTTP status (``"Error"`` for an unassigned code)."""
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
+    phrase = _PHRASES.get(status)
+    return phrase if phrase is not None else "Error"
+
+
+_PHRASES = {int(s): s.phrase for s in HTTPStatus}
 
 
 @dataclass(frozen=True, slots=True)

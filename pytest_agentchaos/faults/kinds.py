@@ -12,7 +12,7 @@ import json
 import math
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..config import integer
@@ -43,19 +43,43 @@ RUNNER_CHANNELS = ("step", "snapshot")
 CHANNELS = CALL_CHANNELS + RUNNER_CHANNELS
 
 
-@dataclass(frozen=True, slots=True)
-class CallInfo:
-    """What a fault may look at when deciding: which call, when, with what arguments."""
+class CallInfo(tuple):  # type: ignore[type-arg]
+    """What a fault may look at when deciding: which call, when, with what arguments.
 
-    channel: str
-    target: str
-    index: int
-    t: float
-    args: Mapping[str, Any]
-    schema: Mapping[str, Any] | None = None
-    has_previous: bool = False
+    An immutable record (a tuple underneath, built on every call a fault may hit, so it must
+    be cheap); read it by field name.
+    """
+
+    __slots__ = ()
+
+    channel: str = property(itemgetter(0))  # type: ignore[assignment]
+    target: str = property(itemgetter(1))  # type: ignore[assignment]
+    index: int = property(itemgetter(2))  # type: ignore[assignment]
+    t: float = property(itemgetter(3))  # type: ignore[assignment]
+    args: Mapping[str, Any] = property(itemgetter(4))  # type: ignore[assignment]
+    schema: Mapping[str, Any] | None = property(itemgetter(5))  # type: ignore[assignment]
+    has_previous: bool = property(itemgetter(6))  # type: ignore[assignment]
     #: How many outputs of this target the run has kept count of (when a fault may replay one).
-    outputs: int = 0
+    outputs: int = property(itemgetter(7))  # type: ignore[assignment]
+
+    def __new__(
+        cls,
+        channel: str,
+        target: str,
+        index: int,
+        t: float,
+        args: Mapping[str, Any],
+        schema: Mapping[str, Any] | None = None,
+        has_previous: bool = False,
+        outputs: int = 0,
+    ) -> CallInfo:
+        return tuple.__new__(cls, (channel, target, index, t, args, schema, has_previous, outputs))
+
+    def __repr__(self) -> str:
+        return (
+            f"CallInfo(channel={self.channel!r}, target={self.target!r}, index={self.index}, "
+            f"t={self.t!r}, has_previous={self.has_previous}, outputs={self.outputs})"
+        )
 
 
 class FaultKind:
@@ -74,6 +98,9 @@ class FaultKind:
     defaults: ClassVar[dict[str, Any]] = {}
     channels: ClassVar[tuple[str, ...]] = CALL_CHANNELS
     summary: ClassVar[str] = ""
+    #: Whether a decision's effect depends on nothing but its detail and the call's target
+    #: (not its arguments): it is then built once per such pair (:meth:`effect_for`).
+    reusable: ClassVar[bool] = False
 
     def __init__(self, *, where: str | None = None, **params: Any) -> None:
         where = where or f"fault {short(self.name)}"
@@ -88,6 +115,7 @@ class FaultKind:
         for key, value in params.items():
             values[key] = self.params[key](value, f"{where}: {key}")
         self.values: dict[str, Any] = values
+        self._effects: dict[Any, Effect] = {}
 
     @classmethod
     def from_config(cls, raw: Mapping[str, Any], where: str) -> FaultKind:
@@ -119,6 +147,20 @@ class FaultKind:
         """What a decided ``detail`` does to ``call`` (the detail alone decides it, so a
         replayed schedule acts the same)."""
         raise NotImplementedError
+
+    def effect_for(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        """:meth:`effect`, built once per (target, detail) for a :attr:`reusable` kind: effects
+        are immutable, and a fault that fires again on the same tool needs no new one."""
+        if not self.reusable:
+            return self.effect(detail, call)
+        try:
+            key = (call.target, tuple(detail.items()))
+            found = self._effects.get(key)
+        except TypeError:  # a detail holding a list or a table (an http_error body)
+            return self.effect(detail, call)
+        if found is None:
+            found = self._effects[key] = self.effect(detail, call)
+        return found
 
     def depth(self, detail: Mapping[str, Any] | None = None) -> int:
         """How many of a target's latest outputs the run must keep for this kind (for a
@@ -182,6 +224,7 @@ class Timeout(FaultKind):
     draw from; 30 by default), then fails with a timeout."""
 
     name = "timeout"
+    reusable = True
     summary = "the call hangs for `seconds` (virtual), then raises TimeoutError / httpx.ReadTimeout"
     params = {"seconds": seconds_or_range}
     defaults = {"seconds": (30.0, 30.0)}
@@ -201,6 +244,7 @@ class HttpError(FaultKind):
     default) and ``body`` (by default ``{"error": <reason phrase>, "status": <code>}``)."""
 
     name = "http_error"
+    reusable = True
     summary = "the call fails with an HTTP status (one or a list to draw from) and optional body"
     params = {"status": one_or_many(http_status), "body": json_data}
     defaults = {"status": (500,), "body": None}
@@ -225,6 +269,7 @@ class RateLimit(FaultKind):
     rounds it up to whole seconds)."""
 
     name = "rate_limit"
+    reusable = True
     summary = "the call fails with 429 Too Many Requests and a Retry-After of `retry_after` seconds"
     params = {"retry_after": seconds_or_range}
     defaults = {"retry_after": (30.0, 30.0)}
@@ -253,6 +298,7 @@ class ConnectionFault(FaultKind):
     """The call fails at once with a refused connection (no parameters)."""
 
     name = "connection_error"
+    reusable = True
     summary = "the connection is refused or dropped: ConnectionError / httpx.ConnectError"
     params = {}
 
@@ -266,6 +312,7 @@ class Latency(FaultKind):
     range; 2 by default), then runs for real."""
 
     name = "latency"
+    reusable = True
     summary = "the call takes `seconds` (virtual) longer, then runs for real"
     params = {"seconds": seconds_or_range}
     defaults = {"seconds": (2.0, 2.0)}
@@ -313,6 +360,7 @@ class RepeatedOutput(FaultKind):
     not fire until the target has an output to repeat."""
 
     name = "repeated_output"
+    reusable = True
     needs_previous = True
     summary = "the tool is not run; its previous output is returned again (stale)"
     params = {}
@@ -349,6 +397,7 @@ class StaleOutput(FaultKind):
     output older than the previous one."""
 
     name = "stale_output"
+    reusable = True
     needs_previous = True
     summary = "the tool is not run; an older output (the first, or `age` calls back) returns"
     params = {"age": stale_age}
@@ -362,6 +411,20 @@ class StaleOutput(FaultKind):
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         age = detail["age"]
         return Effect(replay=True, replay_age=0 if age == "first" else int(age))
+
+    def effect_for(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        """:meth:`effect`, built once per (target, detail) for a :attr:`reusable` kind: effects
+        are immutable, and a fault that fires again on the same tool needs no new one."""
+        if not self.reusable:
+            return self.effect(detail, call)
+        try:
+            key = (call.target, tuple(detail.items()))
+            found = self._effects.get(key)
+        except TypeError:  # a detail holding a list or a table (an http_error body)
+            return self.effect(detail, call)
+        if found is None:
+            found = self._effects[key] = self.effect(detail, call)
+        return found
 
     def depth(self, detail: Mapping[str, Any] | None = None) -> int:
         age = (detail or self.values)["age"]

@@ -9,9 +9,10 @@ search such as hypothesis) without drawing anything.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..config import check_table, choice, integer, text
 from ..rng import stable_int, stable_random, stable_uniform
@@ -236,12 +237,30 @@ class FaultPlan:
             key = (self.seed, self._keys[i], call.channel, call.target, call.index)
             if sel.probability < 1.0 and stable_uniform("p", *key) >= sel.probability:
                 continue
-            detail = spec.kind.decide(stable_random("d", *key), call)
+            detail = spec.kind.decide(cast(random.Random, _LazyRandom(key)), call)
             if detail is None:
                 continue
             self._fired[i] += 1
             return Decision(i, spec.kind, detail)
         return None
+
+
+class _LazyRandom:
+    """The ``random.Random`` a kind decides with, seeded only when the kind draws from it:
+    most decisions (one status, fixed seconds, no parameters) draw nothing, and seeding a
+    ``Random`` from a hash is most of what a fault that fires costs."""
+
+    __slots__ = ("_key", "_rng")
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self._key = key
+        self._rng: random.Random | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = stable_random("d", *self._key)
+        return getattr(rng, name)
 
 
 _ENTRY_KEYS = ("channel", "target", "index", "kind", "detail", "fault")

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..saferepr import safe_repr
-from .call import EFFECT, CallState
+from .call import EFFECT, FAULT, CallState
 from .callables import apply_effect
-from .errors import NativeErrors
+from .errors import NativeErrors, failure_exception
 from .session import _MISSING, ChaosSession
 
 __all__ = ["Interceptor", "Outcome"]
@@ -93,8 +93,14 @@ class Interceptor:
                 session.finish_error(state, exc)
                 raise
             return self._plain(state, out)
-        if state.effect is not None:
-            session.delay(state)
+        effect = state[EFFECT]
+        if effect is not None:
+            if effect.delay:
+                session.delay(state)
+            if effect.failure is not None:  # the call fails: nothing else to prepare
+                exc = failure_exception(effect.failure, state[FAULT], self.errors)
+                session.finish_error(state, exc)
+                raise exc
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
             return self.finish(state, replayed)
@@ -117,8 +123,13 @@ class Interceptor:
         __tracebackhide__ = True
         state = self.begin(mapping, recorded)
         session = self.session
-        if state.effect is not None:
+        effect = state[EFFECT]
+        if effect is not None:
             await session.adelay(state)
+            if effect.failure is not None:  # the call fails: nothing else to prepare
+                exc = failure_exception(effect.failure, state[FAULT], self.errors)
+                session.finish_error(state, exc)
+                raise exc
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
             return self.finish(state, replayed)

@@ -47,6 +47,7 @@ E = TypeVar("E", bound=Event)
 log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
+_new_call = tuple.__new__
 _MESSAGE_LIMIT = 500
 
 
@@ -301,10 +302,10 @@ class ChaosSession:
                 self.trace.append(build(ToolCall, (step, t, target, index, shown, channel, agent)))
             if channel not in self._active or not self.plan.candidates(channel, target):
                 return new_state(channel, target, index, step, t, key)
-            call = CallInfo(
+            call = _new_call(CallInfo, (
                 channel, target, index, t, args, schema, key in self._kept,
                 self._outputs.get(key, 0),
-            )  # fmt: skip
+            ))  # fmt: skip
             decision = self.plan.decide(call)
             if decision is None:
                 return new_state(channel, target, index, step, t, key)
@@ -313,18 +314,13 @@ class ChaosSession:
     def _fired(self, call: CallInfo, decision: Any, step: int, key: Any) -> CallState:
         """Record the fault ``decision`` made for ``call`` and return the call's state with
         its effect (under the lock)."""
-        fault = FaultInjected(
-            step,
-            call.t,
-            kind=decision.kind.name,
-            channel=call.channel,
-            target=call.target,
-            index=call.index,
-            fault=decision.fault,
-            detail=capture(dict(decision.detail), self.max_value),
-        )
+        detail = capture(dict(decision.detail), self.max_value)
+        fault = build(FaultInjected, (
+            step, call.t, decision.kind.name, call.channel, call.target, call.index,
+            decision.fault, detail,
+        ))  # fmt: skip
         self.trace.append(fault)
-        effect = decision.kind.effect(decision.detail, call)
+        effect = decision.kind.effect_for(decision.detail, call)
         return new_state(
             call.channel, call.target, call.index, step, call.t, key, effect, fault, decision
         )

@@ -44,7 +44,7 @@ MAX_INT_BITS = 4096
 
 _LEAVES = (str, int, float, bool, type(None))
 #: A "flat" dict, copied without encoding: at most this many items, each key and string value at
-#: most this many characters, ints of at most 64 bits; its JSON text is at most
+#: most this many characters, ints of at most 64 bits, finite floats; its JSON text is at most
 #: ``_FLAT_ITEMS * (2 * 6 * _FLAT_TEXT + 32)`` characters even if every character is escaped.
 _FLAT_ITEMS = 16
 _FLAT_TEXT = 128
@@ -72,6 +72,9 @@ def capture(value: Any, limit: int = DEFAULT_MAX_VALUE) -> Any:
                     break
             elif t is int:
                 if v.bit_length() > 64:
+                    break
+            elif t is float:
+                if v - v != 0.0:  # NaN or an infinity: not JSON
                     break
             elif t is not bool and v is not None:
                 break

@@ -196,10 +196,34 @@
     var bins = Math.ceil(span / per);
     var col = Math.min(MAX_COL, plotW / bins);
 
+    // a multi-agent run: one model lane per agent (each agent's model calls are its target)
+    var models = [];
+    for (i = 0; i < events.length; i++) {
+      var tn = types[events[i][0]].name;
+      if (tn === "ModelCall" || tn === "ModelResult") {
+        var m = String(field(types[events[i][0]], events[i], "model"));
+        if (models.indexOf(m) < 0) { models.push(m); }
+      }
+    }
+    var laneDefs = [];
+    LANES.forEach(function (lane) {
+      if (lane[0] === "model" && models.length > 1) {
+        models.forEach(function (m) {
+          laneDefs.push(["model:" + m, "model: " + (m.length > 18 ? m.slice(0, 17) + "\u2026" : m)]);
+        });
+      } else {
+        laneDefs.push(lane);
+      }
+    });
+    var laneLabel = new Map(laneDefs);
+
     // aggregate: one mark per lane and step (or group of steps)
     var cells = new Map(), used = new Set(), binT = [];
     for (i = 0; i < events.length; i++) {
       var ev = events[i], kind = classify(types[ev[0]], ev);
+      if (kind[0] === "model" && models.length > 1) {
+        kind = ["model:" + String(field(types[ev[0]], ev, "model")), kind[1]];
+      }
       var b = Math.floor((ev[1] - lo) / per), key = kind[0] + " " + b;
       var cell = cells.get(key);
       if (!cell) {
@@ -212,7 +236,7 @@
       used.add(kind[0]);
       if (binT[b] === undefined || ev[2] < binT[b]) { binT[b] = ev[2]; }
     }
-    var lanes = LANES.filter(function (lane) { return used.has(lane[0]); });
+    var lanes = laneDefs.filter(function (lane) { return used.has(lane[0]); });
     var row = new Map();
     lanes.forEach(function (lane, n) { row.set(lane[0], n); });
 
@@ -272,7 +296,7 @@
       });
       var tally = [];
       counts.forEach(function (n, name) { tally.push(name + " \u00d7" + n); });
-      var head = LANES[LANES.findIndex(function (l) { return l[0] === cell.lane; })][1] + ", " + where +
+      var head = laneLabel.get(cell.lane) + ", " + where +
         " (t=" + fmtT(events[cell.items[0]][2]) + "s): " + cell.items.length + " event" +
         (cell.items.length === 1 ? "" : "s") + ", " + tally.join(", ") +
         (cell.errors ? " (" + cell.errors + " failed or stopped)" : "");
