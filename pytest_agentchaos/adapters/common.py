@@ -94,6 +94,7 @@ def native_errors(
     *,
     base_url: str | None = None,
     path: str | None = None,
+    marked: bool = True,
 ) -> NativeErrors | None:
     """The ``provider`` SDK's errors (:func:`~pytest_agentchaos.inject.provider_errors.
     provider_errors`) for ``seam`` (a few words naming it in a note), or ``None`` when the SDK
@@ -101,7 +102,7 @@ def native_errors(
     (meta ``notes``)."""
     from ..inject.provider_errors import provider_errors
 
-    errors = provider_errors(provider, base_url=base_url, path=path)
+    errors = provider_errors(provider, base_url=base_url, path=path, marked=marked)
     if errors is None:
         session.note(
             f"{seam}: the {provider} package is not installed, so injected faults raise the "

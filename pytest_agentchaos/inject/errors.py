@@ -168,21 +168,25 @@ def _add_note(exc: BaseException, fault: FaultInjected) -> None:
 
 
 class Templates:
-    """Native exceptions built once per failure, then copied for each raise (a copy is of the
-    native class's :func:`injected_class` already: :func:`mark_injected` then only adds the
-    fault).
+    """Native exceptions built once per failure, then copied for each raise.
 
     Building a provider SDK's exception runs the SDK's own code (a response parsed, a body
     validated: up to ~100 us); a copy with the same class, arguments and attributes costs
     ~1 us. A copy shares the template's attribute values (the response, the body), which the
-    exception's readers never change; its traceback, cause, context and notes are its own.
+    exception's readers never change; its traceback, context and notes are its own, and its
+    cause chain is copied the same way. With ``marked`` (the default) a copy is of the native
+    class's :func:`injected_class` already (:func:`mark_injected` then only adds the fault);
+    without, it keeps the native class (for a builder that maps it into another exception).
     """
 
-    __slots__ = ("_build", "_made")
+    __slots__ = ("_build", "_made", "_marked")
 
-    def __init__(self, build: Callable[[Failure], BaseException | None]) -> None:
+    def __init__(
+        self, build: Callable[[Failure], BaseException | None], *, marked: bool = True
+    ) -> None:
         self._build = build
         self._made: dict[Any, BaseException | None] = {}
+        self._marked = marked
 
     def __call__(self, failure: Failure) -> BaseException | None:
         key = _key(failure)
@@ -194,16 +198,20 @@ class Templates:
             return self._build(failure)
         if template is None:
             return None
-        # copied straight into the injected class: marking it then changes no class
-        copy: BaseException = _copy_native(
-            injected_class(type(template)), template.args, template.__dict__
-        )
-        copy.__dict__.pop("__notes__", None)
-        cause = template.__cause__
-        if cause is not None:  # the transport error a timeout or connection error wraps
-            copy.__cause__ = _copy_native(type(cause), cause.args, cause.__dict__)
-        copy.__suppress_context__ = template.__suppress_context__
-        return copy
+        cls = injected_class(type(template)) if self._marked else type(template)
+        return _copy(template, cls)
+
+
+def _copy(exc: BaseException, cls: type[BaseException], depth: int = 0) -> BaseException:
+    """``exc`` copied into ``cls`` without its traceback, context or notes; its cause chain
+    (a transport error under an SDK error, at most 8 deep) copied the same way."""
+    copy: BaseException = _copy_native(cls, exc.args, exc.__dict__)
+    copy.__dict__.pop("__notes__", None)
+    cause = exc.__cause__
+    if cause is not None and depth < 8:
+        copy.__cause__ = _copy(cause, type(cause), depth + 1)
+    copy.__suppress_context__ = exc.__suppress_context__
+    return copy
 
 
 def _key(failure: Failure) -> Any:

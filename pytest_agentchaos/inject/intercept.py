@@ -96,7 +96,11 @@ class Interceptor:
         effect = state[EFFECT]
         if effect is not None:
             if effect.delay:
-                session.delay(state)
+                try:
+                    session.delay(state)
+                except BaseException as exc:  # a budget or a halt ended the wait
+                    session.finish_error(state, exc)
+                    raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
                 exc = failure_exception(effect.failure, state[FAULT], self.errors)
                 session.finish_error(state, exc)
@@ -125,7 +129,11 @@ class Interceptor:
         session = self.session
         effect = state[EFFECT]
         if effect is not None:
-            await session.adelay(state)
+            try:
+                await session.adelay(state)
+            except BaseException as exc:  # cancelled (a deadline), or a budget ended the wait
+                session.finish_error(state, exc)
+                raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
                 exc = failure_exception(effect.failure, state[FAULT], self.errors)
                 session.finish_error(state, exc)

@@ -69,11 +69,16 @@ _ANTHROPIC_ERRORS: Mapping[int, tuple[str, None, str]] = {
 
 
 def provider_errors(
-    provider: str, *, base_url: str | None = None, path: str | None = None
+    provider: str,
+    *,
+    base_url: str | None = None,
+    path: str | None = None,
+    marked: bool = True,
 ) -> NativeErrors | None:
     """The errors of ``provider`` (``"openai"`` or ``"anthropic"``) for requests to
     ``base_url`` + ``path`` (the provider's own by default); ``None`` when its SDK is not
-    installed."""
+    installed. ``marked=False``: the SDK's own classes, not yet marked injected (for a seam
+    that maps them into a framework's exception, as a framework maps the real ones)."""
     try:
         module_name, client_name, default_url, default_path = PROVIDERS[provider]
     except KeyError:
@@ -110,7 +115,7 @@ def provider_errors(
         error: BaseException = stub._make_status_error_from_response(response)
         return error
 
-    return Templates(build)
+    return Templates(build, marked=marked)
 
 
 def openai_errors(*, base_url: str | None = None, path: str | None = None) -> NativeErrors | None:
