@@ -257,11 +257,13 @@ def test_each_owner_gets_its_own_target_deterministically():
         assert session.agent_target("model", a) == "model"
         assert session.agent_target("model", c) == "model#3"
         assert session.agent_target("model", c, channel="tool") == "model"
+        assert session.agent_target("model", a, channel="tool") == "model#2"
         assert chaos.trace.meta["agents"] == {
             "model": "model",
             "model#2": "model",
             "model#3": "model",
         }
+        assert chaos.trace.meta["targets"] == {"tool": {"model#2": "model"}}
 
 
 def test_a_note_is_said_once():

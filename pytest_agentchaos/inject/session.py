@@ -177,8 +177,9 @@ class ChaosSession:
         """The target name of ``owner``'s calls on ``channel`` (an agent's model calls): ``name``
         when no other owner holds it, else ``name#2``, ``name#3`` ... in the order owners ask
         (deterministic for a deterministic test). The same owner always gets the same name, so
-        stateful faults replay only the owner's own outputs. Recorded in the trace's meta
-        (``agents``: target -> the name asked for)."""
+        stateful faults replay only the owner's own outputs. Recorded in the trace's meta: an
+        agent's model target in ``agents`` (target -> the name asked for), a renamed target of
+        another channel in ``targets`` (channel -> target -> the name asked for)."""
         with self._lock:
             owners = self._owners
             n = 1
@@ -191,7 +192,11 @@ class ChaosSession:
                 target = f"{name}#{n}"
             if held is None:
                 owners[(channel, target)] = owner
-                self.trace.meta.setdefault("agents", {})[target] = name
+                meta = self.trace.meta
+                if channel == "model":
+                    meta.setdefault("agents", {})[target] = name
+                elif target != name:
+                    meta.setdefault("targets", {}).setdefault(channel, {})[target] = name
             return target
 
     def note(self, message: str) -> None:
