@@ -25,7 +25,7 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
-from agents.retry import ModelRetryBackoffSettings, ModelRetrySettings, RetryPolicyContext
+from agents.retry import ModelRetryBackoffSettings, ModelRetrySettings, retry_policies
 from agents.testing import assistant_message, function_call
 from agents.usage import Usage
 
@@ -108,12 +108,11 @@ class Outcome:
     answer: str = ""
 
 
-def transient(context: RetryPolicyContext) -> bool:
-    """The SDK's model retry policy: retry timeouts, dropped connections, 429 and 5xx."""
-    status = getattr(context.error, "status", None)
-    if isinstance(status, int):
-        return status == 429 or status >= 500
-    return isinstance(context.error, (TimeoutError, ConnectionError))
+#: The SDK's model retry policy: retry timeouts, dropped connections, 429 and 5xx (the
+#: openai SDK's errors, which the SDK's stock policies read).
+transient = retry_policies.any(
+    retry_policies.network_error(), retry_policies.http_status([429, 500, 502, 503, 504])
+)
 
 
 def parcel_agent(model: Model) -> Agent[Any]:
