@@ -102,9 +102,9 @@ class Interceptor:
                     session.finish_error(state, exc)
                     raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
-                exc = failure_exception(effect.failure, state[FAULT], self.errors)
-                session.finish_error(state, exc)
-                raise exc
+                failed = failure_exception(effect.failure, state[FAULT], self.errors)
+                session.finish_error(state, failed)
+                raise failed
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
             return self.finish(state, replayed)
@@ -135,9 +135,9 @@ class Interceptor:
                 session.finish_error(state, exc)
                 raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
-                exc = failure_exception(effect.failure, state[FAULT], self.errors)
-                session.finish_error(state, exc)
-                raise exc
+                failed = failure_exception(effect.failure, state[FAULT], self.errors)
+                session.finish_error(state, failed)
+                raise failed
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
             return self.finish(state, replayed)
