@@ -18,6 +18,7 @@ _EXPORTS = {
     "HardHalt": "errors",
     "NetworkBlocked": "errors",
     "ReplayDiverged": "errors",
+    "RunClosed": "errors",
     "WallTimeout": "errors",
     "Trace": "trace",
     "Clock": "clock",
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         HardHalt,
         NetworkBlocked,
         ReplayDiverged,
+        RunClosed,
         WallTimeout,
     )
     from .escape import LoopObserver, LoopPolicy, Supervisor, detect_loops

@@ -16,6 +16,12 @@ class ChaosConfigError(ValueError):
     """
 
 
+class RunClosed(RuntimeError):
+    """A wrapped tool, model or agent was called after its chaos run had ended: it belongs to
+    that run (its plan, its trace) and must not outlive it. Wrap the original again in the test
+    that uses it."""
+
+
 class HardHalt(BaseException):
     """Base of every halt that an agent must not be able to swallow.
 

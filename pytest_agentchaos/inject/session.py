@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..clock.clock import Clock, VirtualClock, yield_to_loop
-from ..errors import BudgetExhausted, HardHalt, UnreadableUsage
+from ..errors import BudgetExhausted, HardHalt, RunClosed, UnreadableUsage
 from ..faults.kinds import RUNNER_CHANNELS, CallInfo
 from ..faults.plan import FaultPlan
 from ..profiles.budgets import Budgets
@@ -109,6 +109,7 @@ class ChaosSession:
         self._owners: dict[tuple[str, str], object] = {}
         self._cleanups: list[Callable[[], None]] = []
         self._ended = False
+        self._closed = False
         self._lock = threading.RLock()
         self.trace.meta.update(seed=seed, profile=profile, test=test_id, budgets=budgets.as_dict())
         self._emit(RunStarted, test=test_id, seed=seed, profile=profile)
@@ -167,6 +168,8 @@ class ChaosSession:
         with self._lock:
             if self._halted is not None:
                 self._raise_halted()
+            if self._closed:
+                self._raise_closed("chaos.step()")
             self._advance_step()
             self._emit(Step, label=None if label is None else safe_str(label, 200), state=shown)
             return self.steps
@@ -214,6 +217,14 @@ class ChaosSession:
     def halted(self) -> HardHalt | None:
         """The hard halt that stopped this run (a budget, the network guard, the watchdog)."""
         return self._halted
+
+    def _raise_closed(self, what: str) -> None:
+        __tracebackhide__ = True
+        test = f"test {self.test_id}" if self.test_id else "a run"
+        raise RunClosed(
+            f"{what!r} was wrapped by the chaos run of {test}, which has ended: a wrapped "
+            "tool, model or agent belongs to its run; wrap the original again where it is used"
+        )
 
     def _raise_halted(self) -> None:
         halt = self._halted
@@ -289,6 +300,8 @@ class ChaosSession:
         with self._lock:
             if self._halted is not None:
                 self._raise_halted()
+            if self._closed:
+                self._raise_closed(target)
             if self._budgeted:
                 self._check_call_budgets(channel)
             if channel == "model":
@@ -530,6 +543,7 @@ class ChaosSession:
         Every undo runs even if an earlier one fails (a Ctrl-C included); the first failure is
         raised at the end.
         """
+        self._closed = True
         error: BaseException | None = None
         while self._cleanups:
             try:
