@@ -271,3 +271,21 @@ def test_a_note_is_said_once():
         chaos.session.note("the openai package is not installed")
         chaos.session.note("the openai package is not installed")
         assert chaos.trace.meta["notes"] == ["the openai package is not installed"]
+
+
+def test_an_injected_error_built_by_a_factory_pickles_as_the_factory_rebuilds_it():
+    """pydantic-ai's categorised HTTP errors are classes made by ``for_category`` that pickle
+    through it: an injected one does too, and comes back injected."""
+    exceptions = pytest.importorskip("pydantic_ai.exceptions")
+    real = exceptions.ModelHTTPError.for_category(
+        exceptions.ModelRateLimitError, status_code=429, model_name="m", body={"e": 1},
+        headers={"retry-after": "7"},
+    )  # fmt: skip
+    exc = mark_injected(real, FAULT)
+    back = pickle.loads(pickle.dumps(exc))
+    assert isinstance(back, exceptions.ModelRateLimitError) and is_injected(back)
+    assert back.status_code == 429 and back.retry_after == 7 and back.fault == FAULT
+    assert back.__notes__ == exc.__notes__
+    openai_exc = failure_exception(RATE_LIMIT, FAULT, openai_errors())
+    again = pickle.loads(pickle.dumps(openai_exc))
+    assert type(again) is type(openai_exc) and again.status_code == 429

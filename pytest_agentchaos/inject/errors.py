@@ -83,14 +83,6 @@ _classes: dict[type[BaseException], type[BaseException]] = {}
 _classes_lock = threading.Lock()
 
 
-def _restore(native: type[BaseException], state: tuple[Any, ...]) -> BaseException:
-    """Unpickling an injected native exception: rebuilt as the native class built it, then
-    marked again."""
-    exc: BaseException = _copy_native(native, *state)
-    exc.__class__ = injected_class(native)
-    return exc
-
-
 def _copy_native(native: type[X], args: tuple[Any, ...], attrs: dict[str, Any]) -> X:
     """An exception of class ``native`` holding ``args`` and ``attrs``, not initialised again."""
     exc = native.__new__(native)
@@ -99,10 +91,40 @@ def _copy_native(native: type[X], args: tuple[Any, ...], attrs: dict[str, Any]) 
     return exc
 
 
-def _reduce(self: BaseException) -> tuple[Any, ...]:
-    native = type(self).__chaos_native__  # type: ignore[attr-defined]
-    attrs = {k: v for k, v in self.__dict__.items() if k != "__notes__"}
-    return (_restore, (native, (self.args, attrs)))
+def _remarked(
+    build: Callable[..., BaseException], args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    """Unpickling an injected native exception that pickles through a factory of its own:
+    built by it, marked again, its attributes (the fault, the notes) put back."""
+    exc = build(*args)
+    exc.__class__ = injected_class(type(exc))
+    exc.__dict__.update(attrs)
+    return exc
+
+
+def _restored(
+    native: type[BaseException], args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    """Unpickling any other injected native exception: copied back without calling its
+    ``__init__`` (which may take arguments ``args`` does not hold), then marked again."""
+    return _copy_native(injected_class(native), args, attrs)
+
+
+def _reduce(self: BaseException) -> Any:
+    """Pickle an injected native exception: through the native class's own ``__reduce__``
+    when it has one (pydantic-ai's categorised errors rebuild through a factory), else by its
+    arguments and attributes; either way it comes back injected, with its fault."""
+    cls = type(self)
+    native: type[BaseException] = cls.__chaos_native__  # type: ignore[attr-defined]
+    attrs = dict(self.__dict__)
+    if native.__reduce__ is BaseException.__reduce__:
+        return (_restored, (native, self.args, attrs))
+    self.__class__ = native
+    try:
+        reduced = self.__reduce_ex__(2)
+    finally:
+        self.__class__ = cls
+    return (_remarked, (reduced[0], reduced[1], attrs))
 
 
 def injected_class(native: type[X]) -> type[X]:
