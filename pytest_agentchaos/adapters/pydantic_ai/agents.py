@@ -13,9 +13,9 @@ from ...errors import ChaosConfigError
 from ...inject.callables import check_name
 from ...inject.session import ChaosSession
 from ...saferepr import safe_repr
-from .framework import AbstractToolset, Agent, FunctionToolset, Model
+from .framework import AbstractToolset, Agent, FunctionToolset, Model, Tool
 from .models import _as_model, _is_under_chaos, _under_chaos
-from .runs import _agent_target, _inferred_name, _name_of, _session
+from .runs import _agent_target, _inferred_name, _module_name, _name_of, _session
 from .tools import _is_wrapped_tool, _wrap_tool
 from .toolsets import _by_name, _chaos_toolset, _under_chaos_toolset
 
@@ -128,7 +128,8 @@ def chaos_agent(
     repairers = _by_name(repair)
     models: list[Model] = []
     for each in agents:
-        base = model if model is not None else each.model
+        # the model the agent's runs get now: model=, an active agent.override(model=...), its own
+        base = model if model is not None else _current_model(each) or each.model
         if base is None:
             whose = (
                 "the agent" if not more else f"the agent {_name_of(each) or safe_repr(each, 60)}"
@@ -156,7 +157,12 @@ def chaos_agent(
     frame = _caller_frame()
     try:
         targets = [
-            _agent_target(session, each, name, fallback=_inferred_name(each, frame))
+            _agent_target(
+                session,
+                each,
+                name,
+                fallback=_inferred_name(each, frame) or _module_name(each),
+            )
             for each in agents
         ]
     finally:
@@ -164,7 +170,65 @@ def chaos_agent(
     with contextlib.ExitStack() as stack:
         for each, base, target in zip(agents, models, targets, strict=True):
             stack.enter_context(each.override(**_overrides(session, each, base, target, repairers)))
+            stack.enter_context(_inner_overrides(session, each, target, repairers))
         yield agent if not more else agents
+
+
+@contextlib.contextmanager
+def _inner_overrides(
+    session: ChaosSession, agent: Agent[Any, Any], target: str, repairers: Mapping[str, Any]
+) -> Iterator[None]:
+    """For the block: an ``agent.override(model=..., tools=..., toolsets=...)`` inside it
+    puts what it gives under chaos as the agent's own (an inner override wins over the block's,
+    and would otherwise take the agent's model or tools out of the run without a word)."""
+    original = agent.override
+    if "override" in vars(agent):  # someone's own override on the instance: leave it be
+        yield
+        return
+
+    def override(**kwargs: Any) -> Any:
+        given = {k: kwargs[k] for k in ("model", "tools", "toolsets") if _is_set(kwargs.get(k))}
+        if "model" in given:
+            model = _as_model(given["model"], "agent.override(): model")
+            if not _is_under_chaos(model):
+                kwargs["model"] = _under_chaos(
+                    session, model, name=target, agent=target, owner=agent
+                )
+        if "tools" in given:
+            kwargs["tools"] = [
+                t if not isinstance(t, Tool) or _is_wrapped_tool(t)
+                else _wrap_tool(session, t, repair=repairers.get(t.name), agent=target)
+                for t in given["tools"]
+            ]  # fmt: skip
+        if "toolsets" in given:
+            kwargs["toolsets"] = [
+                t if _under_chaos_toolset(t)
+                else _chaos_toolset(session, t, repair=_for(t, repairers), agent=target)
+                for t in given["toolsets"]
+            ]  # fmt: skip
+        return original(**kwargs)
+
+    agent.override = override  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with contextlib.suppress(AttributeError):
+            del agent.override
+
+
+def _is_set(value: Any) -> bool:
+    """Whether an ``override()`` argument was given (pydantic-ai's default is a sentinel)."""
+    return value is not None and type(value).__name__ not in ("Unset", "_Unset", "UnsetType")
+
+
+def _current_model(agent: Agent[Any, Any]) -> Any:
+    """The model an active ``agent.override(model=...)`` gives the agent, else ``None``."""
+    override = getattr(agent, "_override_model", None)  # private: a ContextVar of Some(model)
+    try:
+        current = override.get() if override is not None else None
+    except Exception:  # no override active (a ContextVar without a value), or moved
+        return None
+    return getattr(current, "value", None)
 
 
 def _for(toolset: AbstractToolset[Any], repairers: Mapping[str, Any]) -> dict[str, Any]:

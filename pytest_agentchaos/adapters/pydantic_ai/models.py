@@ -116,8 +116,8 @@ class ChaosModel(WrapperModel):
             running = _running_agent(run_context)
             if target is not None:
                 agent = _label(session, running)
-            elif running is None:
-                target = "model" + self.chaos_role
+            elif running is None:  # a request outside an agent run: the model is the owner
+                target = session.agent_target("model" + self.chaos_role, owner=self)
             else:
                 agent = _agent_target(session, running)
                 target = agent

@@ -3,6 +3,7 @@ in the run, and the agent whose run makes the current request."""
 
 from __future__ import annotations
 
+import sys
 import weakref
 from types import FrameType
 from typing import Any
@@ -88,3 +89,22 @@ def _inferred_name(agent: object, frame: FrameType | None) -> str | None:
             if item is agent and isinstance(key, str):
                 return key
     return None
+
+
+def _module_name(agent: object) -> str | None:
+    """The name of a module global that holds ``agent`` (an agent defined at module level and
+    reached as ``module.agent``), as pydantic-ai names it when its own module's code runs it;
+    deterministic: a public name first, then by module and name."""
+    found: list[tuple[bool, str, str]] = []
+    for module_name, module in list(sys.modules.items()):
+        scope = getattr(module, "__dict__", None)
+        if not isinstance(scope, dict):
+            continue
+        try:
+            items = list(scope.items())
+        except Exception:  # pragma: no cover - a module dict changing under us
+            continue
+        for key, item in items:
+            if item is agent and isinstance(key, str):
+                found.append((key.startswith("_"), module_name, key))
+    return min(found)[2] if found else None
