@@ -424,9 +424,8 @@ def test_a_hang_past_a_tools_timeout_is_pydantic_ais_timeout_retry(
     asker = Asker()
     agent = timed_agent(how, FunctionModel(asker))
     spec = {"kind": fault, "seconds": 30, "tools": ["lookup"], "nth": [1]}
-    with make(spec, virtual_sleep=virtual_sleep) as chaos:
-        with chaos_agent(chaos, agent):
-            assert agent.run_sync("go").output == "got found x"
+    with make(spec, virtual_sleep=virtual_sleep) as chaos, chaos_agent(chaos, agent):
+        assert agent.run_sync("go").output == "got found x"
         # the tool's timeout, not the 30 s hang (on a real loop, less the real time it has run)
     assert chaos.clock.now() == pytest.approx(2.0, abs=0 if virtual_sleep else 0.05)
     assert asker.seen == [("retried", "Timed out after 2 seconds."), ("success", "found x")]
@@ -961,9 +960,8 @@ def test_a_module_level_agent_is_named_by_its_global_whatever_ran_before(
 def test_an_active_override_of_the_model_is_the_model_put_under_chaos() -> None:
     own = openai_model(lambda request: pytest.fail("the agent's own model was asked"))
     agent = Agent(own, name="support")
-    with agent.override(model=speaking("scripted")), make() as chaos:
-        with chaos_agent(chaos, agent):
-            assert agent.run_sync("hi").output == "scripted"
+    with agent.override(model=speaking("scripted")), make() as chaos, chaos_agent(chaos, agent):
+        assert agent.run_sync("hi").output == "scripted"
     assert [c.model for c in chaos.trace.of_type(ModelCall)] == ["support"]
 
 
@@ -971,10 +969,13 @@ def test_an_override_inside_the_block_stays_under_chaos() -> None:
     """An inner ``agent.override(model=...)`` wins over the block's: it is put under chaos as
     the agent's own model, not let through unrecorded."""
     agent = Agent(speaking("own"), name="support")
-    with make({"kind": "repeated_output", "channels": ["model"]}) as chaos:
-        with chaos_agent(chaos, agent), agent.override(model=speaking("inner")):
-            agent.run_sync("first")
-            agent.run_sync("second")
+    with (
+        make({"kind": "repeated_output", "channels": ["model"]}) as chaos,
+        chaos_agent(chaos, agent),
+        agent.override(model=speaking("inner")),
+    ):
+        agent.run_sync("first")
+        agent.run_sync("second")
     calls = chaos.trace.of_type(ModelCall)
     assert [c.model for c in calls] == ["support", "support"]
     assert [f.kind for f in chaos.trace.faults()] == ["repeated_output"]
