@@ -681,6 +681,7 @@ def test_chaos_middleware_outside_model_retry_warns_once_and_the_retry_never_see
             agent.invoke({"messages": [HumanMessage("go")]})  # no second warning
     (warning,) = caught
     message = str(warning.message)
+    assert warning.filename == __file__  # it points at the test's own invoke(), not LangChain
     assert "chaos_middleware sits outside ModelRetryMiddleware" in message
     assert "put chaos_middleware(chaos) last in create_agent(middleware=[...])" in message
     assert message in chaos.trace.meta["notes"]
@@ -827,7 +828,8 @@ def test_two_agents_with_the_same_name_in_different_places_get_two_targets() -> 
         graph.add_edge("a", "b")
         graph.add_edge("b", END)
         graph.compile().invoke({"messages": [HumanMessage("go")]})
-    assert model_calls(chaos) == [("helper", "helper"), ("helper#2", "helper")]
+    # the trace tells the two apart: each call names its agent by its target
+    assert model_calls(chaos) == [("helper", "helper"), ("helper#2", "helper#2")]
     assert chaos.trace.meta["agents"] == {"helper": "helper", "helper#2": "helper"}
 
 

@@ -144,6 +144,13 @@ class _Agents:
                     found = self._targets[key] = self.session.agent_target(name, key)
         return found
 
+    def label(self, caller: _Caller) -> str | None:
+        """What the trace calls the calling agent: its target once it has one (``helper#2``
+        for the second agent named ``helper``), else its name (``None``: no agent known)."""
+        if caller.agent is None:
+            return None
+        return self._targets.get(("agent", caller.agent, caller.place), caller.agent)
+
     def core(
         self,
         target: str,

@@ -58,7 +58,7 @@ def _core_for(model: BaseChatModel, state: _ModelChaos) -> Interceptor:
     caller = _caller()
     agents = state.agents
     target = agents.target(state.name, caller, model, state)
-    return agents.core(target, caller.agent, model, _result_finish)
+    return agents.core(target, agents.label(caller), model, _result_finish)
 
 
 def _sync_call(base: Callable[..., Any]) -> Callable[..., Any]:

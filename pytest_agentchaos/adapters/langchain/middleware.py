@@ -3,6 +3,7 @@ agent's retry and fallback middleware, and its handling of model and tool reques
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping
@@ -156,7 +157,29 @@ class _Placement:
                 "create_agent(middleware=[...])"
             )
             self.session.note(message)
-            warnings.warn(message, ChaosPlacementWarning, stacklevel=4)
+            warnings.warn(message, ChaosPlacementWarning, stacklevel=_user_level())
+
+
+#: Modules whose frames are not the user's code: a warning points past them.
+_INTERNAL = (
+    "pytest_agentchaos", "langchain", "langgraph", "langsmith", "pydantic", "asyncio",
+    "concurrent", "threading", "contextlib", "functools", "contextvars", "anyio",
+)  # fmt: skip
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the user's code that made the call (its ``agent.invoke(...)``
+    line), counted from the caller of this function; 2 when the call runs in a thread of
+    LangGraph's (no user frame on its stack)."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not isinstance(module, str) or module.split(".")[0] not in _INTERNAL:
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
 
 
 def _cell(function: Any, name: str) -> Any:
@@ -213,7 +236,7 @@ def _request_core(agents: _Agents, request: Any) -> Interceptor | None:
         return None
     caller = _caller(getattr(request, "runtime", None))
     target = agents.target(None, caller, model, model)
-    return agents.core(target, caller.agent, model, _response_finish)
+    return agents.core(target, agents.label(caller), model, _response_finish)
 
 
 def _tool_core(
@@ -236,7 +259,7 @@ def _tool_core(
 
     name = str(call.get("name") or "tool")
     repairer = repairers.get(name)
-    agent = _caller(getattr(request, "runtime", None)).agent
+    agent = _agents(session).label(_caller(getattr(request, "runtime", None)))
     core = Interceptor(session, name, schema=schema, repairer=repairer, finish=finish, agent=agent)
     return core, call
 

@@ -11,7 +11,7 @@ from ...inject.callables import _wire, check_name
 from ...inject.intercept import Interceptor
 from ...inject.session import ChaosSession
 from ..common import schema_of_model
-from .agents import _caller
+from .agents import _agents, _caller
 from .framework import BaseTool, StructuredTool, _get_runnable_config_param
 
 #: The attribute of a wrapped tool that holds the tool it wraps.
@@ -118,7 +118,7 @@ class _ToolCores:
         self._cores: dict[str | None, Interceptor] = {}
 
     def get(self) -> Interceptor:
-        agent = _caller().agent
+        agent = _agents(self.session).label(_caller())
         core = self._cores.get(agent)
         if core is None:
             schema, check, repairer = self._args
