@@ -12,7 +12,7 @@ import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ..config import check_table, choice, integer, text
 from ..rng import stable_int, stable_random, stable_uniform
@@ -42,9 +42,9 @@ class FaultSpec:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A fault that fires on one call, with its concrete detail."""
+class Decision(NamedTuple):
+    """A fault that fires on one call, with its concrete detail (a tuple: made for every
+    call a fault hits)."""
 
     fault: int
     kind: FaultKind
@@ -232,7 +232,7 @@ class FaultPlan:
             sel = spec.selector
             if sel.max_count is not None and self._fired[i] >= sel.max_count:
                 continue
-            if not sel.matches(call):
+            if not sel.matches_call(call):  # its tools matched the target already
                 continue
             key = (self.seed, self._keys[i], call.channel, call.target, call.index)
             if sel.probability < 1.0 and stable_uniform("p", *key) >= sel.probability:

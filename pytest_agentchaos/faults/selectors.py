@@ -46,6 +46,11 @@ class Selector:
 
     def matches(self, call: CallInfo) -> bool:
         """Every condition but ``probability`` and ``max_count`` (the plan owns those)."""
+        return self.matches_call(call) and self.matches_target(call.target)
+
+    def matches_call(self, call: CallInfo) -> bool:
+        """Every condition but the ``tools`` globs, ``probability`` and ``max_count``: for a
+        call whose target is known to match."""
         if self.channels is not None and call.channel not in self.channels:
             return False
         if self.first is not None and call.index > self.first:
@@ -54,9 +59,7 @@ class Selector:
             return False
         if self.every is not None and call.index % self.every != 0:
             return False
-        if self.window is not None and not (self.window[0] <= call.t < self.window[1]):
-            return False
-        return self.matches_target(call.target)
+        return self.window is None or self.window[0] <= call.t < self.window[1]
 
     def to_dict(self) -> dict[str, Any]:
         """The selector's keys of a fault table: ``tools`` and every condition that is set."""

@@ -177,16 +177,27 @@ def is_injected(exc: BaseException) -> bool:
     return isinstance(exc, InjectedFault) or getattr(exc, "injected", False) is True
 
 
+#: The fixed parts of a fault's note, by (kind, fault, channel, target): formatted once.
+_heads: dict[tuple[Any, ...], tuple[str, str]] = {}
+
+
 def _add_note(exc: BaseException, fault: FaultInjected) -> None:
     """Note on ``exc`` which fault raised it (shown under its traceback; Python 3.11+)."""
     add_note = getattr(exc, "add_note", None)
     if add_note is None:  # pragma: no cover - Python 3.10
         return
-    what = "step run" if fault.channel == "step" else "call"
-    add_note(
-        f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of the "
-        f"plan) on {what} {fault.index} of {fault.target!r}, step {fault.step}"
-    )
+    key = (fault.kind, fault.fault, fault.channel, fault.target)
+    parts = _heads.get(key)
+    if parts is None:
+        what = "step run" if fault.channel == "step" else "call"
+        parts = (
+            f"injected by pytest-agentchaos: fault {fault.kind!r} (faults[{fault.fault}] of "
+            f"the plan) on {what} ",
+            f" of {fault.target!r}, step ",
+        )
+        if len(_heads) < 4096:
+            _heads[key] = parts
+    add_note(f"{parts[0]}{fault.index}{parts[1]}{fault.step}")
 
 
 class Templates:
@@ -201,7 +212,7 @@ class Templates:
     without, it keeps the native class (for a builder that maps it into another exception).
     """
 
-    __slots__ = ("_build", "_made", "_marked")
+    __slots__ = ("_build", "_last", "_made", "_marked")
 
     def __init__(
         self, build: Callable[[Failure], BaseException | None], *, marked: bool = True
@@ -209,15 +220,21 @@ class Templates:
         self._build = build
         self._made: dict[Any, BaseException | None] = {}
         self._marked = marked
+        # the last failure seen and its template: a fault that fires again on the same target
+        # brings the very same (immutable) Failure, found without building its key
+        self._last: tuple[Failure | None, BaseException | None] = (None, None)
 
     def __call__(self, failure: Failure) -> BaseException | None:
-        key = _key(failure)
-        try:
-            template = self._made[key]
-        except KeyError:
-            template = self._made[key] = self._build(failure)
-        except TypeError:  # an unhashable body: no template
-            return self._build(failure)
+        last, template = self._last
+        if last is not failure:
+            key = _key(failure)
+            try:
+                template = self._made[key]
+            except KeyError:
+                template = self._made[key] = self._build(failure)
+            except TypeError:  # an unhashable body: no template
+                return self._build(failure)
+            self._last = (failure, template)
         if template is None:
             return None
         cls = injected_class(type(template)) if self._marked else type(template)

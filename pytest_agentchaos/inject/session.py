@@ -332,7 +332,8 @@ class ChaosSession:
     def _fired(self, call: CallInfo, decision: Any, step: int, key: Any) -> CallState:
         """Record the fault ``decision`` made for ``call`` and return the call's state with
         its effect (under the lock)."""
-        detail = capture(dict(decision.detail), self.max_value)
+        detail = decision.detail
+        detail = capture(detail if type(detail) is dict else dict(detail), self.max_value)
         fault = build(FaultInjected, (
             step, call.t, decision.kind.name, call.channel, call.target, call.index,
             decision.fault, detail,
