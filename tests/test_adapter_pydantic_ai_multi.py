@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import importlib.util
 import itertools
 import json
 import os
 import sys
 import types
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Strict
 
 if importlib.util.find_spec("pydantic_ai") is None:
     if os.environ.get("AGENTCHAOS_REQUIRE_FRAMEWORKS") == "1":
@@ -43,6 +46,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
     PartStartEvent,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -996,3 +1000,49 @@ def test_a_bare_model_and_an_agent_named_model_are_not_one_target() -> None:
         )
         agent.run_sync("hi")
     assert len({c.model for c in chaos.trace.of_type(ModelCall)}) == 2
+
+
+def when(at: Annotated[dt.datetime, Strict()], ref: uuid.UUID) -> str:
+    """When it happens."""
+    return f"at {at:%Y} for {str(ref)[:4]}"
+
+
+def _asks(args_json: str) -> FunctionModel:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts
+        if any(isinstance(p, (ToolReturnPart, RetryPromptPart)) for p in last):
+            return ModelResponse(parts=[TextPart(" | ".join(str(p.content)[:60] for p in last))])
+        return ModelResponse(parts=[ToolCallPart("when", args_json, tool_call_id="c1")])
+
+    return FunctionModel(fn)
+
+
+@pytest.mark.parametrize("how", ["tool", "toolset", "chaos_agent"])
+def test_arguments_sent_as_json_are_validated_in_json_mode_as_pydantic_ai_does(how: str) -> None:
+    """Strict fields accept JSON strings only in JSON mode: an unfaulted wrapped call must not
+    fail where the real one passes."""
+    args = '{"at": "2024-01-02T03:04:05", "ref": "12345678-1234-5678-1234-567812345678"}'
+    plain = Agent(_asks(args), tools=[Tool(when)])
+    expected = plain.run_sync("go").output
+    assert expected == "at 2024 for 1234"
+    with make() as chaos:
+        if how == "tool":
+            agent = Agent(_asks(args), tools=[chaos.wrap(Tool(when))])
+        elif how == "toolset":
+            agent = Agent(_asks(args), toolsets=[chaos.wrap(FunctionToolset([when]))])
+        else:
+            agent = Agent(_asks(args), tools=[Tool(when)], name="planner")
+        with chaos_agent(chaos, agent) if how == "chaos_agent" else contextlib.nullcontext():
+            assert agent.run_sync("go").output == expected
+        assert chaos.trace.of_type(ToolResult)[0].ok
+
+
+def test_corrupted_json_arguments_meet_the_json_mode_validation() -> None:
+    args = '{"at": "2024-01-02T03:04:05", "ref": "12345678-1234-5678-1234-567812345678"}'
+    fault = {"kind": "malformed_params", "mutations": ["reformat_date"], "tools": ["when"]}
+    with make(fault) as chaos:
+        agent = Agent(_asks(args), tools=[chaos.wrap(Tool(when))])
+        output = agent.run_sync("go").output
+    (fired,) = chaos.trace.faults()
+    assert fired.detail["mutation"] == "reformat_date"
+    assert "datetime" in output.lower()  # pydantic-ai's own retry prompt about the date

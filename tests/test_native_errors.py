@@ -289,3 +289,11 @@ def test_an_injected_error_built_by_a_factory_pickles_as_the_factory_rebuilds_it
     openai_exc = failure_exception(RATE_LIMIT, FAULT, openai_errors())
     again = pickle.loads(pickle.dumps(openai_exc))
     assert type(again) is type(openai_exc) and again.status_code == 429
+
+
+def test_what_a_handler_does_to_its_errors_body_never_reaches_the_next_error():
+    errors = openai_errors()
+    first = failure_exception(RATE_LIMIT, FAULT, errors)
+    first.body["message"] = "seen by the first handler"
+    second = failure_exception(RATE_LIMIT, FAULT, errors)
+    assert second.body["message"] == "Rate limit reached for requests. Please try again later."

@@ -243,14 +243,25 @@ class Templates:
 
 def _copy(exc: BaseException, cls: type[BaseException], depth: int = 0) -> BaseException:
     """``exc`` copied into ``cls`` without its traceback, context or notes; its cause chain
-    (a transport error under an SDK error, at most 8 deep) copied the same way."""
-    copy: BaseException = _copy_native(cls, exc.args, exc.__dict__)
-    copy.__dict__.pop("__notes__", None)
+    (a transport error under an SDK error, at most 8 deep) copied the same way. A body or
+    headers an agent's handler could change in place are copied one level, so that what one
+    handler does to its error's body never reaches the next error."""
+    attrs = {k: _fresh(v) for k, v in exc.__dict__.items() if k != "__notes__"}
+    copy: BaseException = _copy_native(cls, exc.args, attrs)
     cause = exc.__cause__
     if cause is not None and depth < 8:
         copy.__cause__ = _copy(cause, type(cause), depth + 1)
     copy.__suppress_context__ = exc.__suppress_context__
     return copy
+
+
+def _fresh(value: Any) -> Any:
+    """``value`` for a copy of an exception: a dict or list copied (a body, headers), anything
+    else as it is. An HTTP response is shared between copies: copying one costs more than the
+    rest of a fault (~6 us), and its readers (retry loops reading ``Retry-After``) do not
+    change it."""
+    kind = type(value)
+    return value.copy() if kind is dict or kind is list else value
 
 
 def _key(failure: Failure) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import threading
-import weakref
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -90,6 +89,11 @@ def _caller(runtime: Any = None) -> _Caller:
     return _NOBODY
 
 
+#: The nodes in which LangChain's own agents call their model (create_agent's "model",
+#: create_react_agent's "agent"): a fixed name, not an identity, so the model's name is used.
+_AGENT_NODES = frozenset({"model", "agent"})
+
+
 def _bounded(name: str) -> str:
     return name if len(name) <= _NAME_LIMIT else name[:_NAME_LIMIT]
 
@@ -113,7 +117,9 @@ class _Agents:
     :func:`chaos_middleware`, so an agent has one target whichever seam records it), and the
     interceptors of its model calls."""
 
-    __slots__ = ("__weakref__", "_cores", "_errors", "_keep", "_lock", "_targets", "session")
+    __slots__ = (
+        "__weakref__", "_cores", "_errors", "_keep", "_lock", "_names", "_targets", "session",
+    )  # fmt: skip
 
     def __init__(self, session: ChaosSession) -> None:
         self.session = session
@@ -121,19 +127,23 @@ class _Agents:
         self._cores: dict[Hashable, Interceptor] = {}
         self._errors: dict[Hashable, NativeErrors] = {}
         self._keep: dict[int, object] = {}  # owners known by id, kept alive: ids stay unique
+        self._names: dict[int, str] = {}
         self._lock = threading.Lock()
 
     def target(self, explicit: str | None, caller: _Caller, model: Any, owner: object) -> str:
         """The target of a model call: ``explicit`` (one per ``owner``) when given, else the
-        calling agent's (one per agent: its name and place), else the model's name (one per
-        ``owner`` and top-level node)."""
+        calling agent's (one per agent: its name and place), else the graph node that calls
+        the model (one per ``owner`` and node: nodes run in parallel threads, so a name from
+        the order of their first calls would not be deterministic), else the model's name."""
         key: Hashable
         if explicit is not None:
             name, key = explicit, ("named", id(owner), explicit)
         elif caller.agent is not None:
             name, key = caller.agent, ("agent", caller.agent, caller.place)
+        elif caller.node is not None and caller.node not in _AGENT_NODES:
+            name, key = caller.node, ("node", id(owner), caller.node)
         else:
-            name = _model_name(model)
+            name = self._name_of(model)
             key = ("model", id(owner), name, caller.node)
         found = self._targets.get(key)
         if found is None:
@@ -142,6 +152,16 @@ class _Agents:
                 if found is None:
                     self._keep[id(owner)] = owner
                     found = self._targets[key] = self.session.agent_target(name, key)
+        return found
+
+    def _name_of(self, model: Any) -> str:
+        """``_model_name(model)``, read once per model object (~20 us of pydantic lookups)."""
+        found = self._names.get(id(model))
+        if found is None:
+            found = _model_name(model)
+            with self._lock:
+                self._keep[id(model)] = model  # kept alive: its id stays its own
+                self._names[id(model)] = found
         return found
 
     def label(self, caller: _Caller) -> str | None:
@@ -190,17 +210,20 @@ class _Agents:
         return key, found
 
 
-_registries: weakref.WeakKeyDictionary[ChaosSession, _Agents] = weakref.WeakKeyDictionary()
+#: Where a run's registry is kept: on its session, so that it lives and dies with the run (a
+#: registry keyed weakly by the session would keep it alive through its own reference to it).
+_ATTRIBUTE = "_agentchaos_langchain_agents"
 _registries_lock = threading.Lock()
 
 
 def _agents(session: ChaosSession) -> _Agents:
-    found = _registries.get(session)
+    """The run's registry of targets and interceptors (made on first use)."""
+    found: _Agents | None = session.__dict__.get(_ATTRIBUTE)
     if found is None:
         with _registries_lock:
-            found = _registries.get(session)
+            found = session.__dict__.get(_ATTRIBUTE)
             if found is None:
-                found = _registries[session] = _Agents(session)
+                found = session.__dict__[_ATTRIBUTE] = _Agents(session)
     return found
 
 

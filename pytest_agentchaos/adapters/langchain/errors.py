@@ -55,7 +55,7 @@ _CONVERSIONS = {
 def _build_errors(session: ChaosSession, key: tuple[str, str | None, str | None]) -> NativeErrors:
     provider, base_url, path = key
     if provider == "generic":
-        return _GENERIC
+        return Templates(_generic_error)  # a run's own: its copies are this run's
     seam = f"the LangChain chat model of {provider}"
     # the SDK's own classes: what is injected is the integration's conversion of them
     sdk_errors = native_errors(session, provider, seam, base_url=base_url, path=path, marked=False)
@@ -66,7 +66,7 @@ def _build_errors(session: ChaosSession, key: tuple[str, str | None, str | None]
                 f"{seam}: the integration's own error conversion was not found, so injected "
                 "model faults raise LangChain's provider-neutral errors (ModelRateLimitError...)"
             )
-        return _GENERIC
+        return Templates(_generic_error)  # a run's own: its copies are this run's
 
     def build(failure: Failure) -> BaseException | None:
         raw = sdk_errors(failure)
@@ -145,6 +145,3 @@ def _generic_error(failure: Failure) -> BaseException | None:
     exc.body = failure.any_body() if status is not None else None
     built: BaseException = exc
     return built
-
-
-_GENERIC: NativeErrors = Templates(_generic_error)

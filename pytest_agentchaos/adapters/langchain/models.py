@@ -4,6 +4,7 @@ every call goes through the plan on the model channel."""
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from ...inject.callables import check_name
@@ -13,7 +14,11 @@ from .framework import BaseChatModel
 from .methods import _async_call, _async_stream, _sync_call, _sync_stream
 from .state import STATE, _ModelChaos
 
-_classes: dict[type, type] = {}
+#: Each model class's chaos subclass, held weakly both ways: a test's own model class (and its
+#: chaos subclass, which refers to it) dies with the test's models.
+_classes: weakref.WeakKeyDictionary[type[BaseChatModel], weakref.ref[type[BaseChatModel]]] = (
+    weakref.WeakKeyDictionary()
+)
 _classes_lock = threading.Lock()
 
 
@@ -85,11 +90,13 @@ def _chaos_class(cls: type[BaseChatModel]) -> type[BaseChatModel]:
     """The class of ``cls``'s models under chaos: a subclass with the same name, qualname
     and module, overriding the call methods ``cls`` implements (and only those: LangChain
     reads which of ``_stream`` / ``_astream`` a class implements to decide how to call it)."""
-    found = _classes.get(cls)
+    held = _classes.get(cls)
+    found = held() if held is not None else None
     if found is not None:
         return found
     with _classes_lock:
-        found = _classes.get(cls)
+        held = _classes.get(cls)
+        found = held() if held is not None else None
         if found is not None:
             return found
         namespace: dict[str, Any] = {
@@ -114,7 +121,7 @@ def _chaos_class(cls: type[BaseChatModel]) -> type[BaseChatModel]:
                 f"chaos_model(): cannot put a {cls.__qualname__} under chaos: its class cannot "
                 f"be subclassed ({type(exc).__name__}: {safe_str(exc, 200)})"
             ) from None
-        _classes[cls] = made
+        _classes[cls] = weakref.ref(made)
         return made
 
 

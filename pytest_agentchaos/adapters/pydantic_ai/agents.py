@@ -161,7 +161,10 @@ def chaos_agent(
                 session,
                 each,
                 name,
-                fallback=_inferred_name(each, frame) or _module_name(each),
+                # looked for only for an agent without a name (a module scan costs ~20 ms)
+                fallback=None
+                if name is not None or _name_of(each) is not None
+                else _inferred_name(each, frame) or _module_name(each),
             )
             for each in agents
         ]

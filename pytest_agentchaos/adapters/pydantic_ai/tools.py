@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -54,9 +55,19 @@ class _Hook:
         the real tool."""
         __tracebackhide__ = True
         real, func = self.real, self.func
+        # the model's arguments came as JSON text: pydantic-ai validates them in JSON mode
+        # (where "2024-10-26" is a datetime and "red" an Enum), so the call must too
+        text = args.text if isinstance(args, _JsonArgs) else None
 
         def validate(mapping: Mapping[str, Any]) -> dict[str, Any]:
-            validated = real.validate_python(dict(mapping), context=ctx.validation_context)
+            context = ctx.validation_context
+            if text is None:
+                validated = real.validate_python(dict(mapping), context=context)
+            elif mapping is args:  # as the model sent them
+                validated = real.validate_json(text, context=context)
+            else:  # corrupted by a fault, or repaired: as JSON text again
+                encoded = json.dumps(dict(mapping), ensure_ascii=False, default=str)
+                validated = real.validate_json(encoded, context=context)
             return validated if isinstance(validated, dict) else dict(validated)
 
         async def invoke(mapping: Mapping[str, Any]) -> Any:
@@ -81,6 +92,17 @@ class _Hook:
         return await _acall(core, args, invoke, deadline=True)
 
 
+class _JsonArgs(dict):  # type: ignore[type-arg]
+    """A model's arguments parsed from its JSON text, which they keep (``text``) for the real
+    validation in the call."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, parsed: dict[str, Any], text: str | bytes | bytearray) -> None:
+        super().__init__(parsed)
+        self.text = text
+
+
 class _Unvalidated:
     """Stands in for a tool's argument validator: it only parses the model's arguments into
     a dict (anything else goes to the real validator, which rejects it as before), so that
@@ -101,7 +123,7 @@ class _Unvalidated:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            return parsed
+            return _JsonArgs(parsed, input)
         return self.hook.real.validate_json(input, allow_partial=allow_partial, **kwargs)
 
     def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> Any:
