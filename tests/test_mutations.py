@@ -431,7 +431,7 @@ def test_decide_sees_through_wrappers(args, seed):
     [
         ("wrong_type", 2, "2", True),
         ("wrong_type", 2, "two", True),
-        ("wrong_type", "2", 2, True),
+        ("wrong_type", "2", 2, False),  # in free text a number says nothing of what was meant
         ("wrong_type", "Lisbon", 6, False),  # a string replaced by its length
         ("wrong_type", ["a", "b"], "a, b", False),
         ("reformat_date", "2024-10-26", "October 26, 2024", True),
@@ -449,6 +449,12 @@ def test_each_mutation_says_whether_a_repair_can_bring_back_the_request(
     mutation, original, value, expected
 ):
     assert mut.repairable(mutation, original, value, {}) is expected
+
+
+def test_digits_sent_as_a_number_are_repairable_where_the_schema_checks_the_text():
+    for checked in ({"pattern": "^[0-9]+$"}, {"format": "date"}, {"enum": ["0", "1"]}):
+        assert mut.repairable("wrong_type", "0", 0, {"type": "string", **checked})
+    assert not mut.repairable("wrong_type", "0", 0, {"type": ["string", "null"]})  # a meal
 
 
 def test_every_decision_carries_its_repairability():

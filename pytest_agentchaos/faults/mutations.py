@@ -264,7 +264,11 @@ def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]
         return not (numeric and date.day <= 12 and date.day != date.month)
     if mutation == "wrong_type":
         if isinstance(original, str) and isinstance(value, int) and not isinstance(value, bool):
-            return str(value) == original  # "2" sent as 2; a string's length is not the string
+            # "2" sent as 2, where the schema can tell digits are its text (a pattern, a
+            # format, an enum); in free text a number says nothing of what was meant, and a
+            # string's length is not the string
+            checked = any(k in prop for k in ("pattern", "format", "enum", "const"))
+            return str(value) == original and checked
         # a list joined into text: its items cannot be told apart again
         return not (isinstance(original, (list, tuple)) and isinstance(value, str))
     if mutation == "formatted_number":
