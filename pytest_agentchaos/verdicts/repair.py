@@ -225,14 +225,14 @@ def must_repair(
             {**facts, "failures": len(failures)},
         )
     done = [
-        f"{facts['repaired_in_place']} repaired before the tool ran",
+        f"{facts['repaired_in_place']} before the tool ran",
         f"{facts['repaired_later']} by a later call",
     ]
     if facts["neutralised"]:
         done.append(f"{facts['neutralised']} neutralised by the framework's validation")
     text = (
-        f"must_repair ok: {facts['problems']} parameter problem(s){scope} came back as the "
-        f"request the agent meant ({', '.join(done)}); {end}"
+        f"must_repair ok: {facts['problems']} parameter problem(s){scope} repaired "
+        f"({', '.join(done)}); {end}"
     )
     text += "".join(f"\n  - {line}" for line in neutralised[:10])
     if len(neutralised) > 10:
