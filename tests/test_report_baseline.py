@@ -222,7 +222,8 @@ GOOD = {"format": 1, "kind": "pytest-agentchaos baseline", "cases": {}}
         ),
         (
             b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"a@p": {"runs": '
-            + b"1" * 400 + b', "pass_rate": 100}}}',
+            + b"1" * 400
+            + b', "pass_rate": 100}}}',
             "expected a whole number from 1 to 10000",
         ),
         (GOOD | {"cases": {"a@p": entry(runs=100_000_000)}}, "'runs' is 100000000, expected"),

@@ -131,9 +131,8 @@ def _case_problem(entry: Any) -> str | None:
             continue
         n = _finite(value)
         if name == "runs":
-            ok, want = n is not None and n.is_integer() and 1 <= n <= MAX_RUNS, (
-                f"a whole number from 1 to {MAX_RUNS}"
-            )
+            ok = n is not None and n.is_integer() and 1 <= n <= MAX_RUNS
+            want = f"a whole number from 1 to {MAX_RUNS}"
         elif name == "passed":
             runs = entry["runs"]
             ok = n is not None and n.is_integer() and 0 <= n <= (_finite(runs) or 0)
@@ -141,7 +140,7 @@ def _case_problem(entry: Any) -> str | None:
         elif name == "pass_rate":
             ok, want = n is not None and 0 <= n <= 100, "a number from 0 to 100"
         else:
-            ok, want = n is not None and 0 <= n, "a number >= 0 (at most 10**15)"
+            ok, want = n is not None and n >= 0, "a number >= 0 (at most 10**15)"
         if not ok:
             return f"{name!r} is {safe_repr(value, 60)}, expected {want}"
     return None
