@@ -334,10 +334,11 @@ def _different_request(call: _Call) -> str | None:
     if _same(made, meant.get(key, _ABSENT)) or _same(made, before.get(key, _ABSENT)):
         return None  # brought back, or left as the fault made it (judged as not repaired)
     kind = "an unrepairable" if fault.get("repairable") is False else "a"
+    by = "the repair" if call.framework is None else safe_str(repair.strategy, 80)
     return (
         f"{call.describe()}: repaired into a different request: {key} was "
         f"{_value(meant.get(key, _ABSENT))} in the agent's call, {kind} fault changed it and "
-        f"the repair made it {_value(made)}"
+        f"{by} made it {_value(made)}"
     )
 
 

@@ -14,6 +14,7 @@
   // the colour of a mark is the highest of its events' tones in this order
   var TONES = ["call", "info", "ok", "rebirth", "warn", "fault", "err"];
   var LABEL_W = 150, LANE_H = 20, TOP = 30, BOTTOM = 30, MIN_COL = 6, MAX_COL = 36;
+  var LABEL_ROOM = 110, CHAR_W = 6.2;  // right of the plot: room for the last marks' labels
   var MAX_LISTED = 200;
 
   function byId(id) { return document.getElementById(id); }
@@ -333,7 +334,7 @@
     // the page brings an empty <svg> along: its namespace is the one to create marks in
     var svg = box.querySelector("svg.timeline-svg");
     var ns = svg.namespaceURI;
-    var totalW = LABEL_W + bins * col + 12;
+    var plotEnd = LABEL_W + bins * col, totalW = plotEnd + 12 + LABEL_ROOM;
     svg.setAttribute("width", String(totalW));
     svg.setAttribute("height", String(TOP + plotH + BOTTOM));
     svg.setAttribute("viewBox", "0 0 " + totalW + " " + (TOP + plotH + BOTTOM));
@@ -385,6 +386,9 @@
       tip.textContent = span.label + ": " + span.note + " (steps " + span.from + "\u2013" + span.to + ")";
       bar.appendChild(tip);
       node("text", { x: x0 + 3, y: y + LANE_H / 2 + 4, "class": "span-label" }, span.label);
+      if (x0 + 3 + span.label.length * CHAR_W > totalW) {  // cannot show whole: the title does
+        svg.lastChild.textContent = span.label.slice(0, Math.max(1, Math.floor((totalW - x0) / CHAR_W) - 2)) + "\u2026";
+      }
     });
 
     var list = [], labels = [];
@@ -417,18 +421,24 @@
       if (LABELLED[cell.lane]) { labels.push(cell); }
     });
 
-    // labels on the notable marks, where the lane has room since the previous label
-    var ends = new Map();
+    // labels on the notable marks: right of the mark, in the empty cells before the lane's
+    // next mark (or past the plot's end), where no earlier label is
+    var ends = new Map(), next = new Map();
+    cells.forEach(function (cell) {
+      (next.get(cell.lane) || next.set(cell.lane, []).get(cell.lane)).push(cell.bin);
+    });
+    next.forEach(function (list) { list.sort(function (a, b) { return a - b; }); });
     labels.sort(function (a, b) { return a.bin - b.bin; }).forEach(function (cell) {
       var text = "";
       for (var k = 0; k < cell.items.length && !text; k++) {
         text = markLabel(types[events[cell.items[k]][0]], events[cell.items[k]]);
       }
       if (!text) { return; }
-      var x = LABEL_W + cell.bin * col + Math.max(col, 4) + 2;
-      var width = text.length * 6.2;
-      if (x < (ends.get(cell.lane) || 0) || x + width > totalW) { return; }
-      ends.set(cell.lane, x + width + 6);
+      var bins = next.get(cell.lane), after = bins[bins.indexOf(cell.bin) + 1];
+      var x = LABEL_W + (cell.bin + 1) * col + 2;
+      var room = (after === undefined ? totalW : LABEL_W + after * col) - x - 2;
+      if (x < (ends.get(cell.lane) || 0) || text.length * CHAR_W > room) { return; }
+      ends.set(cell.lane, x + text.length * CHAR_W + 6);
       node("text", { x: x, y: TOP + row.get(cell.lane) * LANE_H + LANE_H / 2 + 4,
                      "class": "mark-label" }, text);
     });
