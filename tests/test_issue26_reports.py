@@ -499,3 +499,23 @@ def test_why_a_run_failed_when_no_verdict_did_is_in_every_report(
     assert error["type"] == "AssertionError" and error["where"] == "test_trip.py:7 in test_trip"
     page = html.unescape((pytester.path / "out" / "report.html").read_text(encoding="utf-8"))
     assert "<td class=\"why\">AssertionError: assert 'LYON' == 'PARIS'" in page
+
+
+def test_a_pass_rate_below_its_rule_stays_red_with_its_count_not_exercised(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_k="""
+        import pytest
+
+        @pytest.mark.chaos(runs=2)
+        @pytest.mark.must_repair
+        def test_k(chaos):
+            assert False, "the agent answered wrong"
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "--color=yes")
+    result.assert_outcomes(failed=2)
+    (line,) = [line for line in result.outlines if "runs passed" in line]
+    assert "pass^2 FAIL; must_repair not exercised in 2 of 2 runs" in line
+    assert line.startswith("\x1b[31m")
