@@ -519,3 +519,21 @@ def test_a_pass_rate_below_its_rule_stays_red_with_its_count_not_exercised(
     (line,) = [line for line in result.outlines if "runs passed" in line]
     assert "pass^2 FAIL; must_repair not exercised in 2 of 2 runs" in line
     assert line.startswith("\x1b[31m")
+
+
+def test_a_run_the_harness_halted_names_the_halt_not_the_exception_it_raised() -> None:
+    trace = run_trace(status="halted", extra=(
+        BudgetExhaustedEvent(step=2, t=0.0, budget="max_steps", limit=2, count=3),))  # fmt: skip
+    row = row_of(trace, "failed", must_halt(trace, max_steps=2))
+    row["error"] = {"type": "BudgetExhausted", "message": "budget max_steps exhausted", "where": ""}
+    assert format_row(row).endswith("verdict=must_halt=FAIL,halted:max_steps")
+
+
+def test_the_failure_section_names_the_exception_that_ended_the_run_in_full() -> None:
+    from pytest_agentchaos.report.terminal import failure_section
+
+    error = {**ASSERT, "message": "x" * 150 + " the end"}
+    trace = run_trace(status="error", error=error, extra=())
+    last = failure_section(trace, "pytest t.py").splitlines()[-1]
+    assert last.startswith("  #2    t=    0.000s RunEnded(status='error') with AssertionError: x")
+    assert last.endswith(" the end (at test_trip.py:9 in test_trip)")

@@ -11,12 +11,14 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..trace.events import Event, RunEnded
 from ..trace.trace import Trace
 from ..verdicts.verdict import (
     LABELS,
     NOT_EXERCISED,
     Verdict,
     error_line,
+    error_of,
     outcome_of,
     run_end,
     usage,
@@ -110,14 +112,15 @@ def _verdict_text(name: str, value: Any) -> str:
 
 def format_row(row: dict[str, Any]) -> str:
     """One line of the summary for a :func:`summary_row`: outcome, test, seed, faults, usage,
-    verdicts, and the exception that ended the run, if one did."""
+    verdicts, and the exception that ended the run, if one did and no halt of the harness or
+    cap of a framework (which the line names) stopped it."""
     faults = ",".join(f"{k}:{v}" for k, v in row["faults"].items()) or "none"
     verdicts = ",".join(_verdict_text(k, v) for k, v in row["verdicts"].items())
     if row["halted"]:
         verdicts = ",".join(filter(None, [verdicts, "halted:" + "+".join(row["halted"])]))
     if row.get("capped"):
         verdicts = ",".join(filter(None, [verdicts, "capped:" + "+".join(row["capped"])]))
-    error = row_error(row)
+    error = None if row["halted"] or row.get("capped") else row_error(row)
     return (
         f"{row['outcome'].upper():<7} {row['test']}  profile={row['profile']} "
         f"test_seed={row['seed']} "
@@ -259,8 +262,20 @@ def failure_section(trace: Trace, replay: str, notes: Sequence[str] = (), last: 
         f"replay: {replay}",
         f"last {len(events)} of {len(trace)} trace events:",
     ]
-    lines.extend("  " + e.describe() for e in events)
+    lines.extend("  " + _describe(e) for e in events)
     return "\n".join(lines)
+
+
+def _describe(event: Event) -> str:
+    """An event's line; the end of a run that an exception ended names it in full, on one
+    line (the generic line would cut it at 80 characters of a dict's repr)."""
+    if isinstance(event, RunEnded):
+        error = error_of(event.detail)
+        if error is not None:
+            rest = {k: v for k, v in event.detail.items() if k != "error"}
+            bare = RunEnded(step=event.step, t=event.t, status=event.status, detail=rest)
+            return f"{bare.describe()} with {error_line(error)}"
+    return event.describe()
 
 
 def _budgets(budgets: Any) -> str:
