@@ -537,3 +537,13 @@ def test_the_failure_section_names_the_exception_that_ended_the_run_in_full() ->
     last = failure_section(trace, "pytest t.py").splitlines()[-1]
     assert last.startswith("  #2    t=    0.000s RunEnded(status='error') with AssertionError: x")
     assert last.endswith(" the end (at test_trip.py:9 in test_trip)")
+
+
+def test_the_why_of_a_halted_run_is_the_halt() -> None:
+    index, traces = sample()
+    budget = next(t for t in index["tests"] if t["node_id"] == "t.py::test_c_budget")
+    budget["error"] = {"type": "BudgetExhausted", "message": "max_steps", "where": ""}
+    page = page_of(index, traces)
+    why = [text_of(w) for w in re.findall(r'<td class="why">(.*?)</td>', page)]
+    assert why[1] == "must_halt failed; halted by max_steps"
+    assert "BudgetExhausted: max_steps" in text_of(page)  # in its "Why it ended" section

@@ -314,10 +314,11 @@ def _error(entry: Mapping[str, Any]) -> str | None:
 
 
 def _why(entry: Mapping[str, Any], verdicts: list[tuple[str, str, str]]) -> str:
-    """Why a run failed, in a few words: the exception that ended it, its failing verdicts,
+    """Why a run failed, in a few words: the exception that ended it (unless a halt of the
+    harness or a framework's cap stopped it: that is named instead), its failing verdicts,
     what stopped it; empty for a run that passed."""
     parts = []
-    error = _error(entry)
+    error = None if entry.get("halted") or entry.get("capped") else _error(entry)
     if error:
         parts.append(error)
     failing = [name for name, outcome, _ in verdicts if outcome == FAIL]
