@@ -54,11 +54,14 @@ def test_breaking_too_late_fails_with_within_steps() -> None:
     assert "broken only at step 11, 8 steps after detection (within_steps=3)" in verdict.explanation
 
 
-def test_no_loop_fails_unless_allowed() -> None:
+def test_no_loop_is_not_exercised_and_fails_only_when_required() -> None:
     trace = run(["a", "b", "c"])
-    verdict = must_escape(trace)
+    verdict = must_escape(trace, require_loop=True)
     assert not verdict.ok and "nothing to escape: no loop arose" in verdict.explanation
-    assert must_escape(trace, require_loop=False).ok
+    assert verdict.outcome == "fail" and not verdict.exercised
+    idle = must_escape(trace)
+    assert (idle.ok, idle.outcome) == (True, "not_exercised")
+    assert idle.explanation.startswith("must_escape not exercised: no loop arose in this run")
 
 
 def test_a_ring_of_nodes_left_by_an_escape_edge_passes() -> None:

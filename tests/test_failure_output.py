@@ -59,7 +59,7 @@ def test_a_failing_verdict_is_explained_whatever_ended_the_test(pytester: pytest
         test_agent="""
         import pytest
 
-        @pytest.mark.must_escape
+        @pytest.mark.must_escape(require_loop=True)
         def test_agent(chaos):
             chaos.step("plan")
             raise RuntimeError("the agent crashed on its own")
@@ -71,6 +71,7 @@ def test_a_failing_verdict_is_explained_whatever_ended_the_test(pytester: pytest
         [
             "E       RuntimeError: the agent crashed on its own",
             "*- agentchaos -*",
+            "the run ended * step 1 *",
             "must_escape failed: nothing to escape: no loop arose in this run (0 faults fired; "
             "the run ended error at step 1, t=0.000s). Inject faults that trap the agent, or "
             "pass require_loop=False.",

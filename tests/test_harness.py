@@ -325,12 +325,14 @@ def test_a_halt_the_agent_swallowed_and_returned_from_still_fails(tmp_path: Path
 
 
 def test_a_test_failing_by_its_own_error_gets_the_verdicts_as_notes(tmp_path: Path) -> None:
-    with halting_run(tmp_path, budgets=Budgets(), escape={}) as run:
+    with halting_run(tmp_path, budgets=Budgets(), escape={"require_loop": True}) as run:
         run.chaos.step()
         outcome = run.finish(AssertionError("agent answered wrong"))
-    # the test's own error is what pytest shows; the failing verdicts join its report section
+    # the test's own error is what pytest shows; the failing verdicts join its report section,
+    # each saying first what ended the run
     assert outcome.message is None and outcome.halt is None
-    assert [note.splitlines()[0] for note in outcome.notes] == [
+    assert [note.splitlines()[0].startswith("the run ended ") for note in outcome.notes] == [True]
+    assert [note.splitlines()[1] for note in outcome.notes] == [
         "must_escape failed: nothing to escape: no loop arose in this run (0 faults fired; the "
         "run ended error at step 1, t=0.000s). Inject faults that trap the agent, or pass "
         "require_loop=False."

@@ -256,11 +256,84 @@ def test_missing_required_without_schema_drops_one_key(args, seed):
 
 @settings(max_examples=60, deadline=None)
 @given(value=st.integers(-(10**6), 10**6) | st.floats(-1e6, 1e6, allow_nan=False), seed=seeds)
-def test_out_of_range_without_schema_moves_the_number(value, seed):
-    detail = mut.decide(random.Random(seed), ("out_of_range",), {"n": value}, None)
-    new = detail["value"]
-    assert isinstance(new, (int, float)) and new != value
-    assert type(new) is type(value)
+def test_out_of_range_needs_bounds_to_break(value, seed):
+    # lat: float with no bounds: 51.5 -> 1051500.0 is a request no agent can tell from a real one
+    unbounded = {"type": "object", "properties": {"n": {"type": "number"}}}
+    for schema in (None, unbounded):
+        assert mut.decide(random.Random(seed), ("out_of_range",), {"n": value}, schema) is None
+    assert mut.candidates("out_of_range", {"n": value}, unbounded) == []
+
+
+@pytest.mark.parametrize(
+    ("prop", "value"),
+    [
+        ({"type": "integer", "exclusiveMinimum": 0}, 5),
+        ({"type": "number", "exclusiveMaximum": 90}, 51.5),
+        ({"type": "number", "exclusiveMinimum": -90, "exclusiveMaximum": 90}, -0.12),
+        ({"type": "integer", "minimum": 1, "exclusiveMaximum": 10}, 3),
+    ],
+)
+def test_out_of_range_breaks_exclusive_bounds_too(prop, value):
+    schema = {"type": "object", "properties": {"x": prop}}
+    validator = jsonschema.Draft202012Validator(schema)
+    for seed in range(30):
+        detail = mut.decide(random.Random(seed), ("out_of_range",), {"x": value}, schema)
+        assert detail is not None and not validator.is_valid({"x": detail["value"]}), detail
+        assert type(detail["value"]) is type(value)
+
+
+#: The tool of the report: a weather lookup whose schema bounds nothing and allows extra keys.
+LOOSE = {
+    "type": "object",
+    "properties": {
+        "lat": {"type": "number"},
+        "lon": {"type": "number"},
+        "city": {"type": ["string", "integer"]},
+        "tags": {},
+    },
+    "required": ["lat"],
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=seeds, lat=st.floats(-90, 90, allow_nan=False), tags=st.lists(st.text(), max_size=3))
+def test_with_a_schema_only_corruptions_it_rejects_are_drawn(seed, lat, tags):
+    args = {"lat": lat, "lon": -0.12, "city": "London", "tags": tags}
+    validator = jsonschema.Draft202012Validator(
+        LOOSE, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    detail = mut.decide(random.Random(seed), MUTATIONS, args, LOOSE)
+    assert detail is not None  # wrong_type of lat / lon, missing lat: the schema rejects those
+    assert not validator.is_valid(apply_mutation(args, detail)), detail
+    # an extra key is allowed, "city" may be a number, "tags" anything, nothing is bounded
+    assert detail["mutation"] not in ("unknown_key", "out_of_range")
+    assert detail["key"] != "tags"
+    if detail["key"] == "city":  # 'London' -> ['London'] breaks it; -> 6 (its length) does not
+        assert detail["value"] == ["London"]
+
+
+def test_with_a_schema_that_rejects_nothing_nothing_fires():
+    anything = {"type": "object", "properties": {"q": {}}}
+    for seed in range(40):
+        assert mut.decide(random.Random(seed), MUTATIONS, {"q": "x", "n": 5}, anything) is None
+
+
+def test_a_schema_jsonschema_cannot_use_draws_as_without_one():
+    broken = {"type": "object", "properties": {"q": {"type": "string"}}, "$ref": "#/nowhere"}
+    detail = mut.decide(random.Random(1), ("wrong_type",), {"q": "x"}, broken)
+    assert detail is not None and detail["key"] == "q"
+
+
+def test_a_corruption_is_judged_against_what_the_agent_sent():
+    # the agent's own call already breaks the schema (no "date"): the corruption must add a
+    # new reason, not ride on the old one
+    args = {"origin": "Oslo", "destination": "Rome", "passengers": 2}
+    for seed in range(40):
+        detail = mut.decide(random.Random(seed), ("missing_required", "unknown_key"), args,
+                            FLIGHT_SCHEMA)  # fmt: skip
+        assert detail is not None
+        errors = {e.message for e in VALIDATOR.iter_errors(apply_mutation(args, detail))}
+        assert errors - {e.message for e in VALIDATOR.iter_errors(args)}, detail
 
 
 @pytest.mark.parametrize(
@@ -358,7 +431,7 @@ def test_decide_sees_through_wrappers(args, seed):
     [
         ("wrong_type", 2, "2", True),
         ("wrong_type", 2, "two", True),
-        ("wrong_type", "2", 2, True),
+        ("wrong_type", "2", 2, False),  # in free text a number says nothing of what was meant
         ("wrong_type", "Lisbon", 6, False),  # a string replaced by its length
         ("wrong_type", ["a", "b"], "a, b", False),
         ("reformat_date", "2024-10-26", "October 26, 2024", True),
@@ -376,6 +449,12 @@ def test_each_mutation_says_whether_a_repair_can_bring_back_the_request(
     mutation, original, value, expected
 ):
     assert mut.repairable(mutation, original, value, {}) is expected
+
+
+def test_digits_sent_as_a_number_are_repairable_where_the_schema_checks_the_text():
+    for checked in ({"pattern": "^[0-9]+$"}, {"format": "date"}, {"enum": ["0", "1"]}):
+        assert mut.repairable("wrong_type", "0", 0, {"type": "string", **checked})
+    assert not mut.repairable("wrong_type", "0", 0, {"type": ["string", "null"]})  # a meal
 
 
 def test_every_decision_carries_its_repairability():

@@ -359,10 +359,20 @@ def test_a_missing_ini_baseline_is_a_usage_error_naming_it(pytester: pytest.Pyte
         (
             b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"t@none": {"runs": 0,'
             b' "pass_rate": 100}}}',
-            "case 't@none': 'runs' is 0, expected a number >= 1",
+            "case 't@none': 'runs' is 0, expected a whole number from 1 to 10000",
+        ),
+        (  # an OverflowError and INTERNALERROR before every number was range-checked
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"t@none": {"runs": 1,'
+            b' "pass_rate": 100, "steps": ' + b"4" * 400 + b"}}}",
+            "case 't@none': 'steps' is 44444",
+        ),
+        (
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {}, "saved_with": '
+            b'{"session_seed": "abc"}}',
+            "saved_with.session_seed is 'abc', expected a whole number from 0 to 2**64",
         ),
     ],
-    ids=["not-json", "empty", "list", "other-kind", "not-utf8", "bad-case"],
+    ids=["not-json", "empty", "list", "other-kind", "not-utf8", "bad-case", "huge", "bad-seed"],
 )
 @pytest.mark.parametrize("saving", [True, False], ids=["save", "compare"])
 def test_a_corrupt_baseline_is_a_usage_error_and_left_as_it_is(

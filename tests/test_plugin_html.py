@@ -93,7 +93,10 @@ def check_page(path: Path, where: str = "") -> str:
     assert "hard budget max_tool_calls=1 stopped it at step 1" in text
     for node_id in (FAILING, PASSING):
         assert f"pytest {where}{node_id} --chaos-seed={SEED}" in text
-    assert "chaos test runs: 2, 1 with a failing verdict" in text
+    assert (
+        "2 chaos test runs: 1 failed (1 with a failing verdict, 0 without one), 0 with a "
+        "verdict not exercised; faults fired: 1"
+    ) in text
     assert text.count('<script type="application/json" id="trace-') == 2
     assert "trace unreadable" not in text and "no trace written" not in text
     return text
@@ -179,7 +182,7 @@ def test_a_session_without_chaos_tests_writes_an_empty_page(
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK  # an empty report is no failure
     text = page_text(pytester.path / "report.html")
-    assert "chaos test runs: 0, 0 with a failing verdict" in text
+    assert "0 chaos test runs: 0 failed (0 with a failing verdict, 0 without one)" in text
     assert "no chaos test ran" in text
     assert re.search(r'<table id="tests">.*<tbody></tbody></table>', text)
     assert "agentchaos: cannot write" not in result.stdout.str()
@@ -191,7 +194,7 @@ def test_a_session_that_collects_nothing_writes_an_empty_page(
 ) -> None:
     result = pytester.runpytest("--chaos-html=report.html")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    assert "chaos test runs: 0" in page_text(pytester.path / "report.html")
+    assert "0 chaos test runs: 0 failed" in page_text(pytester.path / "report.html")
     assert leftovers(private_tmp) == []
 
 

@@ -371,17 +371,29 @@ def test_every_bad_test_in_a_module_is_named(pytester):
     )
 
 
-# -- markers never pass vacuously ------------------------------------------------------------
+# -- markers never pass vacuously unseen: not exercised, or failed when required --------------
 
 
 @pytest.mark.parametrize(
     "marker, name, message",
     [
-        ("must_escape", "must_escape", "must_escape failed: nothing to escape: no loop arose*"),
-        ("must_escape(within_steps=5)", "must_escape", "must_escape failed: nothing to escape*"),
-        ("must_repair", "must_repair", "must_repair failed: nothing to repair: no call had*"),
         (
-            "must_recover_state",
+            "must_escape(require_loop=True)",
+            "must_escape",
+            "must_escape failed: nothing to escape: no loop arose*",
+        ),
+        (
+            "must_escape(within_steps=5, require_loop=True)",
+            "must_escape",
+            "must_escape failed: nothing to escape*",
+        ),
+        (
+            "must_repair(require_problem=True)",
+            "must_repair",
+            "must_repair failed: nothing to repair: no call had*",
+        ),
+        (
+            "must_recover_state(require_problem=True)",
             "must_recover_state",
             "must_recover_state failed: nothing to recover from: no crash, loop or stagnation*",
         ),
@@ -395,8 +407,20 @@ def test_markers_fail_for_a_trivially_passing_body(pytester, marker, name, messa
         @pytest.mark.{marker}
         def test_trivial(chaos):
             assert True
+
+        @pytest.mark.{marker.split("(")[0]}
+        def test_default(chaos):
+            assert True
         """
     )
-    result = pytester.runpytest()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([message, f"FAILED  *::test_trivial  *verdict={name}=FAIL"])
+    result = pytester.runpytest("-v", "-p", "no:randomly")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            message,
+            f"PASSED  *::test_default  *verdict={name}=not_exercised",
+            f"FAILED  *::test_trivial  *verdict={name}=FAIL",
+            f"note: *::test_default: {name} not exercised in this run: *",
+        ],
+        consecutive=False,
+    )

@@ -106,19 +106,19 @@ def test_agent(chaos):
     )
 
 
-def test_nothing_to_recover_from_fails_and_require_problem_false_allows_it(
+def test_nothing_to_recover_from_fails_only_with_require_problem(
     pytester: pytest.Pytester,
 ) -> None:
     result = _run(
         pytester,
         """
-@pytest.mark.must_recover_state
+@pytest.mark.must_recover_state(require_problem=True)
 def test_strict(chaos):
     runner, shop, _ = shop_run(chaos)
     assert runner.run().done
 
 
-@pytest.mark.must_recover_state(require_problem=False)
+@pytest.mark.must_recover_state
 def test_allowed(chaos):
     runner, shop, _ = shop_run(chaos)
     assert runner.run().done
@@ -259,7 +259,7 @@ def test_the_marker_is_registered_with_its_description(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.must_recover_state(max_rebirths=3, no_duplicate_effects=True, "
-            "require_problem=True): after every crash, loop or stagnation *"
+            "require_problem=False): after every crash, loop or stagnation *"
         ]
     )
 

@@ -184,24 +184,29 @@ def test_agent(chaos):
     result.assert_outcomes(passed=1)
 
 
-def test_must_repair_fails_when_nothing_was_malformed(pytester: pytest.Pytester) -> None:
+def test_nothing_malformed_is_not_exercised_and_fails_only_when_required(
+    pytester: pytest.Pytester,
+) -> None:
     result = _run(
         pytester,
         """
 @pytest.mark.chaos(faults=[{"kind": "latency", "seconds": 1}])
-@pytest.mark.must_repair
-def test_agent(chaos):
+@pytest.mark.must_repair(require_problem=True)
+def test_strict(chaos):
     chaos.wrap(book_flight)(**CALL)
 
 
-@pytest.mark.must_repair(require_problem=False)
-def test_allowed(chaos):
+@pytest.mark.must_repair
+def test_default(chaos):
     chaos.wrap(book_flight)(**CALL)
 """,
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        ["*must_repair failed: nothing to repair: no call had malformed parameters (1 faults*"]
+        [
+            "*must_repair failed: nothing to repair: no call had malformed parameters (1 faults*",
+            "PASSED  test_agent.py::test_default *verdict=must_repair=not_exercised*",
+        ]
     )
 
 

@@ -383,7 +383,7 @@ def test_what_is_not_a_duplicate_call() -> None:
         assert must_recover_state(trace).ok
 
 
-def test_nothing_to_recover_from_fails_unless_allowed() -> None:
+def test_nothing_to_recover_from_is_not_exercised_unless_required() -> None:
     trace = (
         Run()
         .call("search", {"q": "x"})
@@ -391,17 +391,20 @@ def test_nothing_to_recover_from_fails_unless_allowed() -> None:
         .outcome(rebirths=0)
         .end()
     )
-    verdict = must_recover_state(trace)
-    assert not verdict.ok
+    verdict = must_recover_state(trace, require_problem=True)
+    assert (verdict.ok, verdict.outcome) == (False, "fail")
     assert verdict.explanation == (
         "must_recover_state failed: nothing to recover from: no crash, loop or stagnation arose "
         "in this run (faults fired: latency:1; the run ended completed at t=7.000s). Run the "
         "agent with PhoenixRunner.for_run and inject crash or corrupt_snapshot faults, or pass "
         "require_problem=False."
     )
-    allowed = must_recover_state(trace, require_problem=False)
-    assert allowed.ok and allowed.explanation == (
-        "must_recover_state ok: nothing went wrong; the run ended completed at t=7.000s"
+    allowed = must_recover_state(trace)  # the default: nothing went wrong is not exercised
+    assert (allowed.ok, allowed.outcome) == (True, "not_exercised")
+    assert allowed.explanation == (
+        "must_recover_state not exercised: no crash, loop or stagnation arose in this run "
+        "(faults fired: latency:1; the run ended completed at t=7.000s); no keyed side effects; "
+        "require_problem=True fails such a run"
     )
     stuck = Run().outcome(False, 9, 0, "max_steps (9) ran out").end()
     assert not must_recover_state(stuck, require_problem=False).ok

@@ -73,7 +73,9 @@ def test_a_corrupted_call_repaired_before_the_tool_ran_passes() -> None:
     run.call(fault={}, repair={})
     verdict = must_repair(run.end())
     assert verdict.ok
-    assert verdict.facts == {"problems": 1, "repaired_in_place": 1, "repaired_later": 0}
+    assert verdict.facts == {
+        "problems": 1, "repaired_in_place": 1, "repaired_later": 0, "neutralised": 0
+    }  # fmt: skip
     assert verdict.explanation.startswith(
         "must_repair ok: 1 parameter problem(s) repaired (1 before the tool ran, 0 by a later"
     )
@@ -171,11 +173,14 @@ def test_the_tools_filter_and_vacuous_runs() -> None:
     run.call("book")
     trace = run.end()
     assert not must_repair(trace).ok
-    verdict = must_repair(trace, tools="book")
-    assert (
-        not verdict.ok and "nothing to repair: no call of book had malformed" in verdict.explanation
+    idle = must_repair(trace, tools="book")  # no problem of book: not exercised, not failed
+    assert (idle.ok, idle.exercised, idle.outcome) == (True, False, "not_exercised")
+    assert idle.explanation.startswith(
+        "must_repair not exercised: no call of book had malformed parameters (1 faults fired"
     )
-    assert must_repair(trace, tools=["book"], require_problem=False).ok
+    strict = must_repair(trace, tools=["book"], require_problem=True)
+    assert (strict.ok, strict.exercised, strict.outcome) == (False, False, "fail")
+    assert "nothing to repair: no call of book had malformed" in strict.explanation
 
 
 def test_a_long_list_of_failures_is_cut_with_a_count() -> None:

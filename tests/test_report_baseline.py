@@ -212,7 +212,42 @@ GOOD = {"format": 1, "kind": "pytest-agentchaos baseline", "cases": {}}
         (GOOD | {"cases": {"a@p": {"runs": 1}}}, "case 'a@p': expected an object with runs and"),
         (
             GOOD | {"cases": {"a@p": entry(runs=0)}},
-            "case 'a@p': 'runs' is 0, expected a number >= 1",
+            "case 'a@p': 'runs' is 0, expected a whole number from 1 to 10000",
+        ),
+        # every number range-checked: a 400-digit integer was an OverflowError (INTERNALERROR)
+        (
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"a@p": {"runs": 1, '
+            b'"pass_rate": 100, "steps": ' + b"9" * 400 + b"}}}",
+            "case 'a@p': 'steps' is 9999999999",
+        ),
+        (
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"a@p": {"runs": '
+            + b"1" * 400
+            + b', "pass_rate": 100}}}',
+            "expected a whole number from 1 to 10000",
+        ),
+        (GOOD | {"cases": {"a@p": entry(runs=100_000_000)}}, "'runs' is 100000000, expected"),
+        (GOOD | {"cases": {"a@p": entry(runs=2.5)}}, "'runs' is 2.5, expected a whole number"),
+        (
+            GOOD | {"cases": {"a@p": entry(runs=2, passed=3)}},
+            "'passed' is 3, expected a whole number from 0 to its runs (2)",
+        ),
+        (GOOD | {"cases": {"a@p": entry(tokens=1e300)}}, "'tokens' is 1e+300, expected a number"),
+        (GOOD | {"cases": {"a@p": entry(seconds=-(10**400))}}, "'seconds' is -1000000000"),
+        (
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {"a@p": {"runs": 1, '
+            b'"pass_rate": 1e999}}}',
+            "'pass_rate' is inf, expected a number from 0 to 100",
+        ),
+        (GOOD | {"saved_with": [7]}, "'saved_with' is [7], expected an object"),
+        (
+            GOOD | {"saved_with": {"session_seed": "abc"}},
+            "saved_with.session_seed is 'abc', expected a whole number from 0 to 2**64",
+        ),
+        (
+            b'{"format": 1, "kind": "pytest-agentchaos baseline", "cases": {}, "saved_with": '
+            b'{"session_seed": ' + b"7" * 400 + b"}}",
+            "saved_with.session_seed is 7777777",
         ),
         (
             GOOD | {"cases": {"a@p": entry(pass_rate=101)}},
@@ -297,6 +332,8 @@ KNOWN = "expected 'metric = value' for a metric of " + ", ".join(METRICS)
         (["stepz = +1%"], f"'stepz = +1%': {KNOWN}"),
         (["steps"], f"'steps': {KNOWN}"),
         (["steps = +1%", "steps = +2%"], "'steps = +2%': steps is set twice"),
+        (["steps = +" + "9" * 400], f"'steps = +{'9' * 48}...': the amount is more than 10**15"),
+        (["pass_rate = -1e400pt"], "'pass_rate = -1e400pt': expected -Npt or off"),
     ],
 )
 def test_a_bad_tolerance_line_names_where_and_the_line(lines: list[str], problem: str) -> None:

@@ -415,9 +415,17 @@ def test_a_failing_verdict_and_its_timeline_show_when_the_test_is_expanded(
     assert "must_escape failed: loop at step 3, never escaped" in failing.inner_text()
     lanes = detail.locator("text.lane-label").all_text_contents()
     assert lanes == [
-        "run / steps", "tool calls", "faults injected", "detections", "interventions",
-        "repairs", "snapshots / rebirth", "halts / budgets / end",
-    ]  # fmt: skip
+        "loops / halts",
+        "",
+        "run / steps",
+        "tool calls",
+        "faults injected",
+        "detections",
+        "interventions",
+        "repairs",
+        "snapshots / rebirth",
+        "halts / budgets / end",
+    ]  # fmt: skip  (the loop, never broken, and the budget's stop overlap: two span lanes)
     assert detail.locator("rect.mark.tone-err").count() >= 3  # timeout, declined repair, end
     detail.locator("rect.mark.tone-fault").click()
     lines = detail.locator(".event-line").all_inner_texts()
@@ -460,7 +468,7 @@ def test_each_filter_narrows_the_visible_tests(sample: Any, open_report: Any) ->
     page.select_option("#filter-verdict", label="any verdict FAIL")
     assert viewer.visible_tests() == [FAILING]
     page.select_option("#filter-verdict", label="no verdict")
-    assert viewer.visible_tests() == [MISSING, HOSTILE]
+    assert viewer.visible_tests() == [HOSTILE, MISSING]  # failures first
     page.select_option("#filter-outcome", "passed")
     assert viewer.visible_tests() == [] and page.inner_text("#shown-count") == "0 of 5 tests shown"
     viewer.check()

@@ -328,12 +328,14 @@ class Latency(FaultKind):
 @register
 class MalformedParams(FaultKind):
     """The call's arguments are corrupted before it runs, by one of ``mutations`` (all by
-    default) drawn with a key it can corrupt, using the tool's schema when there is one. Tool
-    and HTTP calls only; it does not fire when no mutation fits the arguments."""
+    default) drawn with a key it can corrupt. With the tool's schema, only corruptions the
+    schema rejects are drawn (no ``unknown_key`` where extra keys are allowed, no
+    ``out_of_range`` where nothing is bounded): a corruption no check could catch tests no
+    agent. Tool and HTTP calls only; it does not fire when no mutation fits the arguments."""
 
     name = "malformed_params"
     summary = (
-        "the arguments are corrupted before the tool runs (schema-aware when a schema is given)"
+        "the arguments are corrupted before the tool runs (with a schema: only in ways it rejects)"
     )
     params = {"mutations": one_or_many(choice(_mut.MUTATIONS))}
     defaults = {"mutations": _mut.MUTATIONS}

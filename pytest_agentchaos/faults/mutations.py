@@ -3,12 +3,19 @@
 Each mutation looks at the arguments (and the tool's JSON Schema when there is one),
 returns the keys it can corrupt, and produces a concrete, JSON-able decision that
 :func:`apply_mutation` replays on the arguments.
+
+With a schema, only a corruption the schema rejects is drawn (validated with jsonschema,
+formats asserted): a corruption the tool's own contract cannot tell from a real request (a
+number moved within no bounds, a key added where extra keys are allowed) is no test of an
+agent. ``out_of_range`` needs bounds (``minimum``, ``maximum`` and their exclusive forms),
+with or without a schema around them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import random
 import re
 from collections.abc import Mapping
@@ -80,9 +87,14 @@ def candidates(mutation: str, args: Mapping[str, Any], schema: Mapping[str, Any]
                 and _as_date(v) is not None
             )
         )
-    if mutation == "out_of_range":
+    if mutation == "out_of_range":  # only where there are bounds to break
         return sorted(
-            k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+            k
+            for k, v in args.items()
+            if isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and isinstance(props.get(k), Mapping)
+            and any(_bound(props[k], b) is not None for b in _BOUNDS)
         )
     if mutation == "missing_required":
         if schema:  # with a schema, only keys it requires are "required"
@@ -114,18 +126,89 @@ def _money(name: str) -> bool:
     return bool(re.search(r"amount|price|cost|total|fee|budget|salary", name, re.IGNORECASE))
 
 
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _bound(prop: Mapping[str, Any], name: str) -> float | None:
+    """A numeric bound of a property (a draft-4 boolean ``exclusiveMinimum`` is no bound)."""
+    value = prop.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
 def decide(
     rng: random.Random,
     allowed: tuple[str, ...],
     args: Mapping[str, Any],
     schema: Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
-    """Pick one applicable mutation and key; ``None`` when nothing applies."""
+    """Pick one applicable mutation and key; ``None`` when nothing applies. With a schema,
+    only a corruption it rejects (where the agent's own arguments met it) is picked: draws
+    that it would accept are set aside and another is drawn."""
     schema = parameters_schema(schema)
     options = [(m, k) for m in allowed for k in candidates(m, args, schema)]
-    if not options:
-        return None
-    mutation, key = options[rng.randrange(len(options))]
+    checker = _Rejects.of(schema, args) if schema and options else None
+    while options:
+        mutation, key = options.pop(rng.randrange(len(options)))
+        detail = _decide_one(rng, mutation, key, args, schema)
+        if checker is None or checker.rejects(apply_mutation(args, detail)):
+            return detail
+    return None
+
+
+class _Rejects:
+    """Whether a tool's schema rejects corrupted arguments for a reason the agent's own
+    arguments did not already give (formats asserted)."""
+
+    _cache: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+    def __init__(self, validator: Any, args: Mapping[str, Any]) -> None:
+        self.validator = validator
+        self.before = self._errors(args)
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any], args: Mapping[str, Any]) -> _Rejects | None:
+        """A checker for ``schema``, or None when the schema cannot be used to validate (the
+        corruption is then drawn as without a schema)."""
+        found = cls._cache.get(id(schema))
+        if found is None or found[0] is not schema:
+            try:
+                from jsonschema.validators import validator_for
+
+                kind = validator_for(schema)
+                validator = kind(schema, format_checker=kind.FORMAT_CHECKER)
+            except Exception:  # noqa: BLE001 - an unusable schema: no way to tell
+                return None
+            if len(cls._cache) >= 64:
+                cls._cache.clear()
+            found = cls._cache[id(schema)] = (schema, validator)
+        try:
+            return cls(found[1], args)
+        except Exception:  # noqa: BLE001 - a schema jsonschema cannot apply ($ref, ...)
+            return None
+
+    def _errors(self, args: Mapping[str, Any]) -> set[tuple[Any, ...]]:
+        return {
+            (tuple(map(str, e.absolute_path)), str(e.validator), str(e.message))
+            for e in self.validator.iter_errors(dict(args))
+        }
+
+    def rejects(self, corrupted: Mapping[str, Any]) -> bool:
+        try:
+            return bool(self._errors(corrupted) - self.before)
+        except Exception:  # noqa: BLE001 - cannot tell: draw it, as without a schema
+            return True
+
+
+def _decide_one(
+    rng: random.Random,
+    mutation: str,
+    key: str,
+    args: Mapping[str, Any],
+    schema: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The decision of ``mutation`` on ``key``."""
     prop = _props(schema).get(key)
     prop = prop if isinstance(prop, Mapping) else {}
     original = args.get(key)
@@ -181,7 +264,11 @@ def repairable(mutation: str, original: Any, value: Any, prop: Mapping[str, Any]
         return not (numeric and date.day <= 12 and date.day != date.month)
     if mutation == "wrong_type":
         if isinstance(original, str) and isinstance(value, int) and not isinstance(value, bool):
-            return str(value) == original  # "2" sent as 2; a string's length is not the string
+            # "2" sent as 2, where the schema can tell digits are its text (a pattern, a
+            # format, an enum); in free text a number says nothing of what was meant, and a
+            # string's length is not the string
+            checked = any(k in prop for k in ("pattern", "format", "enum", "const"))
+            return str(value) == original and checked
         # a list joined into text: its items cannot be told apart again
         return not (isinstance(original, (list, tuple)) and isinstance(value, str))
     if mutation == "formatted_number":
@@ -251,17 +338,26 @@ def _spell(value: int) -> str:
 
 
 def _out_of_range(rng: random.Random, value: Any, prop: Mapping[str, Any]) -> Any:
-    minimum, maximum = prop.get("minimum"), prop.get("maximum")
+    """A number past one of the property's bounds (``candidates`` only offers keys that have
+    one): at an exclusive bound itself, or 1, 10 or 100 (1000 above) beyond it."""
+    low = _bound(prop, "minimum")
+    low_x = _bound(prop, "exclusiveMinimum")
+    high = _bound(prop, "maximum")
+    high_x = _bound(prop, "exclusiveMaximum")
+    lows = [b for b in (low, low_x) if b is not None]
+    highs = [b for b in (high, high_x) if b is not None]
     is_int = isinstance(value, int)
-    if minimum is not None and (maximum is None or rng.random() < 0.5):
+    if lows and (not highs or rng.random() < 0.5):
         gap = rng.choice((1, 10, 100))
-        return minimum - gap if is_int else float(minimum) - gap
-    if maximum is not None:
+        edge = max(lows)
+        out = edge - gap
+    else:
         gap = rng.choice((1, 10, 1000))
-        return maximum + gap if is_int else float(maximum) + gap
-    if rng.random() < 0.5:
-        return -abs(value) - 1
-    return value * 1000 + 10**6 if is_int else float(value) * 1000.0 + 1e6
+        edge = min(highs)
+        out = edge + gap
+    if is_int and float(out).is_integer():
+        return int(out)
+    return float(out)
 
 
 def _not_in_enum(rng: random.Random, enum: list[Any], original: Any = None) -> Any:

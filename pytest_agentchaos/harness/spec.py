@@ -34,16 +34,18 @@ MARKERS = {
         "before this step fails)"
     ),
     "must_escape": (
-        "must_escape(within_steps=None, require_loop=True): every loop the harness detects "
-        "must be broken (within that many steps of its detection) and the run must finish"
+        "must_escape(within_steps=None, require_loop=False): every loop the harness detects "
+        "must be broken (within that many steps of its detection) and the run must finish "
+        "(require_loop: a run where no loop arose fails, instead of being not exercised)"
     ),
     "must_repair": (
-        "must_repair(tools=None, max_attempts=3, require_problem=True): every call with "
-        "malformed parameters must be repaired into the request the agent meant, before the "
-        "tool runs or within that many later calls of the tool"
+        "must_repair(tools=None, max_attempts=3, require_problem=False): every call with "
+        "malformed parameters must reach the tool as the request the agent meant, before the "
+        "tool runs or within that many later calls of the tool (require_problem: a run without "
+        "one fails, instead of being not exercised)"
     ),
     "must_recover_state": (
-        "must_recover_state(max_rebirths=3, no_duplicate_effects=True, require_problem=True): "
+        "must_recover_state(max_rebirths=3, no_duplicate_effects=True, require_problem=False): "
         "after every crash, loop or stagnation the PhoenixRunner's agent must resume from a "
         "healthy snapshot and reach its goal within that many rebirths, and no side effect may "
         "run twice with the same idempotency key"

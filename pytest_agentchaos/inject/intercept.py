@@ -32,7 +32,12 @@ class Interceptor:
     - ``check(mapping)``: called with arguments a fault corrupted, before the real call; it
       raises what the framework raises for arguments that fail its validation (so the agent
       sees a malformed call as the framework shows one). Its error is recorded, then raised.
-      With a ``repairer`` the repair comes instead: it validates against the schema itself.
+      When it returns a mapping, that is what the framework's validation hands the tool (a
+      value coerced back, an unknown key dropped): the call gets it, and the trace records it
+      as a ``Repair`` by the framework (``detail["by"] == "framework"``), so that
+      ``must_repair`` judges what the tool received. With a ``repairer`` the repair comes
+      instead: it validates against the schema itself.
+    - ``validator``: whose validation ``check`` is (``"pydantic-ai"``), as the trace names it.
     - ``repairer``: a ``ParamRepairer`` (``repair(args, at=, intended=)``, ``declined()``)
       wired to the session; every call's arguments go through it before the real call.
     - ``finish(state, output)``: records a successful output and returns what the caller gets
@@ -54,12 +59,14 @@ class Interceptor:
         finish: Outcome | None = None,
         errors: NativeErrors | None = None,
         agent: str | None = None,
+        validator: str | None = None,
     ) -> None:
         self.session = session
         self.target = target
         self.channel = channel
         self.schema = schema
         self.check = check
+        self.validator = validator
         self.repairer = repairer
         self.errors = errors
         self.agent = agent
@@ -161,13 +168,35 @@ class Interceptor:
                 mapping = corrupted
                 if self.check is not None and self.repairer is None:  # else: repaired first
                     try:
-                        self.check(mapping)
+                        seen = self.check(mapping)
                     except BaseException as exc:
                         self.session.finish_error(state, exc)
                         raise
+                    if isinstance(seen, Mapping):
+                        mapping = self._validated(state, mapping, seen)
         if self.repairer is not None:
             mapping = self._repair(state, mapping, original)
         return mapping, _MISSING
+
+    def _validated(
+        self, state: CallState, corrupted: Mapping[str, Any], seen: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """Record what the framework's validation made of corrupted arguments; returns it."""
+        from ..trace.events import Repair
+        from ..trace.values import capture
+
+        limit = self.session.max_value
+        name = self.validator or "the framework's"
+        self.session.record(
+            Repair,
+            tool=self.target,
+            strategy=f"{name} validation",
+            ok=True,
+            before=capture(dict(corrupted), limit),
+            after=capture(dict(seen), limit),
+            detail={"index": state.index, "by": "framework", "validator": name},
+        )
+        return seen
 
     def _repair(self, state: CallState, mapping: Any, original: Any) -> Any:
         """The repaired arguments, or the repairer's ``declined`` error raised (recorded)."""

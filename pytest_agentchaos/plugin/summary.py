@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,10 @@ if TYPE_CHECKING:
     from ..report.session import SessionEnd
 
 __all__ = ["SEED_KEY", "TRACES_KEY", "Summary", "XdistSeed"]
+
+#: A pass-rate line below its rule (a count of verdicts not exercised may follow the rule),
+#: or the line that says the session fails by them.
+_FAILING = re.compile(r": (?:pass\^\d+|min_pass_rate \d+%) FAIL(?:;|$)|the session fails$")
 
 SEED_KEY = "agentchaos_seed"
 #: the controller's temporary trace dir (``--chaos-html`` without a report dir)
@@ -67,7 +72,7 @@ class Summary:
             for line in summary_lines(rows, verbose=self.config.get_verbosity()):
                 tr.write_line(line)
             for line in end.rate_lines() if end is not None else ():
-                tr.write_line(line, red=line.endswith(("FAIL", "the session fails")))
+                tr.write_line(line, red=bool(_FAILING.search(line)))
         for line in end.lines if end is not None else ():
             tr.write_line(line, red="regression" in line and "no regressions" not in line)
         if rows:

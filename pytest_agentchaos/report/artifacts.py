@@ -14,9 +14,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..verdicts.verdict import FAIL, NOT_EXERCISED, outcome_of
 from .files import write_atomic
 from .metrics import total_metrics
 from .passk import case_rates
+from .terminal import FAILED_OUTCOMES
 
 __all__ = [
     "INDEX_FORMAT",
@@ -77,24 +79,31 @@ def index_data(
     runs: int = 1,
 ) -> dict[str, Any]:
     """The content of ``index.json``: one entry per chaos test run (sorted by node id) with
-    its profile, seed, outcome, verdicts and their explanations, metrics, replay command and
-    trace file (and, for a test run several times, its case and run number), the metrics
-    totalled per profile, and the pass rate of each test run several times."""
+    its profile, seed, outcome, the exception that ended it (``error``: ``type``, ``message``,
+    ``where``; null when none did), verdicts with their outcome (``pass``, ``fail``,
+    ``not_exercised``) and explanation, metrics, replay command and trace file (and, for a
+    test run several times, its case and run number), the totals per profile (runs failed,
+    runs with a verdict not exercised, faults fired, the stacks' metrics), and the pass rate
+    of each test run several times with its verdicts' runs not exercised."""
     rows = list(rows)
     tests: list[dict[str, Any]] = []
     for row in sorted(rows, key=lambda r: str(r.get("test", ""))):
         explanations = row.get("explanations") or {}
+        verdicts = []
+        for name, value in (row.get("verdicts") or {}).items():
+            outcome = outcome_of(value)
+            verdicts.append({"name": name, "ok": outcome != FAIL, "outcome": outcome,
+                             "explanation": str(explanations.get(name, ""))})  # fmt: skip
+        error = row.get("error")
         tests.append({
             "node_id": str(row.get("test", "")),
             "profile": str(row.get("profile", "")),
             "test_seed": int(row.get("seed", 0)),
             "outcome": str(row.get("outcome", "")),
+            "error": _error(error),
             "replay": str(row.get("replay", "")),
             "trace": row.get("trace_file"),
-            "verdicts": [
-                {"name": name, "ok": bool(ok), "explanation": str(explanations.get(name, ""))}
-                for name, ok in (row.get("verdicts") or {}).items()
-            ],
+            "verdicts": verdicts,
             "halted": list(row.get("halted") or []),
             "capped": list(row.get("capped") or []),
             "metrics": dict(row.get("metrics") or {}),
@@ -119,17 +128,46 @@ def index_data(
                 "wilson95": list(r.interval),
                 "min_pass_rate": r.min_pass_rate,
                 "ok": r.ok,
+                "not_exercised": dict(r.not_exercised),
             }
             for r in case_rates(rows)
         ],
-        "profiles": {
-            name: {
-                "tests": len(group),
-                "passed": sum(t["outcome"] == "passed" for t in group),
-                **total_metrics(t["metrics"] for t in group),
-            }
-            for name, group in sorted(profiles.items())
-        },
+        "profiles": {name: _profile(group) for name, group in sorted(profiles.items())},
+    }
+
+
+def _error(error: Any) -> dict[str, str] | None:
+    """A row's ``error`` as the index holds it: the three strings, or null."""
+    if not isinstance(error, Mapping) or not isinstance(error.get("type"), str):
+        return None
+    return {k: str(error.get(k) or "") for k in ("type", "message", "where")}
+
+
+def _profile(group: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A profile's totals: runs, how many passed and failed, how many had a verdict not
+    exercised (and which), faults fired by kind, and the stacks' metrics added up."""
+    faults: dict[str, int] = {}
+    idle: dict[str, int] = {}
+    for test in group:
+        found = test["metrics"].get("faults")
+        for kind, n in found.items() if isinstance(found, Mapping) else ():
+            if type(n) is int:
+                faults[str(kind)] = faults.get(str(kind), 0) + n
+        for verdict in test["verdicts"]:
+            if verdict["outcome"] == NOT_EXERCISED:
+                idle[verdict["name"]] = idle.get(verdict["name"], 0) + 1
+    return {
+        "tests": len(group),
+        "passed": sum(t["outcome"] == "passed" for t in group),
+        "failed": sum(t["outcome"] in FAILED_OUTCOMES for t in group),
+        "failing_verdict": sum(any(v["outcome"] == FAIL for v in t["verdicts"]) for t in group),
+        "not_exercised": sum(
+            any(v["outcome"] == NOT_EXERCISED for v in t["verdicts"]) for t in group
+        ),
+        "not_exercised_by_verdict": dict(sorted(idle.items())),
+        "faults_fired": sum(faults.values()),
+        "faults": dict(sorted(faults.items())),
+        **total_metrics(t["metrics"] for t in group),
     }
 
 

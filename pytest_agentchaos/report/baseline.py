@@ -75,9 +75,22 @@ def case_key(row: Mapping[str, Any]) -> str:
     return f"{row.get('case') or row.get('test', '')}@{row.get('profile', '')}"
 
 
+#: The largest number a baseline may hold (larger is no count, median or time of a test run;
+#: a 400-digit integer would not even convert to a float).
+MAX_NUMBER = 10**15
+#: The most runs of one case (``--chaos-runs`` allows at most this many).
+MAX_RUNS = 10_000
+#: The largest session seed a baseline may name.
+MAX_SEED = 2**64
+
+
 def _finite(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok and math.isfinite(value) else None
+    """``value`` as a float when it is a number within +-:data:`MAX_NUMBER`, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return float(value) if -MAX_NUMBER <= value <= MAX_NUMBER else None
+    return float(value) if math.isfinite(value) and abs(value) <= MAX_NUMBER else None
 
 
 def _tidy(value: float) -> float | int:
@@ -109,15 +122,27 @@ def case_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def _case_problem(entry: Any) -> str | None:
+    """What is wrong with a baseline's case entry (every number range-checked), or None."""
     if not isinstance(entry, dict) or not {"runs", "pass_rate"} <= entry.keys():
         return f"expected an object with runs and pass_rate, found {safe_repr(entry, 60)}"
     for name in ("runs", "passed", "pass_rate", *_MEDIANS, "steps_to_escape", *_TOTALS):
-        value, least = entry.get(name, 0), int(name == "runs")
+        value = entry.get(name, 0)
         if value is None and name == "steps_to_escape":
             continue
-        if (n := _finite(value)) is None or not least <= n <= (100 if name == "pass_rate" else n):
-            want = "from 0 to 100" if name == "pass_rate" else f">= {least}"
-            return f"{name!r} is {safe_repr(value, 60)}, expected a number {want}"
+        n = _finite(value)
+        if name == "runs":
+            ok = n is not None and n.is_integer() and 1 <= n <= MAX_RUNS
+            want = f"a whole number from 1 to {MAX_RUNS}"
+        elif name == "passed":
+            runs = entry["runs"]
+            ok = n is not None and n.is_integer() and 0 <= n <= (_finite(runs) or 0)
+            want = f"a whole number from 0 to its runs ({safe_repr(runs, 20)})"
+        elif name == "pass_rate":
+            ok, want = n is not None and 0 <= n <= 100, "a number from 0 to 100"
+        else:
+            ok, want = n is not None and n >= 0, "a number >= 0 (at most 10**15)"
+        if not ok:
+            return f"{name!r} is {safe_repr(value, 60)}, expected {want}"
     return None
 
 
@@ -145,6 +170,15 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         raise BaselineError(f"{where}: format {safe_repr(found, 60)} is not supported ({ours})")
     if not isinstance(cases := data.get("cases"), dict):
         raise BaselineError(f"{where}: 'cases' is {safe_repr(cases, 60)}, expected an object")
+    saved = data.get("saved_with", {})
+    if not isinstance(saved, dict):
+        raise BaselineError(f"{where}: 'saved_with' is {safe_repr(saved, 60)}, expected an object")
+    seed = saved.get("session_seed")
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
+        raise BaselineError(
+            f"{where}: saved_with.session_seed is {safe_repr(seed, 60)}, expected a whole number "
+            "from 0 to 2**64 (a --chaos-seed)"
+        )
     for key, entry in cases.items():
         if problem := _case_problem(entry):
             raise BaselineError(f"{where}: case {safe_repr(key, 200)}: {problem}")
@@ -160,7 +194,7 @@ def seed_note(path: str | os.PathLike[str], session_seed: int) -> str | None:
         seed = saved.get("session_seed")
     except (OSError, ValueError, AttributeError, RecursionError):
         return None
-    if type(seed) is not int or seed == session_seed:
+    if type(seed) is not int or seed == session_seed or not 0 <= seed <= MAX_SEED:
         return None
     return (
         f"note: the baseline was saved under session seed {seed}, this session's is "
@@ -213,7 +247,11 @@ def parse_tolerances(lines: Sequence[str], where: str) -> dict[str, Tolerance]:
         elif metric in seen:
             problem = f"{metric} is set twice"
         elif (form := "off" if match[2] else f"{match[3]}{match[5] or ''}".lower()) in forms:
-            found[metric] = _OFF if form == "off" else Tolerance(float(match[4]), form == "+%")
+            amount = 0.0 if form == "off" else float(match[4])
+            if not amount <= MAX_NUMBER:  # 400 digits are a float's inf
+                shown = line if len(line) <= 60 else f"{line[:57]}..."
+                raise ChaosConfigError(f"{where}: {shown!r}: the amount is more than 10**15")
+            found[metric] = _OFF if form == "off" else Tolerance(amount, form == "+%")
             seen.add(metric)
             continue
         else:

@@ -1,6 +1,8 @@
 """The HTML timeline report: one self-contained page (inline CSS and JS, no network request)
-that lists the chaos test runs of a session from ``index.json``, filters them by outcome,
-profile and verdict, and draws each run's trace as lanes of marks along steps and virtual time.
+that lists the chaos test runs of a session from ``index.json`` (failures first, each with why
+it ended), filters them by outcome, profile and verdict (pass, fail, not exercised), and draws
+each run's trace as lanes of marks along steps and virtual time, with loop episodes and halts
+as labelled spans.
 
 Everything a trace holds is agent output, hence hostile: the page shows it as text only. Each
 trace is embedded once, compactly (long strings cut; the full detail stays in the trace file),
@@ -22,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ..saferepr import safe_repr
+from ..verdicts.verdict import FAIL, NOT_EXERCISED, PASS, error_line, outcome_of
 from .files import write_atomic
+from .terminal import FAILED_OUTCOMES
 
 __all__ = ["render_html", "write_html"]
 
@@ -214,14 +218,26 @@ def _fmt(value: Any) -> str:
     return _esc(value)
 
 
+#: The totals shown first, with their headings; other keys follow under their own names.
+_TOTALS = {"tests": "runs", "passed": "passed", "failed": "failed",
+           "failing_verdict": "with a failing verdict", "not_exercised": "not exercised",
+           "faults_fired": "faults fired"}  # fmt: skip
+
+
 def _totals_table(profiles: Any) -> str:
     if not isinstance(profiles, Mapping) or not profiles:
         return "<p>no chaos test ran</p>"
     columns = ["tests", "passed"]
     for totals in profiles.values():
         if isinstance(totals, Mapping):
+            columns.extend(k for k in _TOTALS if k in totals and k not in columns)
+    for totals in profiles.values():
+        if isinstance(totals, Mapping):
             columns.extend(k for k in totals if k not in columns)
-    head = "".join(f"<th>{_esc(c)}</th>" for c in ["profile", *columns])
+    head = "".join(
+        f"<th>{_esc(_TOTALS.get(c, c) if isinstance(c, str) else c)}</th>"
+        for c in ["profile", *columns]
+    )
     body = "".join(
         f"<tr><td>{_esc(name)}</td>"
         + "".join(f"<td>{_fmt(t.get(c) if isinstance(t, Mapping) else None)}</td>" for c in columns)
@@ -255,21 +271,76 @@ def _cases_section(cases: Any) -> str:
             f"<td>{_fmt(case.get('passed'))}/{_fmt(runs)}</td>"
             f"<td>{_percent(case.get('pass_rate'))}</td>"
             f"<td>{_percent(low)}\u2013{_percent(high)}</td><td>{rule}</td>"
-            f"<td>{_badge('', ok)}</td></tr>"
+            f'<td>{_badge("", ok)}</td><td class="idle">{_idle(case, runs)}</td></tr>'
         )
     return (
         '<section><h2>Pass rates</h2><table id="case-rates"><thead><tr><th>test</th>'
         "<th>profile</th><th>passed</th><th>rate</th><th>Wilson 95%</th><th>rule</th><th></th>"
-        f"</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
+        f"<th>not exercised</th></tr></thead><tbody>{''.join(body)}</tbody></table></section>"
     )
 
 
-def _verdicts(entry: Mapping[str, Any]) -> list[tuple[str, bool, str]]:
+def _idle(case: Mapping[str, Any], runs: Any) -> str:
+    """The runs of a case in which each verdict was not exercised: ``must_repair 7/10``."""
+    found = case.get("not_exercised")
+    if not isinstance(found, Mapping):
+        return ""
+    return ", ".join(
+        f"{_esc(str(name))} {_fmt(n)}/{_fmt(runs)}"
+        for name, n in islice(found.items(), MAX_ITEMS)
+        if type(n) is int and n > 0
+    )
+
+
+def _verdicts(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(name, outcome, explanation) of each verdict of an index entry (an entry without an
+    ``outcome``, from an older index, reads its ``ok``)."""
     found = entry.get("verdicts")
     if not isinstance(found, (list, tuple)):
         return []
-    return [(str(v.get("name", "?")), v.get("ok") is True, str(v.get("explanation") or ""))
-            for v in found if isinstance(v, Mapping)]  # fmt: skip
+    return [
+        (str(v.get("name", "?")), outcome_of(v.get("outcome", v.get("ok") is True)),
+         str(v.get("explanation") or ""))
+        for v in found if isinstance(v, Mapping)
+    ]  # fmt: skip
+
+
+def _error(entry: Mapping[str, Any]) -> str | None:
+    """The exception that ended an entry's run, on one line."""
+    error = entry.get("error")
+    if not isinstance(error, Mapping) or not isinstance(error.get("type"), str):
+        return None
+    return error_line({k: str(v) for k, v in error.items() if isinstance(v, str)}, 500)
+
+
+def _why(entry: Mapping[str, Any], verdicts: list[tuple[str, str, str]]) -> str:
+    """Why a run failed, in a few words: the exception that ended it (unless a halt of the
+    harness or a framework's cap stopped it: that is named instead), its failing verdicts,
+    what stopped it; empty for a run that passed."""
+    parts = []
+    error = None if entry.get("halted") or entry.get("capped") else _error(entry)
+    if error:
+        parts.append(error)
+    failing = [name for name, outcome, _ in verdicts if outcome == FAIL]
+    if failing:
+        parts.append(f"{', '.join(failing)} failed")
+    for key, label in (("halted", "halted by"), ("capped", "capped by")):
+        stops = entry.get(key)
+        if isinstance(stops, list) and stops:
+            parts.append(f"{label} {'+'.join(str(x) for x in stops[:5])}")
+    if not parts and str(entry.get("outcome", "")) in FAILED_OUTCOMES:
+        parts.append("no exception or failing verdict recorded")
+    return "; ".join(parts)
+
+
+def _rank(entry: Mapping[str, Any]) -> tuple[int, str]:
+    """Failures first (failed runs, then a failing verdict, then a verdict not exercised),
+    then by node id."""
+    outcomes = {outcome for _, outcome, _ in _verdicts(entry)}
+    outcome = str(entry.get("outcome", ""))
+    rank = (0 if outcome in FAILED_OUTCOMES else 1 if FAIL in outcomes
+            else 2 if NOT_EXERCISED in outcomes else 3)  # fmt: skip
+    return rank, str(entry.get("node_id", ""))
 
 
 def _options(select_id: str, label: str, choices: Iterable[tuple[str, str]]) -> str:
@@ -292,17 +363,23 @@ def _filters(tests: list[Mapping[str, Any]], tokens: dict[str, str]) -> str:
     )
 
 
+#: Each verdict outcome's CSS class and the word its badge shows.
+_STATES = {PASS: ("ok", "ok"), FAIL: ("fail", "FAIL"), NOT_EXERCISED: ("idle", "not exercised")}
+
+
 def _verdict_tokens(tests: list[Mapping[str, Any]]) -> dict[str, str]:
     """The verdict filter's choices, label -> the token rows carry in ``data-verdicts``."""
-    labels = ["any verdict FAIL", "all verdicts ok", "no verdict"]
+    labels = ["any verdict FAIL", "any verdict not exercised", "all verdicts ok", "no verdict"]
     names = sorted({name for entry in tests for name, _, _ in _verdicts(entry)})
-    labels += [f"{name} {state}" for name in names for state in ("ok", "FAIL")]
+    labels += [f"{name} {word}" for name in names for _, word in _STATES.values()]
     return {label: f"v{i}" for i, label in enumerate(labels)}
 
 
-def _badge(name: str, ok: bool) -> str:
-    state = "ok" if ok else "fail"
-    return f'<span class="badge verdict-{state}">{name} {"ok" if ok else "FAIL"}</span>'
+def _badge(name: str, outcome: str | bool) -> str:
+    if isinstance(outcome, bool):  # a pass rate's rule: met or not
+        outcome = PASS if outcome else FAIL
+    state, word = _STATES[outcome]
+    return f'<span class="badge verdict-{state}">{name} {word}</span>'
 
 
 def _test_rows(
@@ -313,17 +390,24 @@ def _test_rows(
 ) -> str:
     """A test's row in the table and its detail row (verdicts, replay, metrics, timeline)."""
     verdicts = _verdicts(entry)
-    marks = [tokens[f"{name} {'ok' if ok else 'FAIL'}"] for name, ok, _ in verdicts]
-    every_ok = all(ok for _, ok, _ in verdicts)
-    state = "no verdict" if not verdicts else "all verdicts ok" if every_ok else "any verdict FAIL"
-    marks.append(tokens[state])
+    marks = [tokens[f"{name} {_STATES[outcome][1]}"] for name, outcome, _ in verdicts]
+    outcomes = {outcome for _, outcome, _ in verdicts}
+    if not verdicts:
+        marks.append(tokens["no verdict"])
+    if outcomes == {PASS}:
+        marks.append(tokens["all verdicts ok"])
+    if FAIL in outcomes:
+        marks.append(tokens["any verdict FAIL"])
+    if NOT_EXERCISED in outcomes:
+        marks.append(tokens["any verdict not exercised"])
     outcome, profile = str(entry.get("outcome", "")), _esc(str(entry.get("profile", "")))
     found = entry.get("metrics")
     metrics: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     faults = metrics.get("faults")
     fired = sum(v for v in faults.values() if type(v) is int) if isinstance(faults, Mapping) else 0
-    badges = "".join(_badge(_esc(name), ok) for name, ok, _ in verdicts) or "\u2013"
+    badges = "".join(_badge(_esc(name), o) for name, o, _ in verdicts) or "\u2013"
     outcome_class = "outcome-" + _CLASS.sub("", outcome.lower())
+    why = _why(entry, verdicts)
     row = (
         f'<tr class="test" id="test-{number}" data-outcome="{_esc(outcome)}" '
         f'data-profile="{profile}" data-verdicts="{" ".join(marks)}"><td>'
@@ -332,12 +416,20 @@ def _test_rows(
         f'<td class="node-id">{_esc(str(entry.get("node_id", "")))}</td><td>{profile}</td>'
         f"<td>{_fmt(entry.get('test_seed'))}</td>"
         f'<td><span class="outcome {outcome_class}">{_esc(outcome)}</span></td>'
+        f'<td class="why">{_esc(_cut(why, 240))}</td>'
         f"<td>{badges}</td><td>{_fmt(metrics.get('steps'))}</td><td>{fired}</td></tr>"
     )
     items = "".join(
-        f'<li class="verdict verdict-{"ok" if ok else "fail"}">{_badge("", ok)} <b>{_esc(name)}</b>'
+        f'<li class="verdict verdict-{_STATES[o][0]}">{_badge("", o)} <b>{_esc(name)}</b>'
         f'<pre class="explanation">{_esc(explanation)}</pre></li>'
-        for name, ok, explanation in verdicts
+        for name, o, explanation in verdicts
+    )
+    error = _error(entry)
+    ended = (
+        f'<section class="ended"><h3>Why it ended</h3><pre class="error">{_esc(error)}</pre>'
+        "</section>"
+        if error
+        else ""
     )
     stops = "".join(
         f"<p>{label}: {_fmt(entry.get(key))}</p>"
@@ -351,7 +443,7 @@ def _test_rows(
     trace_name = entry.get("trace")
     trace_line = f'<p class="muted">trace file: <code>{_esc(trace_name)}</code></p>'
     return (
-        f'{row}<tr class="detail" id="detail-{number}" hidden><td colspan="8"><section>'
+        f'{row}<tr class="detail" id="detail-{number}" hidden><td colspan="9">{ended}<section>'
         f'<h3>Verdicts</h3><ul class="verdicts">{items or "<li>no verdict</li>"}</ul>{stops}'
         f'</section><section class="replay"><h3>Replay</h3><code id="replay-{number}">'
         f'{_esc(str(entry.get("replay", "")))}</code> <button type="button" class="copy" '
@@ -359,6 +451,27 @@ def _test_rows(
         f'<div class="metrics">{metric_items}</div></section><section><h3>Timeline</h3>'
         f"{trace_line if trace_name else ''}{_trace_block(number, entry, load_trace)}"
         "</section></td></tr>"
+    )
+
+
+def _counts(tests: list[Mapping[str, Any]]) -> str:
+    """The header's counts, each a subset of the one before it where it says so: runs, runs
+    failed (with a failing verdict, or by an error alone), runs with a verdict not exercised,
+    faults fired."""
+    failed = [t for t in tests if str(t.get("outcome", "")) in FAILED_OUTCOMES]
+    by_verdict = sum(any(o == FAIL for _, o, _ in _verdicts(t)) for t in failed)
+    idle = sum(any(o == NOT_EXERCISED for _, o, _ in _verdicts(t)) for t in tests)
+    fired = 0
+    for t in tests:
+        metrics = t.get("metrics")
+        faults = metrics.get("faults") if isinstance(metrics, Mapping) else None
+        if isinstance(faults, Mapping):
+            fired += sum(v for v in faults.values() if type(v) is int and v > 0)
+    runs = f"chaos test run{'s' * (len(tests) != 1)}"
+    return (
+        f"{len(tests)} {runs}: {len(failed)} failed ({by_verdict} with a failing verdict, "
+        f"{len(failed) - by_verdict} without one), {idle} with a verdict not exercised; "
+        f"faults fired: {fired}"
     )
 
 
@@ -377,8 +490,10 @@ def render_html(
     tests = [t for t in raw_tests if isinstance(t, Mapping)] if isinstance(raw_tests, list) else []
     tokens = _verdict_tokens(tests)
     option = index.get("profile_option")
-    failing = sum(not all(ok for _, ok, _ in _verdicts(t)) for t in tests)
-    rows = "".join(_test_rows(i, entry, tokens, load_trace) for i, entry in enumerate(tests))
+    rows = "".join(
+        _test_rows(i, entry, tokens, load_trace)
+        for i, entry in sorted(enumerate(tests), key=lambda pair: _rank(pair[1]))
+    )
     legend = "".join(
         f'<span class="legend-item"><span class="swatch tone-{tone}"></span>{label}</span>'
         for tone, label in (("call", "call"), ("ok", "ok"), ("err", "error / declined / hard halt"),
@@ -394,14 +509,13 @@ def render_html(
         f"<style>{_asset('timeline.css')}</style></head><body>"
         "<header><h1>pytest-agentchaos report</h1><p>"
         f"session seed <b>{_esc(str(index.get('session_seed', '')))}</b> \u00b7 profile option "
-        f"<b>{_esc(option) if option else '(none)'}</b> \u00b7 chaos test runs: {len(tests)}, "
-        f"{failing} with a failing verdict</p></header>"
+        f"<b>{_esc(option) if option else '(none)'}</b> \u00b7 {_counts(tests)}</p></header>"
         f"<section><h2>Totals per profile</h2>{_totals_table(index.get('profiles'))}</section>"
         f"{_cases_section(index.get('cases'))}"
         f"<section><h2>Tests</h2>{_filters(tests, tokens)}"
         f'<div class="legend">{legend}</div>'
         '<table id="tests"><thead><tr><th></th><th>test</th><th>profile</th><th>seed</th>'
-        "<th>outcome</th><th>verdicts</th><th>steps</th><th>faults</th></tr></thead>"
+        "<th>outcome</th><th>why</th><th>verdicts</th><th>steps</th><th>faults</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></section>"
         f"<script>{_asset('timeline.js')}</script></body></html>\n"
     )

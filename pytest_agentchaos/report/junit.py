@@ -1,9 +1,11 @@
 """JUnit ``<property>`` elements for a chaos test: what ``--junitxml`` carries into CI dashboards.
 
-Each chaos test's profile, seeds, outcome, verdicts (``ok``, or ``FAIL`` with the explanation),
-metrics (steps, tool and model calls, virtual seconds, tokens, faults by kind, loops detected
-and escaped, repairs ok / declined / failed, halts by heuristic, budget or cap) and the command
-that replays it, as ``agentchaos.*`` name / value pairs, built from the summary row alone.
+Each chaos test's profile, seeds, outcome, the exception that ended its run (``error``: type,
+message and the user's frame), verdicts (``ok``; ``FAIL`` or ``not exercised`` with the
+explanation), metrics (steps, tool and model calls, virtual seconds, tokens, faults by kind,
+loops detected and escaped, repairs ok / declined / failed, halts by heuristic, budget or cap)
+and the command that replays it, as ``agentchaos.*`` name / value pairs, built from the
+summary row alone.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..verdicts.verdict import Verdict
+from ..verdicts.verdict import LABELS, PASS, Verdict
+from .terminal import row_error
 
 __all__ = ["PREFIX", "junit_properties"]
 
@@ -31,6 +34,7 @@ def junit_properties(
         ("profile", str(row.get("profile", ""))),
         ("test_seed", str(row.get("seed", ""))),
         ("outcome", str(row.get("outcome", ""))),
+        *([("error", error)] if (error := row_error(row, 500)) else []),
         ("replay", replay),
         ("steps", str(row.get("steps", 0))),
         ("tool_calls", str(row.get("tool_calls", 0))),
@@ -49,6 +53,12 @@ def junit_properties(
     if row.get("capped"):
         props.append(("capped", "+".join(map(str, row["capped"]))))
     for verdict in verdicts:
-        text = "ok" if verdict.ok else f"FAIL: {verdict.explanation[:_EXPLANATION]}"
+        outcome = verdict.outcome
+        text = LABELS[outcome]
+        if outcome != PASS:
+            text += f": {verdict.explanation[:_EXPLANATION]}"
         props.append((f"verdict.{verdict.name}", text))
+    if verdicts:
+        counts = {o: sum(v.outcome == o for v in verdicts) for o in LABELS}
+        props.append(("verdicts", ",".join(f"{o}:{n}" for o, n in counts.items() if n)))
     return [(PREFIX + name, value) for name, value in props]

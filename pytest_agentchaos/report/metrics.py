@@ -57,10 +57,13 @@ def _int(value: Any, default: int) -> int:
 
 def _repairs(trace: Trace) -> dict[str, int]:
     """Repairs that worked (the repaired call succeeded), declined (the repairer refused),
-    and failed (repaired, and the call failed all the same)."""
+    and failed (repaired, and the call failed all the same). A framework's own validation of
+    corrupted arguments (``detail["by"] == "framework"``) is no repair of the agent's."""
     ends: dict[tuple[str, Any], bool] = {(r.tool, r.index): r.ok for r in trace.of_type(ToolResult)}
     ok = declined = failed = 0
     for repair in trace.of_type(Repair):
+        if isinstance(repair.detail, dict) and repair.detail.get("by") == "framework":
+            continue
         if not repair.ok:
             declined += 1
             continue

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from ..verdicts.verdict import NOT_EXERCISED, outcome_of
 
 __all__ = ["CaseRate", "case_rates", "rate_lines", "wilson"]
 
@@ -47,6 +49,8 @@ class CaseRate:
     passed: int
     #: the share that must pass (None: all of them, pass^k)
     min_pass_rate: float | None = None
+    #: verdict name -> in how many of the runs it was not exercised (nothing arose to judge)
+    not_exercised: dict[str, int] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -71,10 +75,14 @@ class CaseRate:
         rule = f"pass^{self.runs}" if self.min_pass_rate is None else (
             f"min_pass_rate {self.min_pass_rate:.0%}"
         )  # fmt: skip
+        idle = "".join(
+            f"; {name} not exercised in {n} of {self.runs} runs"
+            for name, n in sorted(self.not_exercised.items())
+        )
         return (
             f"{self.case}@{self.profile}: {self.passed}/{self.runs} runs passed "
             f"({self.rate:.0%}, Wilson 95% {low:.0%}-{high:.0%}): {rule} "
-            f"{'ok' if self.ok else 'FAIL'}"
+            f"{'ok' if self.ok else 'FAIL'}{idle}"
         )
 
 
@@ -86,7 +94,8 @@ JUDGED = frozenset({"passed", "failed", "error"})
 def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
     """The pass rate of each test case run several times (rows with a ``run`` number), by
     case and profile, sorted. A run passes when its outcome is ``passed``; skipped runs and
-    those the user marked xfail are left out."""
+    those the user marked xfail are left out. Each case counts, per verdict, the runs in which
+    it was not exercised."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         if row.get("run") is None or row.get("outcome") not in JUDGED:
@@ -96,6 +105,12 @@ def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
     rates = []
     for (case, profile), group in sorted(groups.items()):
         limits = [r["min_pass_rate"] for r in group if r.get("min_pass_rate") is not None]
+        idle: dict[str, int] = {}
+        for r in group:
+            verdicts = r.get("verdicts")
+            for name, value in verdicts.items() if isinstance(verdicts, Mapping) else ():
+                if outcome_of(value) == NOT_EXERCISED:
+                    idle[str(name)] = idle.get(str(name), 0) + 1
         rates.append(
             CaseRate(
                 case,
@@ -103,6 +118,7 @@ def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
                 runs=len(group),
                 passed=sum(r.get("outcome") == "passed" for r in group),
                 min_pass_rate=float(max(limits)) if limits else None,
+                not_exercised=idle,
             )
         )
     return rates

@@ -8,24 +8,42 @@ about faults that matched no call and agent threads left running.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..trace.events import Event, RunEnded
 from ..trace.trace import Trace
-from ..verdicts.verdict import Verdict, usage
+from ..verdicts.verdict import (
+    LABELS,
+    NOT_EXERCISED,
+    Verdict,
+    error_line,
+    error_of,
+    outcome_of,
+    run_end,
+    usage,
+)
 from .metrics import run_metrics, total_metrics
 
 __all__ = [
     "QUIET_OUTCOMES",
     "failure_section",
     "format_row",
+    "not_exercised_notes",
     "replay_command",
+    "row_error",
     "summary_lines",
     "summary_row",
 ]
 
 #: Outcomes whose rows are shown only with ``-v``: nothing to look at.
 QUIET_OUTCOMES = frozenset({"passed", "xfailed", "skipped"})
+#: Outcomes of a run that failed (the HTML report lists them first; totals count them).
+FAILED_OUTCOMES = frozenset({"failed", "error", "xpassed", "interrupted"})
+#: The longest message of the error that ended a run shown in its summary row.
+ROW_ERROR = 160
+#: Notes on verdicts not exercised shown without ``-v``.
+NOTES_SHOWN = 10
 
 
 def replay_command(
@@ -62,6 +80,7 @@ def summary_row(
     return {
         "test": trace.meta.get("test", ""),
         "outcome": outcome,
+        "error": run_end(trace)["error"],
         "profile": trace.meta.get("profile", ""),
         "seed": trace.meta.get("seed", 0),
         "faults": trace.fault_counts(),
@@ -71,27 +90,43 @@ def summary_row(
         "seconds": u["seconds"],
         "halted": halted,
         "capped": capped,
-        "verdicts": {v.name: v.ok for v in verdicts},
+        "verdicts": {v.name: v.outcome for v in verdicts},
         "metrics": run_metrics(trace),
         "unmatched": list(unmatched),
         "threads_left": list(threads_left),
     }
 
 
+def row_error(row: Mapping[str, Any], limit: int = ROW_ERROR) -> str | None:
+    """The exception that ended a row's run, on one line (None: it ended without one)."""
+    error = row.get("error")
+    if not isinstance(error, Mapping) or not isinstance(error.get("type"), str):
+        return None
+    return error_line({k: str(v) for k, v in error.items() if isinstance(v, str)}, limit)
+
+
+def _verdict_text(name: str, value: Any) -> str:
+    outcome = outcome_of(value)
+    return f"{name}={'not_exercised' if outcome == NOT_EXERCISED else LABELS[outcome]}"
+
+
 def format_row(row: dict[str, Any]) -> str:
-    """One line of the summary for a :func:`summary_row`: outcome, test, seed, faults, usage
-    and verdicts."""
+    """One line of the summary for a :func:`summary_row`: outcome, test, seed, faults, usage,
+    verdicts, and the exception that ended the run, if one did and no halt of the harness or
+    cap of a framework (which the line names) stopped it."""
     faults = ",".join(f"{k}:{v}" for k, v in row["faults"].items()) or "none"
-    verdicts = ",".join(f"{k}={'ok' if ok else 'FAIL'}" for k, ok in row["verdicts"].items())
+    verdicts = ",".join(_verdict_text(k, v) for k, v in row["verdicts"].items())
     if row["halted"]:
         verdicts = ",".join(filter(None, [verdicts, "halted:" + "+".join(row["halted"])]))
     if row.get("capped"):
         verdicts = ",".join(filter(None, [verdicts, "capped:" + "+".join(row["capped"])]))
+    error = None if row["halted"] or row.get("capped") else row_error(row)
     return (
         f"{row['outcome'].upper():<7} {row['test']}  profile={row['profile']} "
         f"test_seed={row['seed']} "
         f"faults={faults} tool_calls={row['tool_calls']} model_calls={row['model_calls']} "
         f"steps={row['steps']} vtime={row['seconds']:.1f}s verdict={verdicts or '-'}"
+        + (f" error={error}" if error else "")
     )
 
 
@@ -104,6 +139,7 @@ def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
         group = by_profile[profile]
         outcomes: dict[str, int] = {}
         faults: dict[str, int] = {}
+        idle: dict[str, int] = {}
         halted = capped = 0
         for row in group:
             outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
@@ -111,15 +147,20 @@ def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
                 faults[kind] = faults.get(kind, 0) + n
             halted += bool(row["halted"])
             capped += bool(row.get("capped"))
+            for name, value in (row.get("verdicts") or {}).items():
+                if outcome_of(value) == NOT_EXERCISED:
+                    idle[name] = idle.get(name, 0) + 1
         counted = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
         fired = ",".join(f"{k}:{v}" for k, v in sorted(faults.items())) or "none"
         plural = "s" if len(group) != 1 else ""
         by_cap = f"; stopped by a framework's cap: {capped}" if capped else ""
         survived = outcomes.get("passed", 0)
+        unexercised = ",".join(f"{k}:{v}" for k, v in sorted(idle.items()))
         lines.append(
             f"profile={profile}: {len(group)} chaos test{plural} ({counted}); survived "
             f"{survived}/{len(group)}; faults fired: {fired}; halted by the harness: "
             f"{halted}{by_cap}"
+            + (f"; verdicts not exercised: {unexercised}" if unexercised else "")
         )
         stack = _stack_line(total_metrics(row.get("metrics") or {} for row in group))
         if stack:
@@ -152,6 +193,12 @@ def summary_lines(rows: Sequence[dict[str, Any]], verbose: int = 0) -> list[str]
         format_row(row) for row in ordered if verbose > 0 or row["outcome"] not in QUIET_OUTCOMES
     ]
     lines.extend(_totals(ordered))
+    notes = not_exercised_notes(ordered)
+    shown = notes if verbose > 0 else notes[:NOTES_SHOWN]
+    lines.extend(shown)
+    if len(shown) < len(notes):
+        lines.append(f"note: ... and {len(notes) - len(shown)} more verdicts not exercised "
+                     "(-v lists them)")  # fmt: skip
     for row in ordered:
         for fault in row.get("unmatched", ()):
             lines.append(f"note: {row['test']}: {fault}")
@@ -162,6 +209,45 @@ def summary_lines(rows: Sequence[dict[str, Any]], verbose: int = 0) -> list[str]
                 + ", ".join(threads)
             )
     return lines
+
+
+def not_exercised_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One note per test (all its runs together) and verdict that was not exercised in any
+    of its runs, when they passed: a test that passed only because nothing arose (a failed run
+    says so itself). A verdict exercised in some runs is counted on the test's pass-rate line
+    instead."""
+    runs: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for row in rows:
+        if row.get("outcome") != "passed":
+            continue
+        key = (str(row.get("case") or row.get("test", "")), str(row.get("profile", "")))
+        explanations = row.get("explanations")
+        for name, value in (row.get("verdicts") or {}).items():
+            outcome = outcome_of(value)
+            text = explanations.get(name, "") if isinstance(explanations, Mapping) else ""
+            runs.setdefault(key, {}).setdefault(str(name), []).append(
+                _why_idle(str(name), str(text)) if outcome == NOT_EXERCISED else ""
+            )
+    notes = []
+    for (case, profile), verdicts in sorted(runs.items()):
+        for name, whys in verdicts.items():
+            if not all(whys):
+                continue
+            n = len(whys)
+            seen = f"any of its {n} runs" if n > 1 else "this run"
+            at = f"@{profile}" if n > 1 else ""
+            notes.append(f"note: {case}{at}: {name} not exercised in {seen}: {whys[0]}")
+    return notes
+
+
+def _why_idle(name: str, explanation: str) -> str:
+    """What a not-exercised verdict said of its run, in a few words."""
+    head = f"{name} not exercised: "
+    for line in explanation.splitlines():
+        if line.startswith(head):
+            text = line[len(head) :].split(" (")[0].split(";")[0].strip()
+            return text or "nothing to judge"
+    return "nothing to judge"
 
 
 def failure_section(trace: Trace, replay: str, notes: Sequence[str] = (), last: int = 20) -> str:
@@ -176,8 +262,20 @@ def failure_section(trace: Trace, replay: str, notes: Sequence[str] = (), last: 
         f"replay: {replay}",
         f"last {len(events)} of {len(trace)} trace events:",
     ]
-    lines.extend("  " + e.describe() for e in events)
+    lines.extend("  " + _describe(e) for e in events)
     return "\n".join(lines)
+
+
+def _describe(event: Event) -> str:
+    """An event's line; the end of a run that an exception ended names it in full, on one
+    line (the generic line would cut it at 80 characters of a dict's repr)."""
+    if isinstance(event, RunEnded):
+        error = error_of(event.detail)
+        if error is not None:
+            rest = {k: v for k, v in event.detail.items() if k != "error"}
+            bare = RunEnded(step=event.step, t=event.t, status=event.status, detail=rest)
+            return f"{bare.describe()} with {error_line(error)}"
+    return event.describe()
 
 
 def _budgets(budgets: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..trace.events import Detection, Intervention, RunEnded
 from ..trace.trace import Trace
-from .verdict import Verdict, halt_line
+from .verdict import Verdict, halt_line, headed
 
 OBSERVER = "loop_observer"
 
@@ -34,11 +34,11 @@ def _loop_line(detail: dict[str, Any]) -> str:
 
 
 def must_escape(
-    trace: Trace, *, within_steps: int | None = None, require_loop: bool = True
+    trace: Trace, *, within_steps: int | None = None, require_loop: bool = False
 ) -> Verdict:
     """Every loop episode was broken (within ``within_steps`` steps of its detection) and no
-    hard budget stopped the run. With ``require_loop`` a run where no loop arose fails: a
-    suite must not pass vacuously."""
+    hard budget stopped the run. A run where no loop arose is **not exercised** (it passes:
+    under a probabilistic profile a run may draw no trap); with ``require_loop`` it fails."""
     detections = [d for d in trace.of_type(Detection) if d.detector == OBSERVER]
     loops = [d.detail for d in detections if d.kind == "loop"]
     broken = {d.detail.get("episode"): d.detail for d in detections if d.kind == "loop_broken"}
@@ -59,17 +59,32 @@ def must_escape(
     for stop in trace.hard_halts():
         problems.append(f"{halt_line(stop)} stopped the run at step {stop.step}: it did not finish")
     if not loops:
+        fired = sum(trace.fault_counts().values())
         if require_loop:
             return Verdict(
                 "must_escape",
                 False,
-                "must_escape failed: nothing to escape: no loop arose in this run "
-                f"({sum(trace.fault_counts().values())} faults fired; {end}). "
-                "Inject faults that trap the agent, or pass require_loop=False.",
+                headed(
+                    "must_escape failed: nothing to escape: no loop arose in this run "
+                    f"({fired} faults fired; {end}). Inject faults that trap the agent, or "
+                    "pass require_loop=False.",
+                    trace,
+                ),
                 facts,
+                exercised=False,
             )
         if not problems:
-            return Verdict("must_escape", True, f"must_escape ok: no loop arose; {end}", facts)
+            return Verdict(
+                "must_escape",
+                True,
+                headed(
+                    f"must_escape not exercised: no loop arose in this run ({fired} faults "
+                    f"fired; {end}); require_loop=True fails such a run",
+                    trace,
+                ),
+                facts,
+                exercised=False,
+            )
     for loop in loops:
         episode = loop.get("episode")
         fix = broken.get(episode)
@@ -87,20 +102,20 @@ def must_escape(
         return Verdict(
             "must_escape",
             True,
-            f"must_escape ok: {len(loops)} loop(s) detected and broken; {end}",
+            headed(f"must_escape ok: {len(loops)} loop(s) detected and broken; {end}", trace),
             facts,
         )
     first = min((int(loop["detected_step"]) for loop in loops), default=0)
     tried = [i for i in interventions if i.step >= first]
-    lines = [
-        "must_escape failed: the agent did not escape its loop",
-        *(f"  - {p}" for p in problems),
-    ]
+    headline = "the agent did not escape its loop"
+    if not loops:
+        headline = "no loop arose, but the run did not finish"
+    lines = [f"must_escape failed: {headline}", *(f"  - {p}" for p in problems)]
     if tried:
         shown = ", ".join(f"{i.action}@{i.step}" for i in tried[:12])
         more = f" (+{len(tried) - 12} more)" if len(tried) > 12 else ""
         lines.append(f"  interventions tried: {shown}{more}")
-    else:
+    elif loops:
         lines.append("  interventions tried: none recorded (is the agent running an escape stack?)")
     lines.append(f"  {end}")
-    return Verdict("must_escape", False, "\n".join(lines), facts)
+    return Verdict("must_escape", False, headed("\n".join(lines), trace), facts)

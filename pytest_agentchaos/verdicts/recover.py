@@ -20,7 +20,7 @@ from typing import Any
 from ..saferepr import safe_str
 from ..trace.events import Detection, Intervention, RunEnded, ToolCall, ToolResult
 from ..trace.trace import Trace
-from .verdict import Verdict, halt_line
+from .verdict import Verdict, halt_line, headed
 
 __all__ = ["DETECTOR", "must_recover_state"]
 
@@ -100,13 +100,13 @@ def must_recover_state(
     *,
     max_rebirths: int = 3,
     no_duplicate_effects: bool = True,
-    require_problem: bool = True,
+    require_problem: bool = False,
 ) -> Verdict:
     """After every trouble the rebirth runner met (a crash, a loop, stagnation) the agent was
     reborn from a healthy snapshot, the runner reached its goal with at most ``max_rebirths``
     rebirths, and (with ``no_duplicate_effects``) no side effect ran twice with the same
-    idempotency key. With ``require_problem`` a run where nothing went wrong fails: a suite
-    must not pass vacuously."""
+    idempotency key. A run where nothing went wrong is **not exercised** (it passes, unless
+    a duplicate effect or an unfinished goal fails it); with ``require_problem`` it fails."""
     troubles, reborn, outcomes, effects = _read(trace)
     end = _end(trace)
     fired = trace.fault_counts()
@@ -123,11 +123,15 @@ def must_recover_state(
         return Verdict(
             "must_recover_state",
             False,
-            "must_recover_state failed: nothing to recover from: no crash, loop or stagnation "
-            f"arose in this run (faults fired: {faults}; {end}{stopped}). Run the agent with "
-            "PhoenixRunner.for_run and inject crash or corrupt_snapshot faults, or pass "
-            "require_problem=False.",
+            headed(
+                "must_recover_state failed: nothing to recover from: no crash, loop or "
+                f"stagnation arose in this run (faults fired: {faults}; {end}{stopped}). Run "
+                "the agent with PhoenixRunner.for_run and inject crash or corrupt_snapshot "
+                "faults, or pass require_problem=False.",
+                trace,
+            ),
             facts,
+            exercised=False,
         )
     problems = [f"{t}: {t.fate()}" for t in troubles if not t.healthy]
     if len(reborn) > max_rebirths:
@@ -141,15 +145,25 @@ def must_recover_state(
             return Verdict(
                 "must_recover_state",
                 True,
-                f"must_recover_state ok: nothing went wrong; {end}",
+                headed(
+                    "must_recover_state not exercised: no crash, loop or stagnation arose in "
+                    f"this run (faults fired: {faults}; {end}); "
+                    f"{_effect_count(effects, no_duplicate_effects)}; require_problem=True "
+                    "fails such a run",
+                    trace,
+                ),
                 facts,
+                exercised=False,
             )
         return Verdict(
             "must_recover_state",
             True,
-            f"must_recover_state ok: {len(troubles)} trouble(s), each resumed from a healthy "
-            f"snapshot; goal reached after {len(reborn)} rebirth(s) (max_rebirths="
-            f"{max_rebirths}); {_effect_count(effects, no_duplicate_effects)}",
+            headed(
+                f"must_recover_state ok: {len(troubles)} trouble(s), each resumed from a "
+                f"healthy snapshot; goal reached after {len(reborn)} rebirth(s) (max_rebirths="
+                f"{max_rebirths}); {_effect_count(effects, no_duplicate_effects)}",
+                trace,
+            ),
             facts,
         )
     lines = ["must_recover_state failed: the agent did not recover its state"]
@@ -163,7 +177,7 @@ def must_recover_state(
             lines.append(f"    ... and {len(troubles) - _SHOWN} more")
     lines += [f"  {_outcome_line(o)}" for o in outcomes[:_SHOWN]]
     lines.append(f"  faults fired: {faults}; {end}")
-    return Verdict("must_recover_state", False, "\n".join(lines), facts)
+    return Verdict("must_recover_state", False, headed("\n".join(lines), trace), facts)
 
 
 def _read(trace: Trace) -> tuple[list[_Trouble], list[_Trouble], list[dict[str, Any]], _Effects]:

@@ -15,6 +15,13 @@ agent's call as it was. Two ways to fail besides running out of calls: a repair 
 corrupted call into another request (an "unrepairable" fault, whose information was gone,
 repaired by inventing a value), and a corrupted call that reached the tool as the fault made
 it (nothing checked the arguments: the tool ran a request the agent did not make).
+
+What the tool received is judged, not what the fault sent: a framework adapter records what
+its framework's own validation made of corrupted arguments (a ``Repair`` whose detail says
+``"by": "framework"``). A value coerced back to the agent's (``'51.5'`` -> ``51.5``) or an
+unknown key dropped is **neutralised** by that validation; a validation error the model
+answered with a good call is neutralised too. A run with no parameter problem is **not
+exercised**.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Any
 from ..saferepr import safe_str
 from ..trace.events import FaultInjected, Repair, RunEnded, ToolCall, ToolResult
 from ..trace.trace import Trace
-from .verdict import Verdict
+from .verdict import Verdict, headed
 
 __all__ = ["must_repair"]
 
@@ -58,6 +65,19 @@ class _Call:
         return next((r for r in reversed(self.repairs) if r.ok), None)
 
     @property
+    def framework(self) -> Repair | None:
+        """The framework's validation of this call's corrupted arguments, when it passed
+        them on (what the tool received), if the repair that counts is that."""
+        repair = self.repaired
+        return repair if repair is not None and _detail(repair).get("by") == "framework" else None
+
+    def short(self) -> str:
+        line = f"call #{self.index} of {self.tool} (step {self.step})"
+        if self.fault is not None:
+            line += f", {_fault_line(self.fault)}"
+        return line
+
+    @property
     def problem(self) -> bool:
         if self.fault is not None or self.repairs:
             return True
@@ -71,9 +91,12 @@ class _Call:
         if self.fault is not None:
             line += f"; corrupted by {_fault_line(self.fault)}"
         for repair in self.repairs:
+            if _detail(repair).get("by") == "framework":
+                line += f"; passed by {repair.strategy} as {_shown(_after(repair))}"
+                continue
             verdict = "repaired" if repair.ok else "declined"
             reason = safe_str(_detail(repair).get("reason", ""), 200)
-            line += f"; {verdict} by {repair.strategy}: {reason}"
+            line += f"; {verdict} by {safe_str(repair.strategy, 80)}: {reason}"
         result = self.result
         if result is None:
             line += "; no result (the run stopped)"
@@ -90,19 +113,25 @@ def must_repair(
     *,
     tools: Iterable[str] | str | None = None,
     max_attempts: int = 3,
-    require_problem: bool = True,
+    require_problem: bool = False,
 ) -> Verdict:
-    """Every call with a parameter problem (of ``tools``, all by default) was repaired in
-    place, or followed within ``max_attempts`` calls of that tool by a call that succeeded;
-    no corrupted call was repaired into another request or run as it was. With
-    ``require_problem`` a run where no call had a parameter problem fails: a suite must not
-    pass vacuously."""
+    """Every call with a parameter problem (of ``tools``, all by default) reached the tool as
+    the request the agent meant: repaired in place (by the agent's repairer, or neutralised
+    by the framework's own validation, which coerced the value back or dropped the unknown
+    key), or followed within ``max_attempts`` calls of that tool by a call that succeeded (a
+    validation error the model answered with a good call); no corrupted call was repaired
+    into another request or run as it was. A run where no call had a parameter problem is
+    **not exercised** (it passes: under a probabilistic profile a run may draw no
+    corruption); with ``require_problem`` it fails."""
     if isinstance(tools, str):
         tools = [tools]
     wanted = set(tools) if tools is not None else None
     calls = _calls(trace, wanted)
-    facts: dict[str, Any] = {"problems": 0, "repaired_in_place": 0, "repaired_later": 0}
+    facts: dict[str, Any] = {
+        "problems": 0, "repaired_in_place": 0, "repaired_later": 0, "neutralised": 0
+    }  # fmt: skip
     failures: list[str] = []
+    neutralised: list[str] = []
     by_tool: dict[str, list[_Call]] = {}
     for call in calls:
         by_tool.setdefault(call.tool, []).append(call)
@@ -117,17 +146,34 @@ def must_repair(
                 continue
             if call.ok:
                 if call.fault is not None and not _restored(call):
-                    failures.append(
-                        f"{call.describe()}: the tool ran with the malformed arguments and "
-                        "nothing repaired them (it ran a request the agent did not make)"
-                    )
+                    failures.append(_unrepaired(call))
                     continue
-                facts["repaired_in_place"] += 1
+                by = call.framework
+                if by is not None and call.fault is not None:
+                    facts["neutralised"] += 1
+                    neutralised.append(
+                        f"{call.short()}: neutralised by {by.strategy} (the tool received "
+                        f"{_value(_after(by).get(str(call.fault.get('key')), _ABSENT))})"
+                        if call.fault.get("mutation") != "unknown_key"
+                        else f"{call.short()}: neutralised by {by.strategy} (the unknown key "
+                        "was dropped)"
+                    )
+                else:
+                    facts["repaired_in_place"] += 1
                 continue
             later = tool_calls[position + 1 : position + 1 + max_attempts]
             fixed = next((c for c in later if c.ok and _clean(c)), None)
             if fixed is not None:
-                facts["repaired_later"] += 1
+                refused = call.result is not None and call.fault is not None and not call.repairs
+                if refused and call.result is not None:
+                    facts["neutralised"] += 1
+                    neutralised.append(
+                        f"{call.short()}: neutralised by the tool's validation, which refused "
+                        f"it ({call.result.error_type or 'an error'}); call #{fixed.index} "
+                        "then succeeded"
+                    )
+                else:
+                    facts["repaired_later"] += 1
                 continue
             attempts = "\n".join(f"    then {c.describe()}" for c in later) or (
                 "    and no later call of this tool"
@@ -140,35 +186,77 @@ def must_repair(
     end = f"the run ended {ended[-1].status} at step {ended[-1].step}" if ended else "no run end"
     scope = f" of {', '.join(sorted(wanted))}" if wanted else ""
     if not facts["problems"]:
+        fired = sum(trace.fault_counts().values())
         if require_problem:
-            fired = sum(trace.fault_counts().values())
             return Verdict(
                 "must_repair",
                 False,
-                f"must_repair failed: nothing to repair: no call{scope} had malformed "
-                f"parameters ({fired} faults fired; {end}). Inject malformed_params, or pass "
-                "require_problem=False.",
+                headed(
+                    f"must_repair failed: nothing to repair: no call{scope} had malformed "
+                    f"parameters ({fired} faults fired; {end}). Inject malformed_params, or "
+                    "pass require_problem=False.",
+                    trace,
+                ),
                 facts,
+                exercised=False,
             )
-        return Verdict("must_repair", True, f"must_repair ok: no call{scope} needed repair", facts)
+        return Verdict(
+            "must_repair",
+            True,
+            headed(
+                f"must_repair not exercised: no call{scope} had malformed parameters ({fired} "
+                f"faults fired; {end}); require_problem=True fails such a run",
+                trace,
+            ),
+            facts,
+            exercised=False,
+        )
     if failures:
         shown = "\n".join(f"  - {line}" for line in failures[:10])
         more = f"\n  ... and {len(failures) - 10} more" if len(failures) > 10 else ""
         return Verdict(
             "must_repair",
             False,
-            f"must_repair failed: {len(failures)} of {facts['problems']} parameter problem(s)"
-            f"{scope} not repaired as asked:\n{shown}{more}",
+            headed(
+                f"must_repair failed: {len(failures)} of {facts['problems']} parameter "
+                f"problem(s){scope} not repaired as asked:\n{shown}{more}",
+                trace,
+            ),
             {**facts, "failures": len(failures)},
         )
-    return Verdict(
-        "must_repair",
-        True,
+    done = [
+        f"{facts['repaired_in_place']} before the tool ran",
+        f"{facts['repaired_later']} by a later call",
+    ]
+    if facts["neutralised"]:
+        done.append(f"{facts['neutralised']} neutralised by the framework's validation")
+    text = (
         f"must_repair ok: {facts['problems']} parameter problem(s){scope} repaired "
-        f"({facts['repaired_in_place']} before the tool ran, {facts['repaired_later']} by a "
-        f"later call); {end}",
-        facts,
+        f"({', '.join(done)}); {end}"
     )
+    text += "".join(f"\n  - {line}" for line in neutralised[:10])
+    if len(neutralised) > 10:
+        text += f"\n  ... and {len(neutralised) - 10} more"
+    return Verdict("must_repair", True, headed(text, trace), facts)
+
+
+def _unrepaired(call: _Call) -> str:
+    """Why a corrupted call that succeeded ran a request the agent did not make."""
+    by = call.framework
+    if by is not None:
+        return (
+            f"{call.describe()}: the tool ran with the malformed arguments: {by.strategy} "
+            "accepted them (it ran a request the agent did not make; the schema does not "
+            "bound this value, or the framework does not check it)"
+        )
+    return (
+        f"{call.describe()}: the tool ran with the malformed arguments and nothing repaired "
+        "them (it ran a request the agent did not make)"
+    )
+
+
+def _after(repair: Repair) -> dict[str, Any]:
+    return repair.after if isinstance(repair.after, dict) else {}
 
 
 def _calls(trace: Trace, wanted: set[str] | None) -> list[_Call]:
@@ -246,10 +334,11 @@ def _different_request(call: _Call) -> str | None:
     if _same(made, meant.get(key, _ABSENT)) or _same(made, before.get(key, _ABSENT)):
         return None  # brought back, or left as the fault made it (judged as not repaired)
     kind = "an unrepairable" if fault.get("repairable") is False else "a"
+    by = "the repair" if call.framework is None else safe_str(repair.strategy, 80)
     return (
         f"{call.describe()}: repaired into a different request: {key} was "
         f"{_value(meant.get(key, _ABSENT))} in the agent's call, {kind} fault changed it and "
-        f"the repair made it {_value(made)}"
+        f"{by} made it {_value(made)}"
     )
 
 

@@ -26,10 +26,22 @@ def model_schema(tool: BaseTool) -> dict[str, Any]:
 
 def _checker(tool: BaseTool) -> Callable[[Mapping[str, Any]], object] | None:
     """Validation of corrupted arguments as the tool validates the model's: its model-facing
-    pydantic schema (a ``ValidationError``, which LangChain reports to the model)."""
+    pydantic schema (a ``ValidationError``, which LangChain reports to the model). Returns
+    what LangChain then hands the tool: each given field as validated (a number sent as text
+    coerced back, an unknown key dropped)."""
     schema = tool.tool_call_schema
     validate = getattr(schema, "model_validate", None)
-    return validate if callable(validate) else None
+    if not callable(validate):
+        return None
+
+    def check(mapping: Mapping[str, Any]) -> object:
+        result = validate(dict(mapping))
+        dump = getattr(result, "model_dump", None)
+        if not callable(dump):
+            return None
+        return {k: getattr(result, k) for k in dump() if k in mapping}
+
+    return check
 
 
 def wrap_tool(
@@ -124,7 +136,7 @@ class _ToolCores:
             schema, check, repairer = self._args
             core = Interceptor(
                 self.session, self.target, schema=schema, check=check, repairer=repairer,
-                agent=agent,
+                agent=agent, validator="LangChain",
             )  # fmt: skip
             core = self._cores.setdefault(agent, core)
         return core

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import json
 import types
 from collections.abc import Awaitable, Callable, Mapping
@@ -62,16 +63,20 @@ def _wrapped_tool(
     """``original`` wrapped (see :func:`wrap_tool`); ``runs``: for an agent used as a tool,
     the agent its nested run starts with instead of the original's."""
     timeout = original.timeout_seconds
+    invoker: Any = original.on_invoke_tool
+    inner = getattr(invoker, "_invoke_tool_impl", None)
+    check = _validation(inner, original)
     core: Interceptor
     if timeout:
         core = _TimedCore(session, target, original, repairer=repairer, agent=agent)
+        core.check = check
     else:
         core = Interceptor(
-            session, target, schema=original.params_json_schema, repairer=repairer, agent=agent
-        )
+            session, target, schema=original.params_json_schema, repairer=repairer, agent=agent,
+            check=check,
+        )  # fmt: skip
+    core.validator = "Agents SDK"
     wrapped = copy.copy(original)  # the SDK's own copy: the invoker is rebound to the copy
-    invoker: Any = original.on_invoke_tool
-    inner = getattr(invoker, "_invoke_tool_impl", None)
     nested = runs
     if callable(inner) and callable(getattr(invoker, "__agents_bind_function_tool__", None)):
         # A @function_tool (or agent.as_tool()): its invoker runs the failure handling around
@@ -104,6 +109,43 @@ def _wrapped_tool(
     wrapped.__dict__[ORIGINAL] = original
     wrapped.__dict__["__chaos_tool__"] = target
     return wrapped
+
+
+def _validation(inner: Any, tool: FunctionTool) -> Callable[[Mapping[str, Any]], object] | None:
+    """What the SDK's own parsing hands a ``@function_tool``'s function for arguments a fault
+    corrupted (a number sent as text coerced back, an unknown key dropped), by name, read
+    through the hook the SDK prepares approvals with (it runs no user code: a model with
+    validators of its own, or a function with ``*args``, gives ``None``, and the SDK's own
+    refusal is recorded when the call runs)."""
+    prepare = getattr(inner, "__agents_prepare_arguments__", None)
+    func = getattr(inner, "__agents_function_tool_wrapped_callable__", None)
+    properties = tool.params_json_schema.get("properties")
+    if not callable(prepare) or not callable(func) or not isinstance(properties, dict):
+        return None
+    try:
+        if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(func).parameters.values()):
+            return None
+    except (TypeError, ValueError):
+        return None
+    names = list(properties)
+
+    def check(mapping: Mapping[str, Any]) -> object:
+        try:
+            text = json.dumps(dict(mapping), ensure_ascii=False)
+            prepared = prepare(text, tool.name)
+            args, kwargs = list(prepared.args), dict(prepared.kwargs)
+        except Exception:  # noqa: BLE001 - cannot tell: the call shows what the SDK does
+            return None
+        if (not args and not kwargs and mapping) or len(args) > len(names):
+            return None  # not prepared (user code), or a layout this reading does not know
+        seen = {**dict(zip(names, args, strict=False)), **kwargs}
+        try:
+            json.dumps(seen)  # the call re-sends them as JSON text: plain values only
+        except (TypeError, ValueError):
+            return None
+        return seen
+
+    return check
 
 
 def _runs_agent(inner: Any, nested: Any, agent: Agent[Any]) -> Any:

@@ -88,6 +88,7 @@ class _Hook:
             check=validate if self.repairer is None else None,
             repairer=self.repairer,
             agent=self.agent if self.agent is not None else _label(session, ctx.agent),
+            validator="pydantic-ai",
         )
         return await _acall(core, args, invoke, deadline=True)
 

@@ -14,6 +14,7 @@
   // the colour of a mark is the highest of its events' tones in this order
   var TONES = ["call", "info", "ok", "rebirth", "warn", "fault", "err"];
   var LABEL_W = 150, LANE_H = 20, TOP = 30, BOTTOM = 30, MIN_COL = 6, MAX_COL = 36;
+  var LABEL_ROOM = 110, CHAR_W = 6.2;  // right of the plot: room for the last marks' labels
   var MAX_LISTED = 200;
 
   function byId(id) { return document.getElementById(id); }
@@ -168,6 +169,73 @@
     return "#" + ev[1] + " t=" + fmtT(ev[2]) + "s " + type.name + (parts.length ? " " + parts.join(", ") : "");
   }
 
+  // the short text a mark of these lanes is labelled with (its first notable event's)
+  var LABELLED = { fault: 1, detect: 1, intervene: 1, repair: 1, snapshot: 1, halt: 1 };
+  function markLabel(type, ev) {
+    var f = function (name) { return field(type, ev, name); };
+    var text;
+    switch (type.name) {
+      case "FaultInjected": text = f("kind"); break;
+      case "Detection": text = f("kind"); break;
+      case "Intervention": text = f("action"); break;
+      case "Repair": text = (f("ok") === false ? "declined " : "") + (f("strategy") || "repair"); break;
+      case "Snapshot": text = f("action"); break;
+      case "Halt": text = "halt " + (f("reason") || ""); break;
+      case "BudgetExhausted": text = f("budget"); break;
+      case "RunEnded": text = f("status") || "completed"; break;
+      default: return "";
+    }
+    text = String(text === undefined || text === null ? "" : text);
+    return text.length > 22 ? text.slice(0, 21) + "\u2026" : text;
+  }
+
+  function num(value, fallback) {
+    return typeof value === "number" && isFinite(value) ? value : fallback;
+  }
+
+  // loop episodes (the loop observer's detections) and halts, as [first step, last step]
+  function episodes(types, events, lo, hi) {
+    var spans = [], loops = new Map(), strikes = null;
+    events.forEach(function (ev) {
+      var type = types[ev[0]], f = function (name) { return field(type, ev, name); };
+      var detail = f("detail");
+      detail = detail && typeof detail === "object" && !Array.isArray(detail) ? detail : {};
+      if (type.name === "Detection" && f("detector") === "loop_observer") {
+        var episode = String(detail.episode);
+        if (f("kind") === "loop") {
+          var span = {
+            kind: "loop", from: num(detail.began_step, num(detail.detected_step, ev[1])),
+            to: hi, label: "loop #" + episode + (detail.loop_kind ? " (" + String(detail.loop_kind) + ")" : ""),
+            note: "detected at step " + num(detail.detected_step, ev[1]) + ", never broken"
+          };
+          loops.set(episode, span);
+          spans.push(span);
+        } else if (f("kind") === "loop_broken" && loops.has(episode)) {
+          var open = loops.get(episode);
+          open.to = Math.max(open.from, num(detail.broken_step, ev[1]));
+          open.note = "detected at step " + num(detail.detected_step, open.from) + ", broken at step " + open.to;
+          loops.delete(episode);
+        }
+      } else if (type.name === "Detection" && f("detector") === "halt") {
+        if (strikes === null) { strikes = ev[1]; }
+      } else if (type.name === "Halt" && detail.by === "halt_monitor") {
+        var fired = Array.isArray(detail.fired) ? detail.fired.map(String).join(", ") : "";
+        spans.push({ kind: "halt", from: strikes === null ? ev[1] : strikes, to: ev[1],
+                     label: "halt: " + (fired || String(f("reason") || "monitor")),
+                     note: "the halt monitor stopped the agent at step " + ev[1] +
+                       (strikes === null ? "" : " (first strike at step " + strikes + ")") });
+        strikes = null;
+      } else if ((type.name === "Halt" && f("hard") === true) || type.name === "BudgetExhausted") {
+        var what = type.name === "BudgetExhausted"
+          ? "budget " + String(f("budget")) + "=" + String(f("limit"))
+          : "hard halt: " + String(f("reason") || "?");
+        spans.push({ kind: "stop", from: ev[1], to: hi, label: what,
+                     note: what + " stopped the run at step " + ev[1] });
+      }
+    });
+    return spans.filter(function (span) { return span.to >= lo && span.from <= hi; });
+  }
+
   function niceStep(span) {
     var raw = Math.max(1, span / 8), power = Math.pow(10, Math.floor(Math.log10(raw)));
     var scaled = raw / power;
@@ -237,6 +305,19 @@
       if (binT[b] === undefined || ev[2] < binT[b]) { binT[b] = ev[2]; }
     }
     var lanes = laneDefs.filter(function (lane) { return used.has(lane[0]); });
+    // loop episodes and halts on lanes of their own at the top, packed so none overlaps
+    var spans = episodes(types, events, lo, hi), spanRows = [];
+    spans.sort(function (a, b) { return a.from - b.from; }).forEach(function (span) {
+      for (var r = 0; r < spanRows.length; r++) {
+        if (spanRows[r] < span.from) { break; }
+      }
+      spanRows[r] = span.to;
+      span.row = r;
+    });
+    var spanLanes = spanRows.map(function (_, r) {
+      return ["episodes:" + r, r === 0 ? "loops / halts" : ""];
+    });
+    lanes = spanLanes.concat(lanes);
     var row = new Map();
     lanes.forEach(function (lane, n) { row.set(lane[0], n); });
 
@@ -253,7 +334,7 @@
     // the page brings an empty <svg> along: its namespace is the one to create marks in
     var svg = box.querySelector("svg.timeline-svg");
     var ns = svg.namespaceURI;
-    var totalW = LABEL_W + bins * col + 12;
+    var plotEnd = LABEL_W + bins * col, totalW = plotEnd + 12 + LABEL_ROOM;
     svg.setAttribute("width", String(totalW));
     svg.setAttribute("height", String(TOP + plotH + BOTTOM));
     svg.setAttribute("viewBox", "0 0 " + totalW + " " + (TOP + plotH + BOTTOM));
@@ -273,19 +354,44 @@
       node("text", { x: LABEL_W - 8, y: TOP + n * LANE_H + LANE_H / 2 + 4, "class": "lane-label",
                      "text-anchor": "end" }, lane[1]);
     });
-    node("text", { x: LABEL_W - 8, y: TOP - 12, "class": "axis-title", "text-anchor": "end" }, "virtual time");
+    // virtual time above the steps: labelled where it moved since the last label (a run whose
+    // time stands still shows it once, and its steps below)
+    var tMin = Infinity;
+    binT.forEach(function (t) { tMin = Math.min(tMin, t); });
+    var still = !(tMax > tMin);
+    node("text", { x: LABEL_W - 8, y: TOP - 12, "class": "axis-title", "text-anchor": "end" },
+         still ? "virtual time stood still: " + fmtAxisT(tMax) : "virtual time");
     node("text", { x: LABEL_W - 8, y: TOP + plotH + 20, "class": "axis-title", "text-anchor": "end" }, "step");
-    var every = niceStep(span);
+    var every = niceStep(span), lastT;
     for (var s = Math.ceil(lo / every) * every; s <= hi; s += every) {
       var bin = Math.floor((s - lo) / per), x = LABEL_W + (bin + 0.5) * col;
       node("line", { x1: x, x2: x, y1: TOP - 4, y2: TOP + plotH + 4, "class": "tick" });
       node("text", { x: x, y: TOP + plotH + 20, "class": "tick-label", "text-anchor": "middle" }, String(s));
-      if (binT[bin] !== undefined) {
-        node("text", { x: x, y: TOP - 12, "class": "tick-label", "text-anchor": "middle" }, fmtAxisT(binT[bin]));
+      if (!still && binT[bin] !== undefined && fmtAxisT(binT[bin]) !== lastT) {
+        lastT = fmtAxisT(binT[bin]);
+        node("text", { x: x, y: TOP - 12, "class": "tick-label time-label", "text-anchor": "middle" }, lastT);
       }
     }
 
-    var list = [];
+    // the spans: a band across the plot, a bar on its lane, its label on the bar
+    spans.forEach(function (span) {
+      var first = Math.floor((Math.max(span.from, lo) - lo) / per);
+      var last = Math.floor((Math.min(span.to, hi) - lo) / per);
+      var x0 = LABEL_W + first * col, w = Math.max(2, (last - first + 1) * col - 1);
+      var y = TOP + row.get("episodes:" + span.row) * LANE_H;
+      node("rect", { x: x0, y: TOP, width: w, height: plotH, "class": "span-band span-" + span.kind });
+      var bar = node("rect", { x: x0, y: y + 2, width: w, height: LANE_H - 4,
+                               "class": "span span-" + span.kind, "aria-label": span.label + ": " + span.note });
+      var tip = document.createElementNS(ns, "title");
+      tip.textContent = span.label + ": " + span.note + " (steps " + span.from + "\u2013" + span.to + ")";
+      bar.appendChild(tip);
+      node("text", { x: x0 + 3, y: y + LANE_H / 2 + 4, "class": "span-label" }, span.label);
+      if (x0 + 3 + span.label.length * CHAR_W > totalW) {  // cannot show whole: the title does
+        svg.lastChild.textContent = span.label.slice(0, Math.max(1, Math.floor((totalW - x0) / CHAR_W) - 2)) + "\u2026";
+      }
+    });
+
+    var list = [], labels = [];
     cells.forEach(function (cell) {
       var first = cell.bin * per + lo, last = Math.min(hi, first + per - 1);
       var where = first === last ? "step " + first : "steps " + first + "\u2013" + last;
@@ -312,6 +418,29 @@
       tip.textContent = title;
       rect.appendChild(tip);
       list.push({ head: head, items: cell.items });
+      if (LABELLED[cell.lane]) { labels.push(cell); }
+    });
+
+    // labels on the notable marks: right of the mark, in the empty cells before the lane's
+    // next mark (or past the plot's end), where no earlier label is
+    var ends = new Map(), next = new Map();
+    cells.forEach(function (cell) {
+      (next.get(cell.lane) || next.set(cell.lane, []).get(cell.lane)).push(cell.bin);
+    });
+    next.forEach(function (list) { list.sort(function (a, b) { return a - b; }); });
+    labels.sort(function (a, b) { return a.bin - b.bin; }).forEach(function (cell) {
+      var text = "";
+      for (var k = 0; k < cell.items.length && !text; k++) {
+        text = markLabel(types[events[cell.items[k]][0]], events[cell.items[k]]);
+      }
+      if (!text) { return; }
+      var bins = next.get(cell.lane), after = bins[bins.indexOf(cell.bin) + 1];
+      var x = LABEL_W + (cell.bin + 1) * col + 2;
+      var room = (after === undefined ? totalW : LABEL_W + after * col) - x - 2;
+      if (x < (ends.get(cell.lane) || 0) || text.length * CHAR_W > room) { return; }
+      ends.set(cell.lane, x + text.length * CHAR_W + 6);
+      node("text", { x: x, y: TOP + row.get(cell.lane) * LANE_H + LANE_H / 2 + 4,
+                     "class": "mark-label" }, text);
     });
 
     var details = el("div", "event-details");
