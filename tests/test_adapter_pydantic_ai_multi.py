@@ -431,7 +431,7 @@ def test_a_hang_past_a_tools_timeout_is_pydantic_ais_timeout_retry(
     with make(spec, virtual_sleep=virtual_sleep) as chaos, chaos_agent(chaos, agent):
         assert agent.run_sync("go").output == "got found x"
         # the tool's timeout, not the 30 s hang (on a real loop, less the real time it has run)
-    assert chaos.clock.now() == pytest.approx(2.0, abs=0 if virtual_sleep else 0.05)
+    assert chaos.clock.now() == pytest.approx(2.0, abs=0 if virtual_sleep else 0.5)
     assert asker.seen == [("retried", "Timed out after 2 seconds."), ("success", "found x")]
     failed, ok = chaos.trace.of_type(ToolResult)
     assert (failed.ok, failed.error_type, ok.ok) == (False, "InjectedTimeout", True)
