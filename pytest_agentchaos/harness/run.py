@@ -111,6 +111,7 @@ def plan_run(
         )
     elif spec.seed is not None and spec.run is None:
         replay += f"  # test seed pinned to {spec.seed} by @pytest.mark.chaos"
+    replay = replay.replace(" --chaos-", " " + settings.flag_prefix)
     expectations = Expectations(
         halt=(
             {**spec.halt.as_dict(), **(spec.halt_rules or {})} if spec.halt is not None else None
