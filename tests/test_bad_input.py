@@ -15,6 +15,7 @@ directory searched, an object's address); everything else must match exactly.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from pytest_agentchaos.faults import FaultPlan
 from pytest_agentchaos.inject import Chaos
 from pytest_agentchaos.inject.session import UnreadableUsage
 from pytest_agentchaos.profiles import Budgets
+from pytest_agentchaos.repair import ToolSpec
 
 USAGE = "ERROR: pytest-agentchaos: "
 BUILTINS = "flaky, malformed, none, outage, rate_limited, spiral"
@@ -1232,6 +1234,9 @@ def api(id: str, call: Callable[[Chaos], Any], error: type[BaseException], expec
 
 
 CFG = ChaosConfigError
+TOOLS = "chaos.wrap_tools(): tools: "
+NOT_A_TOOL = "expected a tool (a function, a callable object or a framework's tool), got "
+LONGEST_WAIT = "a wait lasts at most 1,000,000,000 s (about 31 years)"
 SCHEMA = "chaos.wrap(search): schema: "
 INVALID = SCHEMA + "not a valid JSON Schema: "
 USAGE_100 = (
@@ -1336,13 +1341,13 @@ API_CASES = [
         "wrap-tools-string",
         lambda c: c.wrap_tools("abc"),
         TypeError,
-        "wrap_tools() needs a mapping or a list of callables, got 'abc'",
+        TOOLS + "expected a mapping of name -> tool or a list of tools, got 'abc'",
     ),
     api(
         "wrap-tools-number",
         lambda c: c.wrap_tools(42),
         TypeError,
-        "wrap_tools() needs a mapping or a list of callables, got 42",
+        TOOLS + "expected a mapping of name -> tool or a list of tools, got 42",
     ),
     api(
         "wrap-tools-unknown-schema",
@@ -1362,7 +1367,124 @@ API_CASES = [
         "wrap-tools-empty-name",
         lambda c: c.wrap_tools({"": search}),
         CFG,
-        "chaos.wrap(): name: expected a non-empty tool name, got ''",
+        TOOLS + "expected a non-empty tool name as each key, got ''",
+    ),
+    api(
+        "wrap-tools-name-number",
+        lambda c: c.wrap_tools({5: search}),
+        CFG,
+        TOOLS + "expected a non-empty tool name as each key, got 5",
+    ),
+    api(
+        "wrap-tools-not-callable",
+        lambda c: c.wrap_tools({"search": 5}),
+        TypeError,
+        "chaos.wrap_tools(): tools['search']: " + NOT_A_TOOL + "5",
+    ),
+    api(
+        "wrap-tools-list-not-callable",
+        lambda c: c.wrap_tools([search, "lookup"]),
+        TypeError,
+        "chaos.wrap_tools(): tools[1]: " + NOT_A_TOOL + "'lookup'",
+    ),
+    api(
+        "wrap-blank-name",
+        lambda c: c.wrap(search, name="  "),
+        CFG,
+        "chaos.wrap(): name: expected a non-empty tool name, got '  '",
+    ),
+    api(
+        "model-empty-name",
+        lambda c: c.model(search, name=""),
+        CFG,
+        "chaos.model(): name: expected a non-empty model name, got ''",
+    ),
+    api(
+        "model-name-number",
+        lambda c: c.model(search, name=3),
+        CFG,
+        "chaos.model(): name: expected a non-empty model name, got 3",
+    ),
+    api(
+        "step-label-number",
+        lambda c: c.step(5),
+        TypeError,
+        "chaos.step(): label: expected the name of the step (a string) or None, got 5",
+    ),
+    api(
+        "clock-sleep-negative",
+        lambda c: c.clock.sleep(-1),
+        ValueError,
+        "clock.sleep(): seconds: cannot wait a negative or NaN time, got -1",
+    ),
+    api(
+        "clock-sleep-nan",
+        lambda c: c.clock.sleep(math.nan),
+        ValueError,
+        "clock.sleep(): seconds: cannot wait a negative or NaN time, got nan",
+    ),
+    api(
+        "clock-sleep-huge",
+        lambda c: c.clock.sleep(1e300),
+        ValueError,
+        "clock.sleep(): seconds: 1e+300 is too long: " + LONGEST_WAIT,
+    ),
+    api(
+        "clock-sleep-inf",
+        lambda c: c.clock.sleep(math.inf),
+        ValueError,
+        "clock.sleep(): seconds: inf is too long: " + LONGEST_WAIT,
+    ),
+    api(
+        "clock-sleep-huge-integer",
+        lambda c: c.clock.sleep(10**400),
+        ValueError,
+        "clock.sleep(): seconds: 1000… is too long: " + LONGEST_WAIT,
+    ),
+    api(
+        "clock-sleep-text",
+        lambda c: c.clock.sleep("5"),
+        TypeError,
+        "clock.sleep(): seconds: expected a number of seconds, got '5'",
+    ),
+    api(
+        "clock-advance-past-the-end",
+        lambda c: [c.clock.advance(6e8), c.clock.advance(6e8)],
+        ValueError,
+        "clock.advance(): seconds: 600000000.0 is too long: virtual time is at 6e+08 s and "
+        "ends at 1,000,000,000 s (about 31 years)",
+    ),
+    api(
+        "schema-openai-parameters-number",
+        lambda c: c.wrap(search, schema={"type": "function", "function": {"parameters": 5}}),
+        CFG,
+        SCHEMA + "function: parameters: expected a JSON Schema object (a dict), got 5",
+    ),
+    api(
+        "schema-openai-flat-parameters-list",
+        lambda c: c.wrap(search, schema={"type": "function", "name": "s", "parameters": []}),
+        CFG,
+        SCHEMA + "parameters: expected a JSON Schema object (a dict), got []",
+    ),
+    api(
+        "schema-openai-function-text",
+        lambda c: c.wrap(search, schema={"type": "function", "function": "search"}),
+        CFG,
+        SCHEMA + "function: expected the function's definition (a dict with name, description "
+        "and parameters), got 'search'",
+    ),
+    api(
+        "schema-anthropic-input-schema-none",
+        lambda c: c.wrap(search, schema={"name": "s", "input_schema": None}),
+        CFG,
+        SCHEMA + "input_schema: expected a JSON Schema object (a dict), got None",
+    ),
+    api(
+        "tool-spec-openai-parameters-number",
+        lambda c: ToolSpec.from_schema(None, {"type": "function", "function": {"parameters": 5}}),
+        CFG,
+        "ToolSpec.from_schema(): schema: function: parameters: expected a JSON Schema object "
+        "(a dict), got 5",
     ),
     api(
         "wrap-tools-bad-schema",
@@ -1571,7 +1693,8 @@ IN_TEST_CASES = [
     ),
     pytest.param(
         'chaos.wrap_tools("abc")',
-        "E …TypeError: wrap_tools() needs a mapping or a list of callables, got 'abc'",
+        "E …TypeError: " + TOOLS + "expected a mapping of name -> tool or a list of tools, "
+        "got 'abc'",
         id="in-test-wrap-tools-string",
     ),
     pytest.param(
@@ -1584,6 +1707,85 @@ IN_TEST_CASES = [
         "agentchaos: max_tokens=100 cannot be enforced: the token usage of model 'llm' call 1 "
         "cannot be read: usage.total_tokens is 'lots', not a count",
         id="in-test-model-usage-lots",
+    ),
+    pytest.param(
+        'chaos.wrap(search, name="")',
+        "E …ChaosConfigError: chaos.wrap(): name: expected a non-empty tool name, got ''",
+        id="in-test-wrap-empty-name",
+    ),
+    pytest.param(
+        "chaos.wrap(search, name=5)",
+        "E …ChaosConfigError: chaos.wrap(): name: expected a non-empty tool name, got 5",
+        id="in-test-wrap-name-number",
+    ),
+    pytest.param(
+        'chaos.model(search, name="")',
+        "E …ChaosConfigError: chaos.model(): name: expected a non-empty model name, got ''",
+        id="in-test-model-empty-name",
+    ),
+    pytest.param(
+        "chaos.model(search, name=b'llm')",
+        "E …ChaosConfigError: chaos.model(): name: expected a non-empty model name, got b'llm'",
+        id="in-test-model-name-bytes",
+    ),
+    pytest.param(
+        'chaos.wrap_tools({"search": search, "lookup": None})',
+        "E …TypeError: chaos.wrap_tools(): tools['lookup']: " + NOT_A_TOOL + "None",
+        id="in-test-wrap-tools-not-callable",
+    ),
+    pytest.param(
+        'chaos.wrap_tools([search, "lookup"])',
+        "E …TypeError: chaos.wrap_tools(): tools[1]: " + NOT_A_TOOL + "'lookup'",
+        id="in-test-wrap-tools-list-not-callable",
+    ),
+    pytest.param(
+        'chaos.wrap_tools({"search": search}, schemas={"search": {"type": "strng"}})',
+        "E …ChaosConfigError: chaos.wrap(search): schema: not a valid JSON Schema: 'strng' is "
+        "not valid under any of the given schemas (at $.type)",
+        id="in-test-wrap-tools-bad-schema",
+    ),
+    pytest.param(
+        "chaos.step(label=3)",
+        "E …TypeError: chaos.step(): label: expected the name of the step (a string) or None, "
+        "got 3",
+        id="in-test-step-label-number",
+    ),
+    pytest.param(
+        "chaos.clock.sleep(-1)",
+        "E …ValueError: clock.sleep(): seconds: cannot wait a negative or NaN time, got -1",
+        id="in-test-clock-sleep-negative",
+    ),
+    pytest.param(
+        'chaos.clock.sleep(float("nan"))',
+        "E …ValueError: clock.sleep(): seconds: cannot wait a negative or NaN time, got nan",
+        id="in-test-clock-sleep-nan",
+    ),
+    pytest.param(
+        "chaos.clock.sleep(1e300)",
+        "E …ValueError: clock.sleep(): seconds: 1e+300 is too long: " + LONGEST_WAIT,
+        id="in-test-clock-sleep-huge",
+    ),
+    pytest.param(
+        'chaos.clock.sleep(float("inf"))',
+        "E …ValueError: clock.sleep(): seconds: inf is too long: " + LONGEST_WAIT,
+        id="in-test-clock-sleep-inf",
+    ),
+    pytest.param(
+        "__import__('time').sleep(1e300)",
+        "E …ValueError: time.sleep(): seconds: 1e+300 is too long: " + LONGEST_WAIT,
+        id="in-test-virtual-time-sleep-huge",
+    ),
+    pytest.param(
+        "__import__('time').sleep(-2)",
+        "E …ValueError: time.sleep(): seconds: cannot wait a negative or NaN time, got -2",
+        id="in-test-virtual-time-sleep-negative",
+    ),
+    pytest.param(
+        'chaos.wrap(search, schema={"type": "function", "function": {"name": "search", '
+        '"parameters": 5}})',
+        "E …ChaosConfigError: chaos.wrap(search): schema: function: parameters: expected a JSON "
+        "Schema object (a dict), got 5",
+        id="in-test-schema-openai-parameters-number",
     ),
 ]
 
@@ -1601,7 +1803,7 @@ def test_bad_chaos_api_call_in_a_test_shows_one_line_and_no_plugin_frames(
                 "def search(query: str) -> str:",
                 "    return query",
                 "",
-                "@pytest.mark.chaos(max_tokens=100)",
+                "@pytest.mark.chaos(max_tokens=100, virtual_sleep=True)",
                 "def test_agent(chaos):",
                 f"    {body}",
                 "",

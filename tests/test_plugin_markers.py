@@ -171,7 +171,7 @@ def test_marker_without_the_fixture_still_runs_under_chaos(pytester):
 
         @pytest.mark.chaos("outage", virtual_sleep=True)
         def test_marked_only(request):
-            assert "chaos" in request.fixturenames
+            assert "agentchaos" in request.fixturenames  # the chaos fixture, by its own name
             assert time.time() == {EPOCH!r}   # agent time is virtual: on the chaos clock
 
         @pytest.mark.must_halt(max_steps=3)

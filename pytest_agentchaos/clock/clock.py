@@ -43,11 +43,13 @@ class RealClock:
 
     def sleep(self, seconds: float) -> None:
         """Block for ``seconds`` of wall time."""
-        time.sleep(_check_seconds(seconds))
+        __tracebackhide__ = True
+        time.sleep(check_seconds(seconds, "clock.sleep(): seconds"))
 
     async def asleep(self, seconds: float) -> None:
         """``await asyncio.sleep(seconds)``."""
-        await asyncio.sleep(_check_seconds(seconds))
+        __tracebackhide__ = True
+        await asyncio.sleep(check_seconds(seconds, "clock.asleep(): seconds"))
 
 
 #: The real ``asyncio.sleep``, captured before virtual sleep can patch it. (This module is
@@ -92,9 +94,12 @@ class VirtualClock:
         """Virtual seconds since the clock was made."""
         return self._elapsed
 
-    def advance(self, seconds: float) -> None:
-        """Move virtual time forward by ``seconds`` (>= 0) without waiting."""
-        seconds = _check_seconds(seconds)
+    def advance(self, seconds: float, *, where: str = "clock.advance(): seconds") -> None:
+        """Move virtual time forward by ``seconds`` (>= 0) without waiting. Virtual time ends
+        at :data:`MAX_SECONDS`: a wait past it is a ``ValueError`` (``where`` names the
+        argument), and the clock stays where it was."""
+        __tracebackhide__ = True
+        seconds = check_seconds(seconds, where, self._elapsed)
         if seconds == 0:
             return
         self._elapsed += seconds
@@ -110,7 +115,8 @@ class VirtualClock:
 
     def sleep(self, seconds: float) -> None:
         """Advance virtual time by ``seconds`` at once, without waiting."""
-        self.advance(seconds)
+        __tracebackhide__ = True
+        self.advance(seconds, where="clock.sleep(): seconds")
 
     async def asleep(self, seconds: float) -> None:
         """Wait ``seconds`` of virtual time.
@@ -119,11 +125,30 @@ class VirtualClock:
         this is a real ``await`` on the loop's virtual time, so concurrent waits overlap;
         otherwise time advances by ``seconds`` here and now.
         """
-        seconds = _check_seconds(seconds)
+        __tracebackhide__ = True
+        await self._asleep(seconds, "clock.asleep(): seconds")
+
+    async def asyncio_sleep(self, delay: float) -> None:
+        """What ``asyncio.sleep(delay)`` does, on virtual time (virtual sleep installs it): a
+        delay of 0 or less only lets other tasks run, an infinite one waits until cancelled."""
+        __tracebackhide__ = True
+        if isinstance(delay, (int, float)) and delay <= 0:
+            await yield_to_loop()
+        elif isinstance(delay, float) and math.isinf(delay):
+            if self.on_virtual_loop():  # no timer: the loop must not jump towards it
+                await asyncio.get_running_loop().create_future()
+            else:
+                await _real_async_sleep(delay)
+        else:
+            await self._asleep(delay, "asyncio.sleep(): delay")
+
+    async def _asleep(self, seconds: float, where: str) -> None:
+        __tracebackhide__ = True
+        seconds = check_seconds(seconds, where, self._elapsed)
         if self.on_virtual_loop():
             await _real_async_sleep(seconds)
             return
-        self.advance(seconds)
+        self.advance(seconds, where=where)
         await yield_to_loop()
 
     def on_virtual_loop(self) -> bool:
@@ -147,8 +172,31 @@ class _Listener(Protocol):
     def __call__(self, seconds: float) -> None: ...
 
 
-def _check_seconds(seconds: float) -> float:
-    value = float(seconds)
+#: The most seconds any wait may last, and where a virtual clock's time ends (about 31
+#: years): far beyond any real retry or deadline, and within what ``time.sleep`` and
+#: ``datetime`` (so frozen wall time) can represent.
+MAX_SECONDS = 1e9
+
+
+def check_seconds(seconds: object, where: str, now: float = 0.0) -> float:
+    """``seconds`` as a float: a number, not negative nor NaN, that takes time from ``now`` no
+    further than :data:`MAX_SECONDS`. Else a ``TypeError`` / ``ValueError`` that begins with
+    ``where`` (the argument, as the caller wrote it) and says what is allowed."""
+    __tracebackhide__ = True
+    number = hasattr(seconds, "__float__") or hasattr(seconds, "__index__")
+    if not number or isinstance(seconds, (str, bytes, bytearray)):
+        raise TypeError(f"{where}: expected a number of seconds, got {short(seconds)}")
+    try:
+        value = float(seconds)  # type: ignore[arg-type]
+    except OverflowError:  # an int too large for a float
+        value = math.inf
     if math.isnan(value) or value < 0:
-        raise ValueError(f"cannot sleep or advance a negative or NaN time: {short(seconds)}")
+        raise ValueError(f"{where}: cannot wait a negative or NaN time, got {short(seconds)}")
+    if now + value > MAX_SECONDS:
+        limit = f"{MAX_SECONDS:,.0f} s (about 31 years)"
+        if now:
+            why = f"virtual time is at {now:g} s and ends at {limit}"
+        else:
+            why = f"a wait lasts at most {limit}"
+        raise ValueError(f"{where}: {short(seconds)} is too long: {why}")
     return value

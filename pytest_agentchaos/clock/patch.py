@@ -88,10 +88,12 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
     real_async_sleep = asyncio.sleep
 
     def virtual_sleep(seconds: float | SupportsIndex) -> None:
-        clock.advance(float(seconds))  # type: ignore[arg-type,unused-ignore]
+        __tracebackhide__ = True
+        clock.advance(seconds, where="time.sleep(): seconds")  # type: ignore[arg-type]
 
     async def virtual_async_sleep(delay: float, result: Any = None) -> Any:
-        await clock.asleep(delay)
+        __tracebackhide__ = True
+        await clock.asyncio_sleep(delay)
         return result
 
     # Like freezegun does for time(), rebind every module-level name bound to the real

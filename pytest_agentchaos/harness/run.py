@@ -37,7 +37,7 @@ from .replay import Divergence, Recorded
 from .settings import SessionSettings
 from .spec import RunSpec
 from .unwind import Unwinder, caller_outside_runtime
-from .watchdog import Watchdog, is_agent_thread
+from .watchdog import Watchdog, is_agent_thread, is_library_thread
 
 if TYPE_CHECKING:
     from ..errors import NetworkBlocked
@@ -111,6 +111,7 @@ def plan_run(
         )
     elif spec.seed is not None and spec.run is None:
         replay += f"  # test seed pinned to {spec.seed} by @pytest.mark.chaos"
+    replay = replay.replace(" --chaos-", " " + settings.flag_prefix)
     expectations = Expectations(
         halt=(
             {**spec.halt.as_dict(), **(spec.halt_rules or {})} if spec.halt is not None else None
@@ -455,7 +456,11 @@ def _write_trace(run: Run, path: Path) -> None:
 
 
 def _threads_left(run: Run, baseline: set[int | None]) -> None:
-    left = [t for t in threading.enumerate() if t.ident not in baseline and is_agent_thread(t)]
+    left = [
+        t
+        for t in threading.enumerate()
+        if t.ident not in baseline and is_agent_thread(t) and not is_library_thread(t)
+    ]
     run.threads_left = [f"{safe_str(t.name, 60)}{' (daemon)' if t.daemon else ''}" for t in left]
     if run.threads_left:
         run.trace.meta["threads_left"] = list(run.threads_left)

@@ -69,6 +69,9 @@ class SessionSettings:
     baseline_save: bool = False
     #: ini chaos_baseline_tolerances, parsed (``report.baseline.Tolerance`` by metric)
     tolerances: Any = None
+    #: how printed commands spell the options: ``--agentchaos-`` when another plugin has one
+    #: of our ``--chaos-*`` names (see ``plugin.peers``)
+    flag_prefix: str = "--chaos-"
 
 
 def ini_bool(raw: object, where: str) -> bool:

@@ -18,6 +18,7 @@ Virtual time cannot end an agent that spins without calling a tool, nor one bloc
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -31,7 +32,7 @@ from ..errors import HardHalt, WallTimeout
 from ..inject.session import ChaosSession
 from .unwind import Unwinder, is_agent_frame
 
-__all__ = ["Watchdog", "format_stacks", "is_agent_thread"]
+__all__ = ["Watchdog", "format_stacks", "is_agent_thread", "is_library_thread"]
 
 #: The signal that interrupts the test's thread (its handler raises the halt there).
 SIGNAL = getattr(signal, "SIGUSR2", None)
@@ -77,6 +78,32 @@ def is_agent_thread(thread: threading.Thread) -> bool:
     """A live thread that is not the harness's own (its watchdog) nor an event loop's default
     executor worker (created by the loop, shut down with it)."""
     return thread.is_alive() and not thread.name.startswith(("agentchaos-", "asyncio_"))
+
+
+def is_library_thread(thread: threading.Thread) -> bool:
+    """A thread an installed library runs for itself (a ``Thread`` subclass of its own, or a
+    target function of its own, under site-packages), such as tqdm's monitor: no thread the
+    agent started. (The watchdog still halts such threads: agent code may run in them.)"""
+    run = type(thread).run
+    code = getattr(thread, "_target", None) if run is threading.Thread.run else run
+    func = getattr(code, "__func__", code)
+    filename = getattr(getattr(func, "__code__", None), "co_filename", None)
+    if not isinstance(filename, str):
+        return False
+    path = os.path.realpath(filename)
+    return any(path.startswith(folder + os.sep) for folder in _library_dirs())
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """Where installed distributions live (site-packages), resolved."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = [paths.get("purelib"), paths.get("platlib"), *site.getsitepackages()]
+    found.append(site.getusersitepackages())
+    return tuple(sorted({os.path.realpath(p) for p in found if p}))
 
 
 def _set_async(ident: int, cls: type[BaseException] | None) -> bool:

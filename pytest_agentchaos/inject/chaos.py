@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..adapters import framework_of, wrap_framework_tool
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
+from ..config import fail
 from ..faults.plan import FaultPlan, FaultSpec, parse_faults
 from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, inline_profile
 from ..saferepr import safe_repr
 from ..trace.trace import Trace
 from ..trace.values import DEFAULT_MAX_VALUE, capture
-from .callables import wrap, wrap_tools
+from .callables import tool_name, wrap
 from .model import TokenCounter, wrap_model
 from .network import AllowList
 from .session import ChaosSession
@@ -127,6 +128,8 @@ class Chaos:
         before the real tool runs (see :mod:`pytest_agentchaos.adapters`); its schema is the
         tool's own, so ``schema`` must not be given."""
         __tracebackhide__ = True
+        if name is not None:
+            _check_name(name, "chaos.wrap(): name", "tool")
         framework = framework_of(fn)
         if framework is not None:
             if schema is not None:
@@ -142,20 +145,50 @@ class Chaos:
         tools: Mapping[str, Any] | Sequence[Any],
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Any:
-        """Wrap a name -> tool mapping (or a list of tools); returns the same shape. A list
-        may hold frameworks' tool objects (see :meth:`wrap`)."""
+        """Wrap a name -> tool mapping (or a list of tools); returns the same shape. A tool is
+        a callable or a framework's tool object (see :meth:`wrap`); ``schemas`` maps a tool's
+        name to its parameter schema. Every tool is checked before any is wrapped."""
         __tracebackhide__ = True
-        if isinstance(tools, (list, tuple)) and any(framework_of(t) for t in tools):
-            plain = [t for t in tools if framework_of(t) is None]
-            wrapped_plain = iter(wrap_tools(self.session, plain, schemas))
-            return [
-                self.wrap(t) if framework_of(t) is not None else next(wrapped_plain) for t in tools
-            ]
-        return wrap_tools(self.session, tools, schemas)
+        where = "chaos.wrap_tools()"
+        entries: list[tuple[str | None, Any]]
+        if isinstance(tools, Mapping):
+            entries = list(tools.items())
+            for key, tool in entries:
+                _check_name(key, f"{where}: tools", "tool", key=True)
+                _check_tool(tool, f"{where}: tools[{safe_repr(key, 80)}]")
+        elif isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+            raise TypeError(
+                f"{where}: tools: expected a mapping of name -> tool or a list of tools, "
+                f"got {safe_repr(tools, 80)}"
+            )
+        else:
+            for i, tool in enumerate(tools):
+                _check_tool(tool, f"{where}: tools[{i}]")
+            entries = [(None, tool) for tool in tools]
+        if schemas is not None and not isinstance(schemas, Mapping):
+            raise fail(
+                f"{where}: schemas",
+                f"expected a mapping of tool name -> JSON Schema, got {safe_repr(schemas, 80)}",
+            )
+        schemas = schemas or {}
+        names = [key if key is not None else _tool_name(tool) for key, tool in entries]
+        unknown = sorted(str(k) for k in schemas if k not in names)
+        if unknown:
+            raise fail(
+                f"{where}: schemas",
+                f"a schema for {unknown[0]!r}, which is not among the tools: {', '.join(names)}",
+            )
+        wrapped = []
+        for (key, tool), name in zip(entries, names, strict=True):  # a loop: no frame to show
+            wrapped.append(self.wrap(tool, name=key, schema=schemas.get(name)))
+        if isinstance(tools, Mapping):
+            return {key: tool for (key, _), tool in zip(entries, wrapped, strict=True)}
+        return wrapped
 
     def model(self, fn: F, name: str = "model", tokens: TokenCounter | None = None) -> F:
         """Wrap a model-call function; ``tokens(output)`` reports usage (default: ``.usage``)."""
         __tracebackhide__ = True
+        _check_name(name, "chaos.model(): name", "model")
         return wrap_model(self.session, fn, name=name, tokens=tokens)
 
     def step(self, label: str | None = None, state: Any = None) -> int:
@@ -163,6 +196,11 @@ class Chaos:
         agent entered; ``state`` (any data; volatile fields are masked) is what it reports of
         its state there: the same state seen again with nothing new in between is a loop."""
         __tracebackhide__ = True
+        if label is not None and not isinstance(label, str):
+            raise TypeError(
+                f"chaos.step(): label: expected the name of the step (a string) or None, "
+                f"got {safe_repr(label, 80)}"
+            )
         return self.session.step(label, state)
 
     @property
@@ -222,3 +260,30 @@ class Chaos:
             f"<Chaos profile={safe_repr(self.profile.name, 80)} seed={self.seed} "
             f"steps={self.session.steps} faults={len(self.trace.faults())}>"
         )
+
+
+def _check_name(name: object, where: str, what: str, *, key: bool = False) -> str:
+    """A name given explicitly (or a key of ``wrap_tools``' mapping): a non-empty string."""
+    __tracebackhide__ = True
+    if not isinstance(name, str) or not name.strip():
+        each = " as each key" if key else ""
+        raise fail(where, f"expected a non-empty {what} name{each}, got {safe_repr(name, 80)}")
+    return name
+
+
+def _check_tool(tool: object, where: str) -> None:
+    """A tool ``wrap_tools`` can wrap: a callable or a framework's tool object."""
+    __tracebackhide__ = True
+    if not callable(tool) and framework_of(tool) is None:
+        raise TypeError(
+            f"{where}: expected a tool (a function, a callable object or a framework's tool), "
+            f"got {safe_repr(tool, 80)}"
+        )
+
+
+def _tool_name(tool: Any) -> str:
+    """The name ``wrap`` gives an unnamed tool (a framework's tool keeps its own)."""
+    if framework_of(tool) is not None:
+        found = getattr(tool, "name", None)
+        return found if isinstance(found, str) else type(tool).__name__
+    return tool_name(tool)

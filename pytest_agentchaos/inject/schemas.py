@@ -9,7 +9,7 @@ from ..config import fail
 from ..faults.mutations import parameters_schema
 from ..saferepr import safe_repr, safe_str
 
-__all__ = ["check_tool_schema"]
+__all__ = ["check_tool_schema", "check_tool_wrapper"]
 
 
 def check_tool_schema(schema: object, where: str) -> Mapping[str, Any]:
@@ -19,6 +19,7 @@ def check_tool_schema(schema: object, where: str) -> Mapping[str, Any]:
     __tracebackhide__ = True
     if not isinstance(schema, Mapping):
         raise fail(where, f"expected a JSON Schema object (a dict), got {safe_repr(schema, 80)}")
+    check_tool_wrapper(schema, where)
     inner = parameters_schema(schema)
     if _depth(inner) > MAX_SCHEMA_DEPTH:
         raise fail(where, f"not a valid JSON Schema: nested deeper than {MAX_SCHEMA_DEPTH} levels")
@@ -40,6 +41,32 @@ def check_tool_schema(schema: object, where: str) -> Mapping[str, Any]:
         message = safe_str(exc.message, 200)
         raise fail(where, f"not a valid JSON Schema: {message} (at {at})") from None
     return schema
+
+
+def check_tool_wrapper(schema: Mapping[str, Any], where: str) -> None:
+    """A tool definition in the OpenAI or Anthropic format holds its parameter schema as a
+    dict: ``{"type": "function", "function": {..., "parameters": {...}}}``, the flat
+    ``{"type": "function", "name": ..., "parameters": {...}}`` or ``{"input_schema": {...}}``.
+    (Neither ``function``, ``parameters`` nor ``input_schema`` is a JSON Schema keyword, so a
+    plain schema never has them at its top level.)"""
+    __tracebackhide__ = True
+    outer = schema
+    if "function" in schema:
+        function = schema["function"]
+        if isinstance(function, Mapping):
+            outer, where = function, f"{where}: function"
+        elif schema.get("type") == "function":
+            raise fail(
+                f"{where}: function",
+                "expected the function's definition (a dict with name, description and "
+                f"parameters), got {safe_repr(function, 80)}",
+            )
+    for key in ("parameters", "input_schema"):
+        if key in outer and not isinstance(outer[key], Mapping):
+            raise fail(
+                f"{where}: {key}",
+                f"expected a JSON Schema object (a dict), got {safe_repr(outer[key], 80)}",
+            )
 
 
 #: How deep a tool's parameter schema may nest (real ones: a handful of levels).

@@ -21,7 +21,8 @@ import pytest
 
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
-from .options import PREFIX, add_options, registry_of, settings_of
+from .options import PREFIX, add_options, option, registry_of, settings_of
+from .peers import has_own_marker, own_marks
 from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
 from .summary import Summary, XdistSeed
 
@@ -33,14 +34,14 @@ __all__ = ["chaos"]
 _PREFIX = PREFIX
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the ``--chaos-*`` options and the ``chaos_*`` ini keys."""
-    add_options(parser)
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Add the ``--agentchaos-*`` / ``--chaos-*`` options and the ``chaos_*`` ini keys."""
+    add_options(parser, pluginmanager)
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """With ``--chaos-list-profiles``, print the available profiles and exit."""
-    if not config.getoption("chaos_list_profiles"):
+    if not option(config, "list-profiles"):
         return None
     from ..report.profiles import profile_listing
 
@@ -87,14 +88,14 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     runs = f" runs={settings.runs}" if settings.runs > 1 else ""
     line = f"agentchaos: profile={profiles} seed={settings.seed}{runs}"
     if settings.replay is None:
-        return [f"{line} (replay with --chaos-seed={settings.seed})"]
+        return [f"{line} (replay with {settings.flag_prefix}seed={settings.seed})"]
     # --chaos-seed would draw the faults from today's plan, not the recorded ones
     return [line, f"agentchaos: replaying the fault decisions recorded in {settings.replay.path}"]
 
 
 def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
     """The item's chaos markers, validated, with the profile they name loaded."""
-    spec = parse_marks(item.iter_markers())
+    spec = parse_marks(own_marks(item))
     if spec is not None and spec.profile is not None:
         try:
             state.registry.get(spec.profile)
@@ -104,7 +105,7 @@ def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
 
 
 def _has_marker(item: pytest.Item) -> bool:
-    return any(name in item.keywords for name in MARKERS)
+    return has_own_marker(item)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -113,14 +114,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = metafunc.config.stash.get(STATE, None)
     definition = metafunc.definition
     if state is None or (
-        "chaos" not in metafunc.fixturenames
-        and not any(True for name in MARKERS for _ in definition.iter_markers(name))
+        "agentchaos" not in metafunc.fixturenames and not has_own_marker(definition)
     ):
         return
     from ..harness.variants import variants
 
     try:
-        spec = parse_marks(definition.iter_markers())
+        spec = parse_marks(own_marks(definition))
     except ChaosConfigError:
         return  # the collection report names it
     found = variants(spec, state.settings, definition.nodeid)
@@ -159,7 +159,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Parse chaos markers again (a bad one now fails its test when it runs) and give every
-    marked test the ``chaos`` fixture."""
+    marked test the ``agentchaos`` fixture (``chaos`` is its short name)."""
     state = config.stash.get(STATE, None)
     if state is not None and state.settings.replay is not None:
         _replay_only(config, items, state.settings.replay)
@@ -173,14 +173,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             else:
                 variant = _variant_of(item)
                 made = variant.runs if variant is not None else 1
-                asked = {m.kwargs.get("runs") for m in item.iter_markers("chaos")} - {None}
+                asked = {m.kwargs.get("runs") for m in own_marks(item, "chaos")} - {None}
                 if spec is not None and spec.seed is None and asked - {made}:
                     item.stash[SPEC] = RunSpec(error=_UNPARAMETRIZED)
         if item.stash.get(SPEC, None) is not None:
             names = getattr(item, "fixturenames", None)
-            if isinstance(names, list) and "chaos" not in names:
+            if isinstance(names, list) and "agentchaos" not in names:
                 # A new list: params of one function share theirs, and only this one is marked.
-                item.fixturenames = [*names, "chaos"]  # type: ignore[attr-defined]
+                item.fixturenames = [*names, "agentchaos"]  # type: ignore[attr-defined]
 
 
 _UNPARAMETRIZED = (
@@ -231,7 +231,7 @@ def _last_resort(config: pytest.Config) -> Any:
     return write
 
 
-@pytest.fixture
+@pytest.fixture(name="agentchaos")  # also ``chaos``, unless another plugin has it: .peers
 def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     """Inject the test's chaos profile into tools, HTTP and model calls, on virtual time.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,9 +16,20 @@ from .summary import SEED_KEY, TRACES_KEY
 if TYPE_CHECKING:
     from ..harness.settings import SessionSettings
 
-__all__ = ["PREFIX", "add_options", "registry_of", "settings_of"]
+__all__ = [
+    "OPTIONS",
+    "PEERS",
+    "PREFIX",
+    "add_options",
+    "dest",
+    "option",
+    "registry_of",
+    "settings_of",
+]
 
 PREFIX = "pytest-agentchaos"
+#: The name the plugin that handles other chaos plugins' names is registered under.
+PEERS = "agentchaos-peers"
 _PREFIX = PREFIX
 
 
@@ -46,79 +57,126 @@ def _runs(value: str) -> int:
     return runs
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Add the ``--chaos-*`` options and the ``chaos_*`` ini keys."""
-    group = parser.getgroup("agentchaos", "chaos testing for tool-using agents")
-    group.addoption(
-        "--chaos-profile",
-        metavar="NAME",
-        default=None,
-        help="chaos profile for tests that use the chaos fixture or markers; several "
-        "separated by commas run each test under each (default: ini chaos_profile, else 'none')",
+#: Every option, by its name after ``--agentchaos-`` / ``--chaos-``: ``addoption``'s arguments.
+OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "profile",
+        {
+            "metavar": "NAME",
+            "default": None,
+            "help": "chaos profile for tests that use the chaos fixture or markers; several "
+            "separated by commas run each test under each (default: ini chaos_profile, else "
+            "'none')",
+        },
+    ),
+    (
+        "seed",
+        {
+            "metavar": "N",
+            "type": _seed,
+            "default": None,
+            "help": "session seed for every fault decision (default: random, shown in the header)",
+        },
+    ),
+    (
+        "runs",
+        {
+            "metavar": "K",
+            "type": _runs,
+            "default": None,
+            "help": "run each chaos test under K seeds derived from the session seed, each its "
+            "own test; a test passes if all K do (pass^k; default: 1)",
+        },
+    ),
+    (
+        "html",
+        {
+            "metavar": "FILE",
+            "default": None,
+            "help": "write a self-contained HTML report of the chaos tests to FILE: a filterable "
+            "table, and per test its verdicts, replay command and timeline (default: none)",
+        },
+    ),
+    (
+        "baseline",
+        {
+            "metavar": "FILE",
+            "default": None,
+            "help": "compare each chaos test's metrics with the baseline FILE; regressions "
+            "beyond the tolerances fail the session (default: ini chaos_baseline, or none)",
+        },
+    ),
+    (
+        "baseline-save",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "write this session's metrics into the baseline file instead of comparing "
+            "(tests not run keep their entries)",
+        },
+    ),
+    (
+        "replay",
+        {
+            "metavar": "PATH",
+            "default": None,
+            "help": "re-run the tests recorded in PATH (a trace file, or a report dir / its "
+            "index.json) with the fault decisions their traces recorded; other tests are "
+            "deselected",
+        },
+    ),
+    (
+        "list-profiles",
+        {
+            "action": "store_true",
+            "default": False,
+            "help": "list the chaos profiles available here and exit",
+        },
+    ),
+    (
+        "trace-dir",
+        {
+            "metavar": "DIR",
+            "default": None,
+            "help": "write each chaos test's trace as JSON into DIR (default: not written)",
+        },
+    ),
+    (
+        "report-dir",
+        {
+            "metavar": "DIR",
+            "default": None,
+            "help": "write report artifacts into DIR: each chaos test's trace (DIR/traces/) and "
+            "DIR/index.json (default: ini chaos_report_dir, or none)",
+        },
+    ),
+)
+
+
+def dest(name: str) -> str:
+    """Where option ``name`` (e.g. ``report-dir``) is stored: ``agentchaos_report_dir``, so
+    another plugin's ``--chaos-report-dir`` (dest ``chaos_report_dir``) never collides."""
+    return "agentchaos_" + name.replace("-", "_")
+
+
+def option(config: pytest.Config, name: str) -> Any:
+    """The value of option ``name`` (e.g. ``seed``), given as ``--agentchaos-`` or ``--chaos-``."""
+    return config.getoption(dest(name))
+
+
+def add_options(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Add the ``--agentchaos-*`` options (their ``--chaos-*`` twins come once every installed
+    plugin has added its own options, see :class:`.peers.Peers`) and the ``chaos_*`` ini keys."""
+    from .peers import Peers
+
+    group = parser.getgroup(
+        "pytest-agentchaos",
+        "chaos testing for tool-using agents (each --agentchaos-* option is also --chaos-*, "
+        "unless another plugin has that name: the header says so)",
     )
-    group.addoption(
-        "--chaos-seed",
-        metavar="N",
-        type=_seed,
-        default=None,
-        help="session seed for every fault decision (default: random, shown in the header)",
-    )
-    group.addoption(
-        "--chaos-runs",
-        metavar="K",
-        type=_runs,
-        default=None,
-        help="run each chaos test under K seeds derived from the session seed, each its own "
-        "test; a test passes if all K do (pass^k; default: 1)",
-    )
-    group.addoption(
-        "--chaos-html",
-        metavar="FILE",
-        default=None,
-        help="write a self-contained HTML report of the chaos tests to FILE: a filterable "
-        "table, and per test its verdicts, replay command and timeline (default: none)",
-    )
-    group.addoption(
-        "--chaos-baseline",
-        metavar="FILE",
-        default=None,
-        help="compare each chaos test's metrics with the baseline FILE; regressions beyond "
-        "the tolerances fail the session (default: ini chaos_baseline, or none)",
-    )
-    group.addoption(
-        "--chaos-baseline-save",
-        action="store_true",
-        default=False,
-        help="write this session's metrics into the baseline file instead of comparing "
-        "(tests not run keep their entries)",
-    )
-    group.addoption(
-        "--chaos-replay",
-        metavar="PATH",
-        default=None,
-        help="re-run the tests recorded in PATH (a trace file, or a report dir / its "
-        "index.json) with the fault decisions their traces recorded; other tests are "
-        "deselected",
-    )
-    group.addoption(
-        "--chaos-list-profiles",
-        action="store_true",
-        default=False,
-        help="list the chaos profiles available here and exit",
-    )
-    group.addoption(
-        "--chaos-trace-dir",
-        metavar="DIR",
-        default=None,
-        help="write each chaos test's trace as JSON into DIR (default: not written)",
-    )
-    group.addoption(
-        "--chaos-report-dir",
-        metavar="DIR",
-        default=None,
-        help="write report artifacts into DIR: each chaos test's trace (DIR/traces/) and "
-        "DIR/index.json (default: ini chaos_report_dir, or none)",
-    )
+    for name, attrs in OPTIONS:
+        group.addoption(f"--agentchaos-{name}", dest=dest(name), **attrs)
+    pluginmanager.register(Peers(group, OPTIONS), PEERS)
     parser.addini("chaos_profile", "default chaos profile (default: none)", default="none")
     parser.addini(
         "chaos_profiles_dir",
@@ -188,20 +246,20 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
     from ..harness import settings as s
 
     replay = None
-    if config.getoption("chaos_replay") is not None:
+    if option(config, "replay") is not None:
         from ..harness.replay import load_source
 
         try:
-            replay = load_source(config.getoption("chaos_replay"), config.invocation_params.dir)
+            replay = load_source(option(config, "replay"), config.invocation_params.dir)
         except ChaosConfigError as exc:
             raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
-    seed_option = config.getoption("chaos_seed")
-    profile_option = config.getoption("chaos_profile")
-    runs = config.getoption("chaos_runs") or 1
+    seed_option = option(config, "seed")
+    profile_option = option(config, "profile")
+    runs = option(config, "runs") or 1
     adopted = False
     if replay is not None:  # the recorded ones, unless given
         seed_option, profile_option, runs, adopted = replay.options(
-            seed_option, profile_option, config.getoption("chaos_runs"), registry
+            seed_option, profile_option, option(config, "runs"), registry
         )
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and SEED_KEY in workerinput:
@@ -229,16 +287,16 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
         raise pytest.UsageError(f"{_PREFIX}: {text}") from None
     try:
         report_dir, trace_dir = s.artifact_dirs(
-            config.getoption("chaos_report_dir"),
+            option(config, "report-dir"),
             str(config.getini("chaos_report_dir")),
-            config.getoption("chaos_trace_dir"),
+            option(config, "trace-dir"),
             config.rootpath,
         )
         if replay is not None and any(
             d is not None and replay.reads_from(d) for d in (report_dir, trace_dir)
         ):
             report_dir, trace_dir = None, None  # never overwrite the recording it replays
-        html = s.parse_html(config.getoption("chaos_html"), config.invocation_params.dir)
+        html = s.parse_html(option(config, "html"), config.invocation_params.dir)
         temp_traces = html is not None and trace_dir is None
         if temp_traces:  # the report reads the traces: the controller's folder (made once
             # every setting is checked, see pytest_configure), in workers too
@@ -267,13 +325,14 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             html=html,
             temp_traces=temp_traces,
             baseline=s.baseline_path(
-                config.getoption("chaos_baseline"),
+                option(config, "baseline"),
                 str(config.getini("chaos_baseline")),
                 config.invocation_params.dir,
                 config.rootpath,
-                save=config.getoption("chaos_baseline_save"),
+                save=option(config, "baseline-save"),
             ),
-            baseline_save=config.getoption("chaos_baseline_save"),
+            baseline_save=option(config, "baseline-save"),
+            flag_prefix=_flag_prefix(config),
             tolerances=s.tolerances(config.getini("chaos_baseline_tolerances")),
         )
     except ChaosConfigError as exc:
@@ -284,3 +343,10 @@ def _ini_bool(config: pytest.Config, key: str) -> bool:
     from ..harness.settings import ini_bool
 
     return ini_bool(config.getini(key), f"ini {key}")
+
+
+def _flag_prefix(config: pytest.Config) -> str:
+    from .peers import SHORT_PREFIX, Peers
+
+    peers = config.pluginmanager.get_plugin(PEERS)
+    return peers.prefix if isinstance(peers, Peers) else SHORT_PREFIX

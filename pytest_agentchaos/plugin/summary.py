@@ -79,11 +79,12 @@ class Summary:
             settings = self.state.settings
             if settings.replay is None:
                 tr.write_line(
-                    f"session seed {settings.seed}: replay with --chaos-seed={settings.seed}"
+                    f"session seed {settings.seed}: replay with "
+                    f"{settings.flag_prefix}seed={settings.seed}"
                 )
             else:
                 tr.write_line(
-                    f"replayed {settings.replay.path}: replay with --chaos-replay="
+                    f"replayed {settings.replay.path}: replay with {settings.flag_prefix}replay="
                     f"{shlex.quote(str(settings.replay.path))}"
                 )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..faults.mutations import parameters_schema
-from ..inject.schemas import check_tool_schema
+from ..inject.schemas import check_tool_schema, check_tool_wrapper
 from .signature import function_schema
 
 __all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec", "checker_for"]
@@ -119,6 +119,7 @@ class ToolSpec:
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        __tracebackhide__ = True
         check_tool_schema(self.parameters, f"ToolSpec {self.name!r}")
         validator = checker_for(self.parameters)
         _check_refs(validator, self.parameters, f"ToolSpec {self.name!r}")
@@ -132,8 +133,10 @@ class ToolSpec:
         (``{"type": "function", "function": {"name", "description", "parameters"}}`` or the
         inner object) or Anthropic's (``{"name", "description", "input_schema"}``). ``name``
         and ``description`` default to the definition's own."""
+        __tracebackhide__ = True
         if not isinstance(schema, Mapping):
             raise TypeError(f"a tool schema is a dict, got {type(schema).__name__}")
+        check_tool_wrapper(schema, "ToolSpec.from_schema(): schema")
         outer = schema.get("function") if isinstance(schema.get("function"), Mapping) else schema
         assert isinstance(outer, Mapping)
         wrapped = "parameters" in outer or "input_schema" in outer
