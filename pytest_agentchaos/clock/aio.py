@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..patching import Patches
+
 if TYPE_CHECKING:
     from .clock import VirtualClock
 
@@ -54,6 +56,7 @@ class VirtualLoops:
         self._cls: Any = type(probe)
         self._real_time: Callable[[Any], float] = self._cls.time
         self._installed = False
+        self._patches = Patches()
 
     def install(self) -> None:
         """Patch the loop class's ``time``: a loop goes virtual on its first reading, if it can."""
@@ -63,13 +66,13 @@ class VirtualLoops:
             offset = loops._offset(loop)
             return loops._real_time(loop) if offset is None else offset + loops.clock.now()
 
-        self._cls.time = time
+        self._patches.set(self._cls, "time", time)
         self._installed = True
 
     def uninstall(self) -> None:
         """Give the loop class its real ``time`` back, and each virtual loop its real selector."""
         if self._installed:
-            self._cls.time = self._real_time
+            self._patches.undo()  # unless replaced since: see patching
             self._installed = False
         for _loop, _offset, undo in self._loops.values():
             undo()

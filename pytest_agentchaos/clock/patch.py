@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
+from ..patching import Patches
 from ..runtime import is_runtime
 from .clock import VirtualClock
 
@@ -96,10 +97,12 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
 
     # Like freezegun does for time(), rebind every module-level name bound to the real
     # functions, so `from time import sleep` in agent code is virtual too.
-    patched: list[tuple[Any, str, Any]] = [
-        (time, "sleep", real_sleep),
-        (asyncio, "sleep", real_async_sleep),
-    ]
+    patches = Patches()
+    fakes: dict[int, tuple[Any, Any]] = {id(virtual_sleep): (virtual_sleep, real_sleep)}
+    fakes[id(virtual_async_sleep)] = (virtual_async_sleep, real_async_sleep)
+    handle._push(lambda: _undo_sleep(patches, fakes))
+    patches.set(time, "sleep", virtual_sleep)
+    patches.set(asyncio, "sleep", virtual_async_sleep)
     for name, module in list(sys.modules.items()):
         if module is None or module is time or module is asyncio:
             continue
@@ -110,28 +113,11 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         except TypeError:
             continue
         for attr, value in list(attrs.items()):
-            if value is real_sleep or value is real_async_sleep:
-                patched.append((module, attr, value))
-    for module, attr, value in patched:
-        setattr(module, attr, virtual_sleep if value is real_sleep else virtual_async_sleep)
+            if value is real_sleep:
+                patches.set(module, attr, virtual_sleep)
+            elif value is real_async_sleep:
+                patches.set(module, attr, virtual_async_sleep)
 
-    def undo() -> None:
-        for module, attr, value in patched:
-            setattr(module, attr, value)
-        # Modules first imported while sleep was virtual bound the virtual functions by name
-        # (`from time import sleep`): give them the real ones back too.
-        fakes = {id(virtual_sleep): real_sleep, id(virtual_async_sleep): real_async_sleep}
-        for module in list(sys.modules.values()):
-            try:
-                attrs = vars(module)
-            except TypeError:
-                continue
-            for attr, value in list(attrs.items()):
-                real = fakes.get(id(value))
-                if real is not None and (value is virtual_sleep or value is virtual_async_sleep):
-                    setattr(module, attr, real)
-
-    handle._push(undo)
     # asyncio waits go through event loops, which now keep time on the virtual clock.
     from .aio import VirtualLoops
 
@@ -144,3 +130,21 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         loops.uninstall()
 
     handle._push(release)
+
+
+def _undo_sleep(patches: Patches, fakes: dict[int, tuple[Any, Any]]) -> None:
+    """Put the real sleeps back. Only names that still hold ours: a fixture that replaced one
+    since (``monkeypatch``) puts ours back when it is torn down, and
+    :func:`~pytest_agentchaos.patching.sweep` restores it then."""
+    patches.undo()
+    # Modules first imported while sleep was virtual bound the virtual functions by name
+    # (`from time import sleep`): give them the real ones back too.
+    for module in list(sys.modules.values()):
+        try:
+            attrs = vars(module)
+        except TypeError:
+            continue
+        for attr, value in list(attrs.items()):
+            fake = fakes.get(id(value))
+            if fake is not None and fake[0] is value:
+                setattr(module, attr, fake[1])
