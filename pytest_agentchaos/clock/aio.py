@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,26 @@ log = logging.getLogger(__name__)
 #: A short real wait before jumping to the next timer, so results that threads (e.g.
 #: ``run_in_executor``) are about to deliver arrive before a virtual timeout fires.
 IDLE_GRACE = 0.0005
+
+
+def running_trio() -> Any:
+    """The ``trio`` module when the calling code runs under trio (or anyio on trio), not
+    under an asyncio event loop; else ``None``. A wait must await what the running loop
+    understands: asyncio's ``sleep`` yields what trio refuses, and the reverse."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return None
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return None
+    return trio
 
 
 def _snap(now: float, timeout: float) -> float:

@@ -73,6 +73,7 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
         epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True, ignore=list(_LEAVE_ALONE)
     )
     factory = freezer.start()
+    _keep_schedulers_real()
 
     def tick(seconds: float) -> None:
         factory.tick(_dt.timedelta(seconds=seconds))
@@ -80,6 +81,24 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
     clock.add_listener(tick)
     handle._push(freezer.stop)
     handle._push(lambda: clock.remove_listener(tick))
+
+
+#: Event-loop clocks bound by name at import that must stay real under frozen time: a
+#: scheduler reading frozen time never reaches its next deadline (trio would hang in
+#: ``trio.sleep``). (asyncio's loops are kept real by freezegun's ``real_asyncio``.)
+_SCHEDULER_CLOCKS = (("trio._core._run", "perf_counter"),)
+
+
+def _keep_schedulers_real() -> None:
+    """Give the schedulers of :data:`_SCHEDULER_CLOCKS` the real clock freezegun rebound
+    (freezegun puts the real one back again as it stops: nothing to undo)."""
+    from freezegun import api
+
+    real = {"perf_counter": api.real_perf_counter, "monotonic": api.real_monotonic}
+    for module_name, attr in _SCHEDULER_CLOCKS:
+        module = sys.modules.get(module_name)
+        if module is not None and attr in vars(module) and vars(module)[attr] is not real[attr]:
+            setattr(module, attr, real[attr])
 
 
 def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
