@@ -23,6 +23,7 @@ from ..adapters.caps import record_cap
 from ..config import fail
 from ..errors import HaltSwallowed, HardHalt, WallTimeout
 from ..inject.chaos import Chaos
+from ..inject.lazy_router import arm as arm_router
 from ..inject.network import AllowList, NetworkGuard, parse_allow_hosts
 from ..patching import sweep
 from ..profiles.budgets import Budgets
@@ -396,7 +397,7 @@ def build_run(
             guard = NetworkGuard(plan.allow, refuse)
             stack.callback(guard.uninstall)  # first: an install that fails midway is undone
             guard.install()
-        chaos.http  # noqa: B018 - httpx goes through the run's router, imported now or later
+        arm_router(chaos)  # httpx goes through the run's router, imported now or later
         stack.callback(_quiet_thread_halts(session))
         if plan.wall_timeout > 0:
             run.watchdog = Watchdog(
