@@ -70,6 +70,14 @@ def test_pytest_fail(chaos):
 
 def test_system_exit(chaos):
     raise SystemExit(3)              # EXIT
+
+def test_bare_assert_of_a_long_value(chaos):
+    values = list(range(300))
+    assert not values
+
+def test_bare_assert_of_short_values(chaos):
+    x = 1
+    assert x == 2
 """
 
 
@@ -82,13 +90,13 @@ def line_of(source: str, marker: str) -> int:
 def test_run_ended_says_why_the_run_ended(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_why=WHY)
     result = pytester.runpytest("--chaos-report-dir=out")
-    result.assert_outcomes(failed=5, passed=1)
+    result.assert_outcomes(failed=7, passed=1)
     out = pytester.path / "out"
     ended = run_ended(out, "test_why.py::test_assert_in_a_helper")
     assert ended["status"] == "error"
     error = ended["detail"]["error"]
     assert error["type"] == "AssertionError"
-    assert error["message"].startswith("the tool said 1")
+    assert error["message"] == "the tool said 1"  # not pytest's explanation: it depends on -v
     # the deepest frame of the user's own code
     assert error["where"] == f"test_why.py:{line_of(WHY, '# CHECK')} in check"
     error = run_ended(out, "test_why.py::test_error_in_the_stdlib")["detail"]["error"]
@@ -115,6 +123,16 @@ def test_run_ended_says_why_the_run_ended(pytester: pytest.Pytester) -> None:
         "message": "3",
         "where": f"test_why.py:{line_of(WHY, '# EXIT')} in test_system_exit",
     }
+    # a bare assert: its statement (pytest's explanation shows more or less under -v)
+    error = run_ended(out, "test_why.py::test_bare_assert_of_a_long_value")["detail"]["error"]
+    assert error["message"] == "assert not values"
+    error = run_ended(out, "test_why.py::test_bare_assert_of_short_values")["detail"]["error"]
+    assert error["message"] == "assert x == 2"
+    # and the same under -v, whose explanations show more: a replay records the same end
+    verbose = pytester.runpytest("--chaos-report-dir=out-v", "-vv")
+    verbose.assert_outcomes(failed=7, passed=1)
+    for name in outcomes(out):
+        assert run_ended(pytester.path / "out-v", name) == run_ended(out, name)
 
 
 def test_a_halt_names_the_users_line_not_the_plugins(pytester: pytest.Pytester) -> None:
@@ -467,25 +485,40 @@ def run_line(pytester: pytest.Pytester, line: str, *more: str) -> pytest.RunResu
 
 
 def test_the_printed_replay_command_writes_its_own_report(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nchaos_report_dir = report\n")
+    pytester.makeini(
+        "[pytest]\nchaos_report_dir = report\nchaos_baseline = baseline.json\n"
+        "addopts = --chaos-html=report.html\n"
+    )
     pytester.makepyfile(test_agent=SESSION)
-    recorded = pytester.runpytest("-p", "no:randomly")
+    recorded = pytester.runpytest("-p", "no:randomly", "--chaos-baseline-save")
     report = pytester.path / "report"
-    before = {p: p.read_bytes() for p in report.rglob("*") if p.is_file()}
+    files = [
+        *report.rglob("*.json"),
+        pytester.path / "baseline.json",
+        pytester.path / "report.html",
+    ]
+    before = {p: p.read_bytes() for p in files}
     runs = outcomes(report)
     assert len(runs) == 8 and "failed" in runs.values() and "passed" in runs.values()
     lines = replay_lines(recorded)
     assert lines, recorded.stdout.str()
-    line = lines[0]
-    replay = run_line(pytester, line)
+    replay = run_line(pytester, lines[0])
     replay.assert_outcomes(failed=1)
-    # the recording is left as it was: its index has its 8 runs and its traces are unchanged
+    # the recording is left as it was: its index has its 8 runs, its traces, its HTML report
+    # and the baseline are unchanged
     assert {p: p.read_bytes() for p in before} == before
     own = report / "replay"
     replay.stdout.fnmatch_lines(
         [
             f"agentchaos: this session ran 1 of the 8 runs recorded in {report / 'index.json'} "
-            f"again under their seed: its report is in {own}; the recording is left as it was"
+            f"again under their seed: its report is in {own}; the recording is left as it was",
+        ]
+    )
+    replay.stdout.fnmatch_lines(
+        [
+            "*no regressions against baseline * (1 case compared)",
+            "not run, not compared (7): *",  # the baseline's other cases
+            f"agentchaos: HTML report: {own / 'report.html'}",
         ]
     )
     (entry,) = index_of(own)["tests"]

@@ -159,7 +159,11 @@ def test_failing_chaos_test_has_an_agentchaos_section(pytester):
         "  #2    t=    4.000s ToolResult(tool='search', index=2, ok=False, "
         "error_type='InjectedTimeout', message='search timed out after 4s', channel='tool')"
     )
-    assert lines[9] == "  #2    t=    4.000s RunEnded(status='error')"
+    # the run's end says why (issue 26): the test's error, cut to the line's width
+    assert lines[9].startswith(
+        "  #2    t=    4.000s RunEnded(status='error', detail={'error': {'type': "
+        "'AssertionError', 'message': 'gave up after a timeout'"
+    )
     result.stdout.fnmatch_lines(["E       AssertionError: gave up after a timeout"])
 
 
@@ -184,7 +188,7 @@ def test_failure_section_shows_only_the_last_20_events(pytester):
         events[0] == "  #6    t=    0.000s ToolResult(tool='count', index=6, ok=True, output=5, "
         "channel='tool')"
     )
-    assert events[-1].endswith("RunEnded(status='error')")
+    assert "RunEnded(status='error', detail={'error': {'type': 'AssertionError'" in events[-1]
 
 
 def test_passing_chaos_test_has_no_section(pytester):

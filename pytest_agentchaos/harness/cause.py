@@ -8,6 +8,7 @@ framework's (under ``site-packages``).
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import sysconfig
@@ -59,23 +60,47 @@ def is_users_file(filename: str) -> bool:
     return not any(real == d or real.startswith(d + os.sep) for d in _library_dirs())
 
 
-def _where(tb: TracebackType | None) -> str | None:
+def _users_frame(tb: TracebackType | None) -> tuple[str, int, str] | None:
+    """(file, line, function) of the deepest frame of the user's own code in ``tb``."""
     found = None
     while tb is not None:
         frame = tb.tb_frame
         if is_agent_frame(frame) and is_users_file(frame.f_code.co_filename):
             found = (frame.f_code.co_filename, tb.tb_lineno, frame.f_code.co_name)
         tb = tb.tb_next
-    if found is None:
-        return None
-    filename, line, function = found
+    return found
+
+
+def _shown(filename: str) -> str:
     try:
         shown = os.path.relpath(filename)
     except ValueError:  # another drive (Windows)
-        shown = filename
-    if shown.startswith(".."):
-        shown = filename
-    return f"{shown}:{line} in {function}"
+        return filename
+    return filename if shown.startswith("..") else shown
+
+
+def _last(tb: TracebackType | None) -> TracebackType | None:
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb
+
+
+def _message(error: BaseException) -> str:
+    """``str(error)``; for an ``assert`` pytest rewrote, what it says without pytest's
+    explanation (the values shown there depend on ``-v``: a replay run without it would
+    record another message): the assert's own message, else its statement."""
+    text = safe_str(error, 100 * MESSAGE_LIMIT)
+    if isinstance(error, AssertionError):
+        head, explained, _ = text.partition("\nassert ")
+        if explained:
+            return safe_str(head, MESSAGE_LIMIT)
+        if text.startswith("assert "):
+            last = _last(error.__traceback__)
+            if last is not None:
+                line = linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno)
+                if line.strip().startswith("assert"):
+                    return safe_str(line.strip(), MESSAGE_LIMIT)
+    return safe_str(text, MESSAGE_LIMIT)
 
 
 def error_detail(error: BaseException) -> dict[str, Any]:
@@ -83,9 +108,10 @@ def error_detail(error: BaseException) -> dict[str, Any]:
     user's own code is in its traceback); the message is capped at :data:`MESSAGE_LIMIT`."""
     detail: dict[str, Any] = {
         "type": safe_str(type(error).__name__, 120),
-        "message": safe_str(error, MESSAGE_LIMIT),
+        "message": _message(error),
     }
-    where = _where(error.__traceback__)
-    if where is not None:
-        detail["where"] = where
+    found = _users_frame(error.__traceback__)
+    if found is not None:
+        filename, line, function = found
+        detail["where"] = f"{_shown(filename)}:{line} in {function}"
     return detail
