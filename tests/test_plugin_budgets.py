@@ -174,10 +174,13 @@ def test_max_seconds_is_virtual_time(pytester):
         [
             "agentchaos: hard budget max_seconds=100 exhausted: seconds would have reached 120",
             "  used: steps=4 tool_calls=4 model_calls=0 virtual_seconds=120 tokens=0",
-            "last 14 of 14 trace events:",
+            "last 15 of 15 trace events:",
             "  #4 *t=   90.000s ToolCall(tool='slow', index=4, channel='tool')",
             "  #4 *t=   90.000s FaultInjected(kind='timeout', *",
             "  #4 *t=  120.000s BudgetExhausted(budget='max_seconds', limit=100.0, count=120.0)",
+            # the call the budget ended has its end too (issue 26)
+            "  #4 *t=  120.000s ToolResult(tool='slow', index=4, ok=False, "
+            "error_type='BudgetExhausted', *",
         ]
     )
     result.stdout.fnmatch_lines(

@@ -509,6 +509,7 @@ TRACE = {
     "events": [{"type": "RunStarted", "step": 0, "t": 0.0}],
 }
 INDEX = {"format": 1, "session_seed": 1, "tests": [{"node_id": "test_x.py::test_x"}]}
+TRACES = {**INDEX, "tests": [{"node_id": "test_x.py::test_x", "trace": "t.json"}]}
 
 
 @pytest.mark.parametrize(
@@ -547,6 +548,53 @@ INDEX = {"format": 1, "session_seed": 1, "tests": [{"node_id": "test_x.py::test_
             "the trace names no test (meta.test)",
         ),
         ("meta-not-a-table.json", {**TRACE, "meta": []}, "the trace names no test (meta.test)"),
+        # recorded numbers are range-checked like the options that set them (issue 26)
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply to be a recording"),
+        (
+            "digits.json",
+            '{"format": 1, "session_seed": ' + "9" * 5000 + ', "tests": []}',
+            "not readable JSON: Exceeds the limit (4300 digits) for integer string conversion*",
+        ),
+        ("runs-lots.json", {**TRACES, "runs": "lots"}, "runs is 'lots', not 1 to 10000"),
+        ("runs-huge.json", {**TRACES, "runs": 100_000_000}, "runs is 100000000, not 1 to 10000"),
+        ("runs-zero.json", {**TRACES, "runs": 0}, "runs is 0, not 1 to 10000"),
+        ("runs-true.json", {**TRACES, "runs": True}, "runs is True, not 1 to 10000"),
+        ("runs-float.json", {**TRACES, "runs": 2.0}, "runs is 2.0, not 1 to 10000"),
+        (
+            "seed-abc.json",
+            {**TRACES, "session_seed": "abc"},
+            "session_seed is 'abc', not a non-negative integer",
+        ),
+        (
+            "seed-negative.json",
+            {**TRACES, "session_seed": -1},
+            "session_seed is -1, not a non-negative integer",
+        ),
+        (
+            "seed-float.json",
+            {**TRACES, "session_seed": 1.5},
+            "session_seed is 1.5, not a non-negative integer",
+        ),
+        (
+            "trace-seed-abc.json",
+            {**TRACE, "meta": {**TRACE["meta"], "session_seed": "abc"}},
+            "session_seed is 'abc', not a non-negative integer",
+        ),
+        (
+            "trace-runs-huge.json",
+            {**TRACE, "meta": {**TRACE["meta"], "runs": 10_001}},
+            "runs is 10001, not 1 to 10000",
+        ),
+        (
+            "profile-option.json",
+            {**TRACES, "profile_option": 7},
+            "profile_option is 7, not a profile name",
+        ),
+        (
+            "nul.json",
+            {**INDEX, "tests": [{"node_id": "test_x.py::test_x", "trace": "t\u0000.json"}]},
+            "tests[0].trace is not a file name (a NUL byte)",
+        ),
     ],
 )
 def test_a_foreign_replay_file_is_one_line(
@@ -733,9 +781,16 @@ def test_a_trace_file_an_index_names_that_is_gone_or_unreadable_fails_its_test(
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
+    """The recording's files: what is in ``directory`` but not in its ``replay/`` folder."""
     return {
-        str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in directory.rglob("*")
+        if p.is_file() and p.relative_to(directory).parts[0] != "replay"
     }
+
+
+def node_ids(index: Path) -> list[str]:
+    return sorted(t["node_id"] for t in json.loads(index.read_text())["tests"])
 
 
 def test_a_replay_does_not_write_into_the_report_dir_it_reads(pytester: pytest.Pytester) -> None:
@@ -749,11 +804,25 @@ def test_a_replay_does_not_write_into_the_report_dir_it_reads(pytester: pytest.P
     replay = pytester.runpytest("--chaos-replay=out")
     replay.assert_outcomes(failed=2, deselected=1)
     assert snapshot(pytester.path / "out") == before
+    # its own report: the replay/ folder of the report dir, and the summary says so
+    own = pytester.path / "out" / "replay"
+    replay.stdout.fnmatch_lines(
+        [f"agentchaos: replaying {pytester.path / 'out'}*: its report is in {own}"]
+    )
+    assert node_ids(own / "index.json") == ["test_agent.py::test_one", "test_agent.py::test_two"]
+    assert len(list((own / "traces").iterdir())) == 2
     # a trace of it, or the index itself, protects the dir as well
     trace = trace_of(pytester, "test_agent.py::test_one")
     pytester.runpytest(f"--chaos-replay={trace}").assert_outcomes(failed=1, deselected=2)
+    assert node_ids(own / "index.json") == ["test_agent.py::test_one"]
     pytester.runpytest("--chaos-replay=out/index.json", "--chaos-report-dir=out")
     assert snapshot(pytester.path / "out") == before
+    # replaying the replay's own report: nowhere of its own to write, so nothing is written
+    kept = (own / "index.json").read_bytes()
+    again = pytester.runpytest("--chaos-replay=out/replay")
+    again.stdout.fnmatch_lines(["agentchaos: replaying *: no report written (it would *"])
+    assert (own / "index.json").read_bytes() == kept
+    assert not (own / "replay").exists()
 
 
 def files(directory: Path) -> list[Path]:
@@ -770,13 +839,15 @@ def test_a_replay_does_not_overwrite_the_trace_dir_it_reads(pytester: pytest.Pyt
         passed=1, warnings=1
     )
     assert trace.read_bytes() == before
-    # reading either dir it would write turns both off: no report dir is written either
+    # the trace dir it reads gives way to the report dir's traces/ folder
     replay = pytester.runpytest(
         "--chaos-trace-dir=traces", "--chaos-report-dir=out2", f"--chaos-replay={trace}"
     )
     replay.assert_outcomes(passed=1, warnings=1)
     assert files(pytester.path / "traces") == [trace] and trace.read_bytes() == before
-    assert files(pytester.path / "out2") == []
+    out2 = pytester.path / "out2"
+    assert [p.relative_to(out2).parts[0] for p in files(out2)] == ["index.json", "traces"]
+    # a report dir that holds the recording gives way to its replay/ folder, traces and all
     replay = pytester.runpytest(
         "--chaos-trace-dir=traces2", "--chaos-report-dir=.", f"--chaos-replay={trace}"
     )
@@ -784,6 +855,9 @@ def test_a_replay_does_not_overwrite_the_trace_dir_it_reads(pytester: pytest.Pyt
     assert files(pytester.path / "traces2") == []
     assert not (pytester.path / "index.json").exists()
     assert trace.read_bytes() == before
+    own = pytester.path / "replay"
+    assert node_ids(own / "index.json") == ["test_div.py::test_agent"]
+    assert len(files(own / "traces")) == 1
 
 
 # -- pytest-xdist ----------------------------------------------------------------------------------

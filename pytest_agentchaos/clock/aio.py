@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from ..patching import Patches
 
 if TYPE_CHECKING:
     from .clock import VirtualClock
@@ -27,6 +30,26 @@ log = logging.getLogger(__name__)
 #: A short real wait before jumping to the next timer, so results that threads (e.g.
 #: ``run_in_executor``) are about to deliver arrive before a virtual timeout fires.
 IDLE_GRACE = 0.0005
+
+
+def running_trio() -> Any:
+    """The ``trio`` module when the calling code runs under trio (or anyio on trio), not
+    under an asyncio event loop; else ``None``. A wait must await what the running loop
+    understands: asyncio's ``sleep`` yields what trio refuses, and the reverse."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return None
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return None
+    return trio
 
 
 def _snap(now: float, timeout: float) -> float:
@@ -54,6 +77,7 @@ class VirtualLoops:
         self._cls: Any = type(probe)
         self._real_time: Callable[[Any], float] = self._cls.time
         self._installed = False
+        self._patches = Patches()
 
     def install(self) -> None:
         """Patch the loop class's ``time``: a loop goes virtual on its first reading, if it can."""
@@ -63,13 +87,13 @@ class VirtualLoops:
             offset = loops._offset(loop)
             return loops._real_time(loop) if offset is None else offset + loops.clock.now()
 
-        self._cls.time = time
+        self._patches.set(self._cls, "time", time)
         self._installed = True
 
     def uninstall(self) -> None:
         """Give the loop class its real ``time`` back, and each virtual loop its real selector."""
         if self._installed:
-            self._cls.time = self._real_time
+            self._patches.undo()  # unless replaced since: see patching
             self._installed = False
         for _loop, _offset, undo in self._loops.values():
             undo()

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..saferepr import short
+from .aio import running_trio
 
 if TYPE_CHECKING:
     from .aio import VirtualLoops
@@ -47,9 +48,14 @@ class RealClock:
         time.sleep(check_seconds(seconds, "clock.sleep(): seconds"))
 
     async def asleep(self, seconds: float) -> None:
-        """``await asyncio.sleep(seconds)``."""
+        """``await asyncio.sleep(seconds)`` (``trio.sleep`` under trio)."""
         __tracebackhide__ = True
-        await asyncio.sleep(check_seconds(seconds, "clock.asleep(): seconds"))
+        seconds = check_seconds(seconds, "clock.asleep(): seconds")
+        trio = running_trio()
+        if trio is not None:
+            await trio.sleep(seconds)
+            return
+        await asyncio.sleep(seconds)
 
 
 #: The real ``asyncio.sleep``, captured before virtual sleep can patch it. (This module is
@@ -58,7 +64,11 @@ _real_async_sleep = asyncio.sleep
 
 
 async def yield_to_loop() -> None:
-    """Let other tasks run, as a real wait would."""
+    """Let other tasks run, as a real wait would (a checkpoint under trio)."""
+    trio = running_trio()
+    if trio is not None:
+        await trio.lowlevel.checkpoint()
+        return
     await _real_async_sleep(0)
 
 
@@ -152,8 +162,14 @@ class VirtualClock:
         await yield_to_loop()
 
     def on_virtual_loop(self) -> bool:
-        """Whether the running event loop keeps time on this clock."""
-        return self.loops is not None and self.loops.is_virtual(asyncio.get_running_loop())
+        """Whether the running event loop keeps time on this clock (never trio's)."""
+        if self.loops is None:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # trio, or anyio on trio
+            return False
+        return self.loops.is_virtual(loop)
 
     def add_listener(self, listener: _Listener) -> None:
         """Call ``listener(seconds)`` whenever time advances (used to drive freezegun)."""

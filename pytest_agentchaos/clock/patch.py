@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
+from ..patching import Patches
 from ..runtime import is_runtime
 from .clock import VirtualClock
 
@@ -72,6 +73,7 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
         epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True, ignore=list(_LEAVE_ALONE)
     )
     factory = freezer.start()
+    _keep_schedulers_real()
 
     def tick(seconds: float) -> None:
         factory.tick(_dt.timedelta(seconds=seconds))
@@ -79,6 +81,24 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
     clock.add_listener(tick)
     handle._push(freezer.stop)
     handle._push(lambda: clock.remove_listener(tick))
+
+
+#: Event-loop clocks bound by name at import that must stay real under frozen time: a
+#: scheduler reading frozen time never reaches its next deadline (trio would hang in
+#: ``trio.sleep``). (asyncio's loops are kept real by freezegun's ``real_asyncio``.)
+_SCHEDULER_CLOCKS = (("trio._core._run", "perf_counter"),)
+
+
+def _keep_schedulers_real() -> None:
+    """Give the schedulers of :data:`_SCHEDULER_CLOCKS` the real clock freezegun rebound
+    (freezegun puts the real one back again as it stops: nothing to undo)."""
+    from freezegun import api
+
+    real = {"perf_counter": api.real_perf_counter, "monotonic": api.real_monotonic}
+    for module_name, attr in _SCHEDULER_CLOCKS:
+        module = sys.modules.get(module_name)
+        if module is not None and attr in vars(module) and vars(module)[attr] is not real[attr]:
+            setattr(module, attr, real[attr])
 
 
 def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
@@ -98,10 +118,12 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
 
     # Like freezegun does for time(), rebind every module-level name bound to the real
     # functions, so `from time import sleep` in agent code is virtual too.
-    patched: list[tuple[Any, str, Any]] = [
-        (time, "sleep", real_sleep),
-        (asyncio, "sleep", real_async_sleep),
-    ]
+    patches = Patches()
+    fakes: dict[int, tuple[Any, Any]] = {id(virtual_sleep): (virtual_sleep, real_sleep)}
+    fakes[id(virtual_async_sleep)] = (virtual_async_sleep, real_async_sleep)
+    handle._push(lambda: _undo_sleep(patches, fakes))
+    patches.set(time, "sleep", virtual_sleep)
+    patches.set(asyncio, "sleep", virtual_async_sleep)
     for name, module in list(sys.modules.items()):
         if module is None or module is time or module is asyncio:
             continue
@@ -112,28 +134,11 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         except TypeError:
             continue
         for attr, value in list(attrs.items()):
-            if value is real_sleep or value is real_async_sleep:
-                patched.append((module, attr, value))
-    for module, attr, value in patched:
-        setattr(module, attr, virtual_sleep if value is real_sleep else virtual_async_sleep)
+            if value is real_sleep:
+                patches.set(module, attr, virtual_sleep)
+            elif value is real_async_sleep:
+                patches.set(module, attr, virtual_async_sleep)
 
-    def undo() -> None:
-        for module, attr, value in patched:
-            setattr(module, attr, value)
-        # Modules first imported while sleep was virtual bound the virtual functions by name
-        # (`from time import sleep`): give them the real ones back too.
-        fakes = {id(virtual_sleep): real_sleep, id(virtual_async_sleep): real_async_sleep}
-        for module in list(sys.modules.values()):
-            try:
-                attrs = vars(module)
-            except TypeError:
-                continue
-            for attr, value in list(attrs.items()):
-                real = fakes.get(id(value))
-                if real is not None and (value is virtual_sleep or value is virtual_async_sleep):
-                    setattr(module, attr, real)
-
-    handle._push(undo)
     # asyncio waits go through event loops, which now keep time on the virtual clock.
     from .aio import VirtualLoops
 
@@ -146,3 +151,21 @@ def _patch_sleep(handle: ClockInstallation, clock: VirtualClock) -> None:
         loops.uninstall()
 
     handle._push(release)
+
+
+def _undo_sleep(patches: Patches, fakes: dict[int, tuple[Any, Any]]) -> None:
+    """Put the real sleeps back. Only names that still hold ours: a fixture that replaced one
+    since (``monkeypatch``) puts ours back when it is torn down, and
+    :func:`~pytest_agentchaos.patching.sweep` restores it then."""
+    patches.undo()
+    # Modules first imported while sleep was virtual bound the virtual functions by name
+    # (`from time import sleep`): give them the real ones back too.
+    for module in list(sys.modules.values()):
+        try:
+            attrs = vars(module)
+        except TypeError:
+            continue
+        for attr, value in list(attrs.items()):
+            fake = fakes.get(id(value))
+            if fake is not None and fake[0] is value:
+                setattr(module, attr, fake[1])

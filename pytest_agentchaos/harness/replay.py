@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,18 @@ from typing import Any
 from ..config import fail
 from ..errors import ChaosConfigError
 from ..profiles.budgets import Budgets, parse_budgets
-from ..saferepr import safe_repr
+from ..saferepr import safe_repr, safe_str
 from ..trace.events import Event, ModelCall, ToolCall
 
-__all__ = ["Divergence", "Recorded", "ReplaySource", "load_source"]
+__all__ = [
+    "REPLAY_DIR",
+    "Divergence",
+    "Recorded",
+    "ReplayPlace",
+    "ReplaySource",
+    "load_source",
+    "replay_place",
+]
 
 _WHERE = "--chaos-replay"
 #: The ``detector`` of the ``Detection`` a diverging replay records.
@@ -77,8 +85,36 @@ class ReplaySource:
     def reads_from(self, directory: Path) -> bool:
         """Whether this source's files are in ``directory`` (a report dir a replay must not
         write: its traces and index are the recording)."""
-        root = directory.resolve()
-        return any(p.resolve().is_relative_to(root) for p in (self.path, *self.traces.values()))
+        try:
+            root = directory.resolve()
+            return any(p.resolve().is_relative_to(root) for p in (self.path, *self.traces.values()))
+        except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved
+            return True  # not written: the safe answer
+
+    def own_dirs(
+        self, report_dir: Path | None, trace_dir: Path | None
+    ) -> tuple[Path | None, Path | None]:
+        """The report dir and trace dir of this replay, never one it reads from: a report dir
+        that holds what it replays gives way to its ``replay/`` folder, a trace dir that holds
+        it (or lies in a report dir that gave way) to the report dir's ``traces/`` folder;
+        ``None`` where there is no such place (nothing is written there)."""
+        moved = report_dir
+        if report_dir is not None and self.reads_from(report_dir):
+            moved = report_dir / REPLAY_DIR
+            if self.reads_from(moved):
+                moved = None
+        if trace_dir is not None and (
+            self.reads_from(trace_dir)
+            or (moved != report_dir and report_dir is not None and _inside(trace_dir, report_dir))
+        ):
+            trace_dir = moved / "traces" if moved is not None else None
+        for folder in (moved, trace_dir):
+            try:
+                if folder is not None:
+                    folder.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return None, None
+        return moved, trace_dir
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self.traces
@@ -111,7 +147,7 @@ def load_source(raw: str, cwd: Path) -> ReplaySource:
         if not isinstance(test, str) or not test:
             raise fail(f"{_WHERE}: {path}", "the trace names no test (meta.test)")
         _check_format(data, path, "trace")
-        return ReplaySource(path, {test: path}, _session(meta))
+        return ReplaySource(path, {test: path}, _session(meta, path))
     if isinstance(data, dict) and "tests" in data and isinstance(data["tests"], list):
         _check_format(data, path, "index")
         traces: dict[str, Path] = {}
@@ -119,19 +155,43 @@ def load_source(raw: str, cwd: Path) -> ReplaySource:
             if not isinstance(entry, dict) or not isinstance(entry.get("node_id"), str):
                 raise fail(f"{_WHERE}: {path}", f"tests[{i}] is not a test entry with a node_id")
             trace = entry.get("trace")
+            if isinstance(trace, str) and "\0" in trace:
+                raise fail(f"{_WHERE}: {path}", f"tests[{i}].trace is not a file name (a NUL byte)")
             if isinstance(trace, str) and trace:
                 traces[entry["node_id"]] = path.parent / trace
         if not traces:
             raise fail(f"{_WHERE}: {path}", "the index names no trace file (traces not written)")
-        return ReplaySource(path, traces, _session(data))
+        return ReplaySource(path, traces, _session(data, path))
     raise fail(f"{_WHERE}: {path}", "neither a pytest-agentchaos trace nor a report index")
 
 
-def _session(meta: Any) -> dict[str, Any]:
+def _inside(path: Path, directory: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return True
+
+
+def _session(meta: Any, path: Path) -> dict[str, Any]:
+    """The recorded session's seed, profile option and runs, checked like the options that
+    set them (a seed is a non-negative integer; runs 1 to ``MAX_RUNS``)."""
     if not isinstance(meta, dict):
         return {}
+    from .spec import MAX_RUNS
+
     found = {k: meta[k] for k in ("session_seed", "profile_option", "runs") if k in meta}
-    return {k: v for k, v in found.items() if v is not None}
+    found = {k: v for k, v in found.items() if v is not None}
+    where = f"{_WHERE}: {path}"
+    seed = found.get("session_seed")
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise fail(where, f"session_seed is {safe_repr(seed, 40)}, not a non-negative integer")
+    runs = found.get("runs")
+    if runs is not None and (type(runs) is not int or not 1 <= runs <= MAX_RUNS):
+        raise fail(where, f"runs is {safe_repr(runs, 40)}, not 1 to {MAX_RUNS}")
+    option = found.get("profile_option")
+    if option is not None and (not isinstance(option, str) or "\0" in option):
+        raise fail(where, f"profile_option is {safe_repr(option, 40)}, not a profile name")
+    return found
 
 
 def _check_format(data: Mapping[str, Any], path: Path, what: str) -> None:
@@ -148,7 +208,7 @@ def _read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise fail(f"{_WHERE}: {path}", "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the name
         reason = getattr(exc, "strerror", None) or str(exc)
         raise fail(f"{_WHERE}: {path}", f"cannot read it: {reason}") from None
     try:
@@ -157,6 +217,10 @@ def _read_json(path: Path) -> Any:
         raise fail(
             f"{_WHERE}: {path}", f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise fail(f"{_WHERE}: {path}", "nested too deeply to be a recording") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise fail(f"{_WHERE}: {path}", f"not readable JSON: {safe_str(exc, 120)}") from None
 
 
 def _recorded(data: Mapping[str, Any], path: Path) -> Recorded:
@@ -165,12 +229,18 @@ def _recorded(data: Mapping[str, Any], path: Path) -> Recorded:
     where = f"{_WHERE}: {path}"
     try:
         trace = Trace.from_dict(dict(data))
+    except RecursionError:
+        raise fail(where, "nested too deeply to be a recording") from None
     except (ValueError, TypeError) as exc:
         raise fail(where, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     meta = trace.meta if isinstance(trace.meta, dict) else {}
     seed, profile = meta.get("seed"), meta.get("profile")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not isinstance(profile, str):
+    if type(seed) is not int or not isinstance(profile, str):
         raise fail(where, "the trace's meta has no seed and profile")
+    if seed < 0:
+        raise fail(where, f"the trace's seed is {seed}, not a non-negative integer")
+    if "\0" in profile:
+        raise fail(where, f"the trace's profile {safe_repr(profile, 40)} is not a profile name")
     try:
         budgets = parse_budgets(meta.get("budgets"), "budgets") if "budgets" in meta else None
     except ChaosConfigError as exc:
@@ -269,3 +339,48 @@ class Divergence:
 
 def _cut(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: The folder of a report dir that a replay of its recording writes its own report into.
+REPLAY_DIR = "replay"
+
+
+@dataclass(frozen=True)
+class ReplayPlace:
+    """Where a session that replays a recorded one writes its report, and why."""
+
+    #: the recording's report dir, left as it was
+    recording: Path
+    #: this session's report dir (its traces in ``traces/``)
+    report_dir: Path
+    #: how many of the recorded runs this session runs again, of how many
+    rerun: int
+    recorded: int
+
+
+def replay_place(report_dir: Path, seed: int, collected: Iterable[str]) -> ReplayPlace | None:
+    """The place of this session's report when ``report_dir`` holds the recording of a
+    session under the same seed (``--chaos-seed`` of its replay command) of which this
+    session runs only some runs: writing there would drop the others from its index and
+    replace the traces a later ``--chaos-replay`` reads. ``None``: write in place (no
+    recording, another seed, or every recorded run runs again)."""
+    index = report_dir / "index.json"
+    try:
+        if not index.is_file():
+            return None
+        data = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # not a recording this session could lose: a new report replaces it
+    if not isinstance(data, dict) or type(data.get("session_seed")) is not int:
+        return None
+    if data["session_seed"] != seed:
+        return None
+    tests = data.get("tests")
+    if not isinstance(tests, list):
+        return None
+    recorded = {t["node_id"] for t in tests if isinstance(t, dict) and isinstance(
+        t.get("node_id"), str)}  # fmt: skip
+    ids = set(collected)
+    if not recorded or recorded <= ids:
+        return None
+    return ReplayPlace(report_dir, report_dir / REPLAY_DIR, len(recorded & ids), len(recorded))

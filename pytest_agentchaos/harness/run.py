@@ -23,7 +23,9 @@ from ..adapters.caps import record_cap
 from ..config import fail
 from ..errors import HaltSwallowed, HardHalt, WallTimeout
 from ..inject.chaos import Chaos
+from ..inject.lazy_router import arm as arm_router
 from ..inject.network import AllowList, NetworkGuard, parse_allow_hosts
+from ..patching import sweep
 from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, ProfileRegistry
 from ..report.explain import halt_explanation, swallowed_note
@@ -33,6 +35,7 @@ from ..saferepr import safe_repr, safe_str
 from ..trace.events import Detection
 from ..verdicts.judge import Expectations, judge
 from ..verdicts.verdict import Verdict
+from .cause import error_detail, status_of_error
 from .replay import Divergence, Recorded
 from .settings import SessionSettings
 from .spec import RunSpec
@@ -198,6 +201,7 @@ class Run:
     replaying: Divergence | None = None
     divergence: str | None = None
     _closed: bool = False
+    _stack: ExitStack | None = None
 
     @property
     def session(self) -> ChaosSession:
@@ -226,8 +230,12 @@ class Run:
         """Whether the run has been torn down (set as :func:`build_run` exits)."""
         return self._closed
 
-    def finish(self, error: BaseException | None = None) -> RunOutcome:
-        """The test body is over (``error`` is what it raised): end the run and judge it."""
+    def finish(
+        self, error: BaseException | None = None, *, status: str | None = None
+    ) -> RunOutcome:
+        """The test body is over (``error`` is what it raised): end the run and judge it.
+        ``status`` overrides the ``RunEnded`` status the error gives (``interrupted``: the
+        session was stopped before the test's own end reached the run)."""
         if self.outcome is not None:
             return self.outcome
         if self.watchdog is not None:
@@ -235,23 +243,24 @@ class Run:
         self.unwinder.disarm()
         session = self.session
         halt = find_halt(error)
-        if halt is None and error is not None and record_cap(session, error) is not None:
-            error_status = "halted"  # a framework's own cap (recursion_limit, max_turns) hit
-        else:
-            error_status = "error"
-        if halt is not None:
-            status: str | None = "halted"
+        if status is not None:
+            pass
+        elif halt is not None:
+            status = "halted"
         elif error is None:
             status = None
-        elif isinstance(error, (KeyboardInterrupt, SystemExit)):
-            status = "interrupted"
+        elif record_cap(session, error) is not None:
+            status = "halted"  # a framework's own cap (recursion_limit, max_turns) hit
         else:
-            status = error_status
+            status = status_of_error(error)
         if self.replaying is not None:
             self.divergence = self.replaying.finish()
             if self.divergence is not None:
                 session.trace.meta["replay_diverged"] = self.divergence
-        session.end(status)
+        if error is not None:
+            session.end(status, error=error_detail(error))
+        else:
+            session.end(status)
         verdicts = tuple(judge(self.trace, self.plan.expectations))
         self.outcome = self._outcome(error, halt, verdicts)
         return self.outcome
@@ -299,6 +308,14 @@ class Run:
             )
         return notes
 
+    def close(self) -> None:
+        """Tear the run down now (what leaving :func:`build_run` does; idempotent): for a
+        caller whose own teardown was cut short (a Ctrl-C in a fixture's teardown)."""
+        stack = self._stack
+        if stack is not None:
+            self._stack = None
+            stack.close()
+
     def _close(self) -> None:
         self._closed = True
 
@@ -320,6 +337,7 @@ def build_run(
     Raises ``ChaosConfigError`` before installing anything when the run is misconfigured.
     """
     plan = plan_run(settings, spec, test_id, registry, replay_id=replay_id, recorded=recorded)
+    sweep()  # names an earlier run left to a fixture torn down after it (see patching)
     baseline = {t.ident for t in threading.enumerate()}
     with ExitStack() as stack:
         stack.callback(_claim(test_id))
@@ -350,6 +368,7 @@ def build_run(
             Unwinder(lambda: run.outcome is not None or run.closed, id(owner) if owner else None),
         )
         del owner
+        run._stack = stack
         if plan.trace_path is not None:
             stack.callback(_write_trace, run, plan.trace_path)
         stack.callback(_threads_left, run, baseline)
@@ -379,7 +398,7 @@ def build_run(
             guard = NetworkGuard(plan.allow, refuse)
             stack.callback(guard.uninstall)  # first: an install that fails midway is undone
             guard.install()
-        chaos.http  # noqa: B018 - httpx goes through the run's router, imported now or later
+        arm_router(chaos)  # httpx goes through the run's router, imported now or later
         stack.callback(_quiet_thread_halts(session))
         if plan.wall_timeout > 0:
             run.watchdog = Watchdog(

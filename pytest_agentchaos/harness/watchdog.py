@@ -17,12 +17,15 @@ Virtual time cannot end an agent that spins without calling a tool, nor one bloc
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
+import math
 import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from types import FrameType
@@ -154,21 +157,30 @@ class Watchdog:
 
     def start(self) -> None:
         """Start watching: the threads alive now are not the agent's; installs the signal
-        handler (main thread only) and starts the watchdog thread."""
+        handler (main thread only) and sets the process's timer for this run."""
         self._baseline = {t.ident for t in threading.enumerate() if t.ident is not None}
         self._install_signal()
-        self._thread = threading.Thread(target=self._watch, name="agentchaos-watchdog", daemon=True)
-        self._thread.start()
+        _TIMER.schedule(self, _now() + self.timeout)
 
     def stop(self) -> None:
         """The test body is over: stand down (idempotent)."""
         self._stop.set()  # first: a signal arriving now finds it set and does nothing
+        _TIMER.cancel(self)
         with self._lock:  # then wait out a delivery in progress, and take back the rest
             self._clear_pending()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
         self._uninstall_signal()
+
+    def _expired(self) -> None:
+        """The timer says the run has overrun (in the timer's thread): act in a thread of
+        its own, so the timer goes on serving other runs."""
+        if self._stop.is_set():
+            return
+        self._thread = threading.Thread(target=self._watch, name="agentchaos-watchdog-fired",
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
 
     def agent_threads(self) -> list[threading.Thread]:
         """Threads started since the run began that are still alive (a library's idle pool
@@ -231,7 +243,7 @@ class Watchdog:
                 signal.pthread_kill(self._owner, SIGNAL)  # type: ignore[arg-type]
 
     def _watch(self) -> None:
-        if self._stop.wait(self.timeout):
+        if self._stop.is_set():
             return
         watchdog = {threading.get_ident()}
         self.stacks = format_stacks(skip=watchdog)
@@ -260,6 +272,77 @@ class Watchdog:
             f"{halt.message}\n\nstacks:\n{self.stacks}"
         )
         os._exit(LAST_RESORT_EXIT)
+
+
+#: In a tuple: frozen time rebinds module-level names bound to ``time.monotonic``.
+_MONOTONIC = (time.monotonic,)
+
+
+def _now() -> float:
+    """Real monotonic seconds, also while a run freezes ``time.monotonic``."""
+    clock_gettime = getattr(time, "clock_gettime", None)
+    if clock_gettime is not None:
+        return float(clock_gettime(time.CLOCK_MONOTONIC))
+    return _MONOTONIC[0]()  # pragma: no cover - Windows
+
+
+class _Timer:
+    """One thread per process that waits for the earliest deadline of the runs being watched
+    (a thread started and joined per run would cost more than a short test); a run that
+    stops in time only drops its entry, and the timer wakes at deadlines alone.
+
+    A bare ``_thread`` thread, unknown to :mod:`threading`: the test suite's own thread
+    checks (``threading.active_count()``, ``enumerate()``) and the report's note of threads
+    left running never see it.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._deadlines: dict[Watchdog, float] = {}
+        self._waiting_until = math.inf
+        self._running = False
+        if hasattr(os, "register_at_fork"):  # a forked child has no timer thread
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._deadlines = {}
+        self._waiting_until = math.inf
+        self._running = False
+
+    def schedule(self, watchdog: Watchdog, deadline: float) -> None:
+        with self._cond:
+            self._deadlines[watchdog] = deadline
+            if not self._running:
+                self._running = True
+                _thread.start_new_thread(self._run, ())
+            elif deadline < self._waiting_until:
+                self._cond.notify()
+
+    def cancel(self, watchdog: Watchdog) -> None:
+        with self._cond:
+            self._deadlines.pop(watchdog, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    now = _now()
+                    due = [w for w, d in self._deadlines.items() if d <= now]
+                    if due:
+                        for watchdog in due:
+                            del self._deadlines[watchdog]
+                        self._waiting_until = math.inf
+                        break
+                    deadline = min(self._deadlines.values(), default=math.inf)
+                    self._waiting_until = deadline
+                    self._cond.wait(None if deadline == math.inf else deadline - now)
+            for watchdog in due:
+                with contextlib.suppress(Exception):  # the timer must outlive any run
+                    watchdog._expired()
+
+
+_TIMER = _Timer()
 
 
 def _async_halt(unwinder: Unwinder, halt: HardHalt) -> type[BaseException]:

@@ -110,7 +110,11 @@ def wrap(
             state = begin(channel, target, to_mapping(args, kwargs), schema)
             mapping = None
             if state.effect is not None:
-                await session.adelay(state)
+                try:
+                    await session.adelay(state)
+                except BaseException as exc:  # cancelled, or a budget ended the wait
+                    finish_error(state, exc)
+                    raise
                 replayed, mapping = apply_effect(session, state)
                 if replayed is not _MISSING:
                     return finish_ok(state, replayed)
@@ -119,7 +123,7 @@ def wrap(
                     out = await binder.call(fn, mapping)
                 else:
                     out = await fn(*args, **kwargs)
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit, a cancellation: the call has its end
                 finish_error(state, exc)
                 raise
             return finish_ok(state, out)
@@ -133,17 +137,21 @@ def wrap(
             if state[6] is None:  # no effect: the path of every call no fault hits
                 try:
                     out = fn(*args, **kwargs)
-                except Exception as exc:
+                except BaseException as exc:  # SystemExit, a halt: the call has its end
                     finish_error(state, exc)
                     raise
                 return finish_plain(state, out)
-            session.delay(state)
+            try:
+                session.delay(state)
+            except BaseException as exc:  # a budget or a halt ended the wait
+                finish_error(state, exc)
+                raise
             replayed, mapping = apply_effect(session, state)
             if replayed is not _MISSING:
                 return finish_ok(state, replayed)
             try:
                 out = binder.call(fn, mapping) if mapping is not None else fn(*args, **kwargs)
-            except Exception as exc:
+            except BaseException as exc:
                 finish_error(state, exc)
                 raise
             return finish_ok(state, out)

@@ -99,13 +99,17 @@ def wrap_model(
             __tracebackhide__ = True
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
-                await session.adelay(state)
+                try:
+                    await session.adelay(state)
+                except BaseException as exc:  # cancelled, or a budget ended the wait
+                    session.finish_error(state, exc)
+                    raise
                 replayed, _ = apply_effect(session, state)
                 if replayed is not _MISSING:
                     return done(state, replayed)
             try:
                 out = await fn(*args, **kwargs)
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit, a cancellation: the call has its end
                 session.finish_error(state, exc)
                 raise
             return done(state, out)
@@ -117,13 +121,17 @@ def wrap_model(
             __tracebackhide__ = True
             state = session.begin("model", target, binder.to_mapping(args, kwargs))
             if state.effect is not None:
-                session.delay(state)
+                try:
+                    session.delay(state)
+                except BaseException as exc:  # a budget or a halt ended the wait
+                    session.finish_error(state, exc)
+                    raise
                 replayed, _ = apply_effect(session, state)
                 if replayed is not _MISSING:
                     return done(state, replayed)
             try:
                 out = fn(*args, **kwargs)
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit, a cancellation: the call has its end
                 session.finish_error(state, exc)
                 raise
             return done(state, out)

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import fail
+from ..patching import Patches
 from ..saferepr import safe_repr, short
 
 __all__ = ["AllowList", "NetworkGuard", "parse_allow_hosts"]
-
-_INHERITED: Any = object()
 
 if TYPE_CHECKING:
     import ipaddress
@@ -129,7 +128,7 @@ class NetworkGuard:
         self.refuse = refuse
         self._resolved: set[str] = set()  # addresses that allowed host names resolved to
         self._lock = threading.Lock()
-        self._undo: list[tuple[Any, str, Any, Any]] = []
+        self._patches = Patches()
 
     def _allowed(self, host: object) -> bool:
         if not isinstance(host, str):
@@ -203,28 +202,16 @@ class NetworkGuard:
             (socket, "gethostbyname_ex", gethostbyname_ex),
         ]
         for owner, name, replacement in patches:
-            # inherited methods (socket.socket.connect is _socket.socket's) are removed again
-            # on uninstall, not copied into the class
-            own = (
-                owner.__dict__.get(name, _INHERITED)
-                if isinstance(owner, type)
-                else getattr(owner, name)
-            )
-            self._undo.append((owner, name, own, replacement))
-            setattr(owner, name, replacement)
+            # an inherited method (socket.socket.connect is _socket.socket's) is removed
+            # again on uninstall, not copied into the class
+            self._patches.set(owner, name, replacement)
 
     def _remember(self, addresses: Iterable[object]) -> None:
         with self._lock:
             self._resolved.update(str(a).split("%", 1)[0] for a in addresses)
 
     def uninstall(self) -> None:
-        """Put the real socket functions back (unless someone replaced ours since); safe to
-        call twice."""
-        while self._undo:
-            owner, name, real, ours = self._undo.pop()
-            if getattr(owner, name, None) is not ours:
-                continue
-            if real is _INHERITED:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, real)
+        """Put the real socket functions back; safe to call twice. A name someone replaced
+        since (a ``monkeypatch`` of the test) is restored once it holds ours again (see
+        :mod:`pytest_agentchaos.patching`)."""
+        self._patches.undo()

@@ -408,8 +408,9 @@ class ChaosSession:
         return effect.delay
 
     async def adelay(self, state: CallState) -> float:
-        """:meth:`delay` for async calls: on a virtual event loop the wait is a real
-        ``await`` on virtual time, so other tasks run meanwhile."""
+        """:meth:`delay` for async calls: on a virtual asyncio event loop the wait is a real
+        ``await`` on virtual time, so other tasks run meanwhile. Under trio (or anyio on
+        trio) the virtual clock moves at once and the call yields to trio's scheduler."""
         effect = state.effect
         if effect is None or not effect.delay:
             return 0.0

@@ -21,6 +21,7 @@ import pytest
 
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
+from ..patching import sweep
 from .options import PREFIX, add_options, option, registry_of, settings_of
 from .peers import has_own_marker, own_marks
 from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
@@ -183,6 +184,82 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.fixturenames = [*names, "agentchaos"]  # type: ignore[attr-defined]
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Decide where the report goes before any test runs (see :func:`_place_report`)."""
+    _place_report(session.config, [item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Under xdist the controller writes the report: it decides from a worker's collection,
+    as each worker did from its own (the same)."""
+    _place_report(node.config, ids)
+
+
+def _place_report(config: pytest.Config, ids: list[str]) -> None:
+    """A session that runs again only some of the runs recorded in its report dir under its
+    own seed (the printed replay command of one test) writes its report into the report
+    dir's ``replay/`` folder: the recording stays whole for a later ``--chaos-replay``."""
+    state = config.stash.get(STATE, None)
+    if state is None or state.placed:
+        return
+    state.placed = True
+    settings = state.settings
+    if settings.report_dir is None or settings.replay is not None:
+        return
+    from ..harness.replay import replay_place
+
+    place = replay_place(settings.report_dir, settings.seed, ids)
+    if place is None:
+        return
+    own: Path | None = place.report_dir
+    try:
+        (place.report_dir / "traces").mkdir(parents=True, exist_ok=True)
+    except OSError:
+        own = None  # nowhere of its own: write nothing rather than over the recording
+    html = settings.html
+    if html is not None:
+        html = own / html.name if own is not None else None
+    state.settings = dataclasses.replace(
+        settings,
+        report_dir=own,
+        trace_dir=own / "traces" if own is not None else None,
+        html=html,
+    )
+    state.replay_place = place
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say where a replay's report went, and that the recording it replays is untouched."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    place, settings = state.replay_place, state.settings
+    if place is not None:
+        where = (
+            f"its report is in {settings.report_dir}"
+            if settings.report_dir is not None
+            else "its report was not written (its folder cannot be made)"
+        )
+        terminalreporter.write_line(
+            f"agentchaos: this session ran {place.rerun} of the {place.recorded} runs recorded "
+            f"in {place.recording / 'index.json'} again under their seed: {where}; the "
+            "recording is left as it was"
+        )
+    elif settings.replay is not None and not hasattr(config, "workerinput"):
+        where = (
+            f"its report is in {settings.report_dir}"
+            if settings.report_dir is not None
+            else "no report written (it would overwrite what it replays)"
+        )
+        if settings.report_dir is not None or _asked_for_report(config):
+            terminalreporter.write_line(f"agentchaos: replaying {settings.replay.path}: {where}")
+
+
+def _asked_for_report(config: pytest.Config) -> bool:
+    return bool(option(config, "report-dir") or str(config.getini("chaos_report_dir")))
+
+
 _UNPARAMETRIZED = (
     f"{_PREFIX}: bad chaos marker: @pytest.mark.chaos: runs: a mark of one pytest.param "
     "cannot multiply its runs; put runs= on the test function, its class or module"
@@ -261,6 +338,7 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
             recorded=recorded,
         ) as run:
             item.stash[RUN] = run
+            state.live[item.nodeid] = item
             yield run.chaos
             return
     except ChaosConfigError as exc:
@@ -273,7 +351,10 @@ def _variant_of(item: pytest.Item) -> Any:
     return callspec.params.get(VARIANT) if callspec is not None else None
 
 
-_PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
+_PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
+#: What ends the session from inside a test: no teardown phase of the test follows (pytest
+#: tears its fixtures down as the session ends, after the report is written).
+_INTERRUPTS = (KeyboardInterrupt, pytest.exit.Exception)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -290,6 +371,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         with contextlib.suppress(Exception):
             _diverged(item, run)
         raise
+    except _INTERRUPTS as exc:
+        run.finish(exc, status="interrupted")
+        _interrupted(item, run)
+        raise
     except BaseException as exc:
         outcome = run.finish(exc)
         with contextlib.suppress(Exception):  # -W error: the test has failed already
@@ -304,6 +389,65 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if outcome.message:
         pytest.fail(outcome.message, pytrace=False)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """After the test's whole teardown: put back what a fixture torn down after the run
+    restored to the run's patches (``monkeypatch``); tear down a run whose own teardown was
+    cut short (a Ctrl-C in a fixture's teardown), and keep its row as interrupted."""
+    try:
+        return (yield)
+    except _INTERRUPTS:
+        run = item.stash.get(RUN, None)
+        if run is not None:
+            run.finish(None, status="interrupted")
+            _interrupted(item, run)
+        raise
+    finally:
+        run = item.stash.get(RUN, None)
+        if run is not None and not run.closed:  # its fixture's finalizer never ran
+            with contextlib.suppress(Exception):
+                run.close()
+        sweep()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A run still open as the session ends was interrupted (``pytest.exit`` or a Ctrl-C
+    between its setup and its teardown): tear it down before the report is written, and
+    keep its row as interrupted."""
+    state = session.config.stash.get(STATE, None)
+    if state is None:
+        return
+    for item in list(state.live.values()):
+        run = item.stash.get(RUN, None)
+        if run is None:
+            state.live.pop(item.nodeid, None)
+            continue
+        run.finish(None, status="interrupted")
+        _interrupted(item, run)
+    sweep()
+
+
+def _interrupted(item: pytest.Item, run: Any) -> None:
+    """Tear the run down now (no teardown phase of the test follows) and give the session
+    report its row, as interrupted."""
+    try:
+        with contextlib.suppress(Exception):  # the trace file: the interruption says more
+            run.close()
+    finally:
+        state = item.config.stash[STATE]
+        with contextlib.suppress(Exception):
+            state.rows.append(_row(item, run, "interrupted"))
+        _release(item)
+
+
+def _release(item: pytest.Item) -> None:
+    """The test's run is over and reported: drop it (a session of many tests keeps none)."""
+    if RUN in item.stash:
+        del item.stash[RUN]
+    item.config.stash[STATE].live.pop(item.nodeid, None)
 
 
 def _diverged(item: pytest.Item, run: Any) -> None:
@@ -326,8 +470,7 @@ def pytest_runtest_makereport(
     run = item.stash.get(RUN, None)
     if run is None:
         return report
-    from ..report.artifacts import trace_file
-    from ..report.terminal import failure_section, summary_row
+    from ..report.terminal import failure_section
 
     variant = _variant_of(item)
     spec = item.stash.get(SPEC, None)
@@ -350,32 +493,48 @@ def pytest_runtest_makereport(
                     f"(min_pass_rate={min_rate:g}): {run.replay}"
                 )
     elif report.when == "teardown" and CALL_OUTCOME in item.stash:
-        verdicts = run.outcome.verdicts if run.outcome is not None else ()
         outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
-        row = summary_row(
-            run.trace,
-            verdicts,
-            outcome,
-            unmatched=run.unmatched_faults(),
-            threads_left=run.threads_left,
-        )
-        state = item.config.stash[STATE]
-        row.update(
-            replay=run.replay,
-            explanations={v.name: v.explanation for v in verdicts},
-            trace_file=trace_file(run.plan.trace_path, state.settings.report_dir),
-        )
-        if variant is not None:
-            from ..harness.variants import case_id
-
-            row.update(case=case_id(item.nodeid, variant.id), run=variant.run)
-            if min_rate is not None:
-                row["min_pass_rate"] = min_rate
+        row = _row(item, run, outcome)
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
 
+        verdicts = run.outcome.verdicts if run.outcome is not None else ()
         report.user_properties = [
             *report.user_properties,
             *junit_properties(row, verdicts, run.replay),
         ]
+        _release(item)
+    elif report.when == "teardown":
+        _release(item)
     return report
+
+
+def _row(item: pytest.Item, run: Any, outcome: str) -> dict[str, Any]:
+    """The test's summary row (and index entry) as the report code reads it."""
+    from ..report.artifacts import trace_file
+    from ..report.terminal import summary_row
+
+    verdicts = run.outcome.verdicts if run.outcome is not None else ()
+    row = summary_row(
+        run.trace,
+        verdicts,
+        outcome,
+        unmatched=run.unmatched_faults(),
+        threads_left=run.threads_left,
+    )
+    state = item.config.stash[STATE]
+    row.update(
+        replay=run.replay,
+        explanations={v.name: v.explanation for v in verdicts},
+        trace_file=trace_file(run.plan.trace_path, state.settings.report_dir),
+    )
+    variant = _variant_of(item)
+    if variant is not None:
+        from ..harness.variants import case_id
+
+        row.update(case=case_id(item.nodeid, variant.id), run=variant.run)
+        spec = item.stash.get(SPEC, None)
+        min_rate = spec.min_pass_rate if spec is not None else None
+        if min_rate is not None:
+            row["min_pass_rate"] = min_rate
+    return row

@@ -295,7 +295,8 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
         if replay is not None and any(
             d is not None and replay.reads_from(d) for d in (report_dir, trace_dir)
         ):
-            report_dir, trace_dir = None, None  # never overwrite the recording it replays
+            # never overwrite the recording it replays: its own folder of the report dir
+            report_dir, trace_dir = replay.own_dirs(report_dir, trace_dir)
         html = s.parse_html(option(config, "html"), config.invocation_params.dir)
         temp_traces = html is not None and trace_dir is None
         if temp_traces:  # the report reads the traces: the controller's folder (made once

@@ -24,6 +24,13 @@ class PluginState:
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: the baseline's cases, read at the start (``--chaos-baseline``)
     baseline: dict[str, dict[str, Any]] | None = None
+    #: the tests whose run is set up and not yet reported, by node id (torn down at the
+    #: session's end if an interruption skipped their teardown)
+    live: dict[str, pytest.Item] = field(default_factory=dict)
+    #: where this session's report went when it replays part of the recording in its report
+    #: dir (``harness.replay.ReplayPlace``); ``placed``: decided (after collection)
+    replay_place: Any = None
+    placed: bool = False
 
 
 STATE = pytest.StashKey[PluginState]()
