@@ -188,7 +188,9 @@ class RunStarted(Event):
 
 
 class RunEnded(Event):
-    """A chaos run ended: ``completed``, ``halted`` (hard halt) or ``error``."""
+    """A chaos run ended: ``completed``, ``halted`` (hard halt), ``error`` or ``interrupted``
+    (Ctrl-C, ``pytest.exit``). ``detail["error"]``, when the test's call raised: its
+    ``type``, ``message`` (capped) and ``where`` (the deepest line of the user's own code)."""
 
     status: str = "completed"
     detail: dict[str, Any] = field(default_factory=dict)
