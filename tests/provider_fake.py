@@ -76,9 +76,7 @@ class FakeProvider:
         if not parsed.stream:
             body = dumps(self.fmt.render(turn, parsed, n=n, created=1_700_000_000)).encode()
             return 200, self.fmt.success_headers(n=n, stream=False), body
-        events = self.fmt.render_stream(
-            turn, parsed, n=n, created=1_700_000_000, finish=cut.finish
-        )
+        events = self.fmt.render_stream(turn, parsed, n=n, created=1_700_000_000, finish=cut.finish)
         if isinstance(step, Cut) and step.finish:  # a cut stream
             events = events[: step.at if step.at is not None else self.fmt.mid_answer(events)]
         return 200, self.fmt.success_headers(n=n, stream=True), events

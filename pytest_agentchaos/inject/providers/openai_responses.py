@@ -163,8 +163,11 @@ class OpenAIResponses(OpenAIFormat):
 
     def stream_error(self, status: int, message: str | None = None, *, n: int = 0) -> bytes:
         """An ``error`` event (``{"type": "error", "code", "message", "param",
-        "sequence_number"}``); the ``openai`` SDK raises ``APIError`` with the message. Its
-        ``sequence_number`` is 0: renumber it when splicing it into a stream."""
+        "sequence_number"}``). The ``openai`` SDK does not raise on it: iteration yields a
+        ``ResponseErrorEvent`` and, the stream ending without ``response.completed``,
+        ``get_final_response()`` raises ``RuntimeError("Didn't receive a
+        `response.completed` event.")``. Its ``sequence_number`` is 0: renumber it when
+        splicing it into a stream."""
         _, body = self.error(status, message, n=n)
         error = body["error"]
         code = error["code"] if isinstance(error["code"], str) else error["type"]
@@ -251,7 +254,7 @@ class OpenAIResponses(OpenAIFormat):
             used, said = self.tokens(turn, request)
             body["usage"] = {
                 "input_tokens": used,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                 "output_tokens": said,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": used + said,

@@ -126,8 +126,10 @@ def parse_turn(value: object, where: str) -> Turn:
 
 
 def _content(value: object, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _unicode(value, f"{where}: content")
     if isinstance(value, (dict, list)):
         return _json_text(value, f"{where}: content")
     raise fail(
@@ -167,7 +169,9 @@ def _tool_calls(value: object, where: str) -> tuple[ToolCallSpec, ...]:
             if call.id in seen:
                 raise fail(at, f"id: {call.id!r} is used by an earlier call of this turn")
             seen.add(call.id)
-        if not isinstance(call.arguments, str):
+        if isinstance(call.arguments, str):
+            _unicode(call.arguments, f"{at}: arguments")
+        else:
             _json_text(call.arguments, f"{at}: arguments")
         calls.append(call)
     return tuple(calls)
@@ -194,12 +198,25 @@ def _usage(value: object, where: str) -> tuple[int, int] | None:
     return (pair["input_tokens"], pair["output_tokens"])
 
 
+def _unicode(text: str, where: str) -> str:
+    """``text`` if it can go on the wire as UTF-8 (no lone surrogate), else a
+    ``ChaosConfigError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise fail(
+            where, f"not valid Unicode text (a lone surrogate at index {exc.start})"
+        ) from None
+    return text
+
+
 def _json_text(value: object, where: str) -> str:
     """``value`` as compact JSON text, or a ``ChaosConfigError`` saying why it is not JSON."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise fail(where, f"not JSON-serialisable: {exc}") from None
+    return _unicode(text, where)
 
 
 def estimate_tokens(text: str) -> int:
