@@ -90,6 +90,15 @@ class UnreadableUsage(HardHalt):
     reason = "usage"
 
 
+class ProviderScriptError(HardHalt):
+    """A scripted provider endpoint (``chaos.provider``) cannot answer as the test asked: the
+    agent's request is not valid for the provider's API (the provider would answer 400), the
+    script has no turn left, or the test's ``respond`` function failed. Hard, so that an agent
+    that swallows the error still fails its test, naming what is wrong."""
+
+    reason = "provider"
+
+
 class HaltSwallowed(HardHalt):
     """Raised into an agent that caught a hard halt and carried on, until it reaches the
     harness; ``halt`` is the halt it swallowed."""

@@ -22,6 +22,8 @@ from .session import ChaosSession
 
 if TYPE_CHECKING:
     from .http import ChaosRouter
+    from .providers import ParsedRequest
+    from .scripted import ProviderEndpoint
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: a tool: a callable, or a framework's tool object (a langchain-core BaseTool is no callable)
@@ -42,6 +44,8 @@ class Chaos:
         #: hosts an HTTP request with no declared route may still reach (see ``chaos.http``)
         self.allow = allow if allow is not None else AllowList()
         self._http: ChaosRouter | None = None
+        self._httpx2_routed = False  # httpx2's transports go through the router (see wire)
+        self._virtual_sleep = False  # the agent's own sleeps are virtual
 
     @classmethod
     def create(
@@ -98,6 +102,7 @@ class Chaos:
         )
         session.trace.meta["faults"] = capture([f.to_dict() for f in specs], max_value)
         chaos = cls(session, profile, allow_hosts)
+        chaos._virtual_sleep = virtual_sleep
         if (freeze_time or virtual_sleep) and isinstance(the_clock, VirtualClock):
             try:
                 handle = install_clock(the_clock, freeze=freeze_time, patch_sleep=virtual_sleep)
@@ -213,7 +218,49 @@ class Chaos:
             router.start()
             self._http = router
             self.session.add_cleanup(lambda: router.stop(quiet=True))
+            from .wire import intercept_httpx2
+
+            intercept_httpx2(self)  # httpx2 clients (the openai and anthropic SDKs') too
         return self._http
+
+    def provider(
+        self,
+        provider: str,
+        script: Sequence[Any] | None = None,
+        *,
+        respond: Callable[[ParsedRequest], Any] | None = None,
+        base_url: str | None = None,
+        name: str | None = None,
+    ) -> ProviderEndpoint:
+        """Answer a provider's API on the run's router with scripted model turns.
+
+        ``provider``: ``"openai"`` (Chat Completions and Responses) or ``"anthropic"``
+        (Messages). The agent's real SDK client (sync or async, streamed or not) talks to it
+        as to the provider's public host, or to ``base_url`` (an OpenAI-compatible endpoint
+        anywhere else). ``script``: the model's turns in order, each ``{"content": "text"}``,
+        ``{"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}`` or both, with
+        optional ``"usage": {"input_tokens": n, "output_tokens": m}`` and
+        ``"finish_reason"``; or ``respond=fn(request)`` returning such a turn for each parsed
+        request. ``name``: the target the calls are filed under (default: the request's
+        model). The plan's ``model`` faults arrive on the wire as the provider sends them.
+        Returns the endpoint; its ``requests`` are the parsed requests the agent sent.
+        """
+        __tracebackhide__ = True
+        from .scripted import ProviderEndpoint
+        from .wire import intercept_httpx2
+
+        endpoint = ProviderEndpoint(
+            self.session,
+            provider,
+            script=script,
+            respond=respond,
+            base_url=base_url,
+            name=name,
+            virtual_sleep=self._virtual_sleep,
+        )
+        self.http.endpoints.append(endpoint)
+        intercept_httpx2(self, load=True)  # the SDKs send through httpx2
+        return endpoint
 
     # -- state ---------------------------------------------------------------------------
 

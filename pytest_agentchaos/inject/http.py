@@ -13,7 +13,7 @@ lets it through), else it is refused with a hard halt that names it and fails th
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import respx
@@ -24,6 +24,9 @@ from ..faults.effects import Failure
 from .call import CallState
 from .network import AllowList
 from .session import _MISSING, ChaosSession
+
+if TYPE_CHECKING:
+    from .scripted import ProviderEndpoint
 
 
 def _payload(request: httpx.Request) -> tuple[str, dict[str, Any]]:
@@ -80,6 +83,8 @@ class ChaosRouter(respx.MockRouter):
         super().__init__(**kwargs)
         self._chaos = session
         self._allow = allow if allow is not None else AllowList()
+        #: scripted provider endpoints (``chaos.provider``): they answer before any route
+        self.endpoints: list[ProviderEndpoint] = []
 
     def _route_target(self, request: httpx.Request) -> str | None:
         """The call's target name when a declared route matches the request, else ``None``."""
@@ -128,7 +133,7 @@ class ChaosRouter(respx.MockRouter):
                 "@pytest.mark.chaos(allow_hosts=[...]) or ini chaos_allow_hosts)"
             ),
             url=url,
-            via="httpx",
+            via=str(request.extensions.get("agentchaos.client", "httpx")),
         )
 
     def _begin(self, request: httpx.Request, target: str) -> tuple[CallState, str, dict[str, Any]]:
@@ -202,6 +207,10 @@ class ChaosRouter(respx.MockRouter):
     def handler(self, request: httpx.Request) -> httpx.Response:
         """Answer a request: a declared route's response, with the plan's fault for this call
         applied and the call recorded; an undeclared request goes on as the module doc says."""
+        for endpoint in self.endpoints:
+            fmt = endpoint.match(request)
+            if fmt is not None:
+                return endpoint.handle(request, fmt)
         target = self._route_target(request)
         if target is None:
             return self._undeclared(request)
@@ -220,6 +229,10 @@ class ChaosRouter(respx.MockRouter):
 
     async def async_handler(self, request: httpx.Request) -> httpx.Response:
         """:meth:`handler` for async httpx clients."""
+        for endpoint in self.endpoints:
+            fmt = endpoint.match(request)
+            if fmt is not None:
+                return await endpoint.ahandle(request, fmt)
         target = self._route_target(request)
         if target is None:
             return await self._aundeclared(request)

@@ -14,6 +14,7 @@ straight on to the real transport).
 from __future__ import annotations
 
 import pkgutil
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,10 @@ def _targets() -> list[tuple[type, str, bool]]:
 def arm(chaos: Chaos) -> None:
     """Start ``chaos``'s router on the first httpx request of the run (its session's close
     undoes the trampolines, after the router has stopped)."""
+    if "httpx2" in sys.modules:  # its transports go through the router too (see wire)
+        from .wire import intercept_httpx2
+
+        intercept_httpx2(chaos)
     targets = _targets()
     if not targets:  # pragma: no cover - another httpcore: start it now
         chaos.http  # noqa: B018

@@ -1,0 +1,322 @@
+"""Scripted provider endpoints on the run's router: the real SDK, a scripted model.
+
+``chaos.provider("openai", script=[...])`` answers the provider's API (OpenAI Chat
+Completions and Responses, Anthropic Messages; streamed or not) on the run's router, so the
+team's unmodified agent, its framework's real model class and the provider SDK's own retry
+loop, timeouts and stream parser all run; only the model's answers are scripted. Each wire
+attempt is one model call in the trace, and the plan's ``model`` faults are delivered as the
+provider would deliver them: an error status with the provider's headers and JSON body, a read
+timeout, a refused connection, a slow answer, the previous answer again. The SDK raises its
+own exceptions and retries by itself.
+
+The wire formats (request checks, responses, SSE framing, error bodies) live in
+:mod:`.providers`; this module applies the run's plan and records the calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ..errors import ProviderScriptError
+from ..saferepr import safe_repr, safe_str
+from .call import CallState
+from .providers import (
+    DEFAULT_HOSTS,
+    ParsedRequest,
+    RequestInvalid,
+    Turn,
+    format_for_path,
+    formats_for,
+    parse_turn,
+)
+from .providers.wire import dumps
+from .session import _MISSING, ChaosSession
+from .turn import describe_turn
+
+if TYPE_CHECKING:
+    from .providers import WireFormat
+
+__all__ = ["ProviderEndpoint"]
+
+#: Where each provider's SDK sends by default (the API version is part of the base URL).
+_DEFAULT_BASE = {provider: f"https://{host}/v1" for provider, host in DEFAULT_HOSTS.items()}
+
+Respond = Callable[[ParsedRequest], Any]
+
+
+class _Events(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """An SSE body, one event per chunk, readable by sync and async clients alike."""
+
+    def __init__(self, events: Sequence[bytes]) -> None:
+        self._events = events
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._events
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for event in self._events:
+            yield event
+
+
+class ProviderEndpoint:
+    """A scripted provider on the run's router; made by ``chaos.provider`` (see there).
+
+    ``requests`` lists the parsed requests the agent sent (every wire attempt, retries
+    included); ``calls`` how many the script or ``respond`` answered.
+    """
+
+    def __init__(
+        self,
+        session: ChaosSession,
+        provider: str,
+        *,
+        script: Sequence[Any] | None,
+        respond: Respond | None,
+        base_url: str | None,
+        name: str | None,
+        virtual_sleep: bool,
+    ) -> None:
+        __tracebackhide__ = True
+        where = "chaos.provider()"
+        if not isinstance(provider, str):
+            raise TypeError(
+                f"{where}: provider: expected a provider name such as 'openai' or 'anthropic', "
+                f"got {safe_repr(provider, 80)}"
+            )
+        self.provider = provider
+        self.formats: list[WireFormat] = formats_for(provider)
+        if (script is None) == (respond is None):
+            raise TypeError(
+                f"{where}: give the model's answers as script=[turn, ...] or as "
+                "respond=fn(request) -> turn (exactly one of them)"
+            )
+        if respond is not None and not callable(respond):
+            raise TypeError(
+                f"{where}: respond: expected a function of the request, got "
+                f"{safe_repr(respond, 80)}"
+            )
+        if script is not None and (
+            isinstance(script, (str, bytes, Mapping)) or not isinstance(script, Sequence)
+        ):
+            raise TypeError(
+                f"{where}: script: expected a list of turns ({{'content': 'text'}}, "
+                f"{{'tool_calls': [...]}}), got {safe_repr(script, 80)}"
+            )
+        self._script: list[Turn] | None = (
+            None
+            if script is None
+            else [parse_turn(turn, f"{where}: script[{i}]") for i, turn in enumerate(script)]
+        )
+        self._respond = respond
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise TypeError(
+                f"{where}: name: expected a non-empty target name, got {safe_repr(name, 80)}"
+            )
+        self.name = name
+        base = _DEFAULT_BASE[provider] if base_url is None else base_url
+        if not isinstance(base, str):
+            raise TypeError(f"{where}: base_url: expected a URL, got {safe_repr(base, 80)}")
+        try:
+            url = httpx.URL(base)
+        except Exception:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(
+                f"{where}: base_url: expected an http(s) URL such as "
+                f"'https://llm.internal/v1', got {safe_repr(base, 80)}"
+            )
+        self.base_url = str(url)
+        self._origin = (url.scheme, url.host, url.port)
+        self._prefix = url.path.rstrip("/") + "/"
+        self.requests: list[ParsedRequest] = []
+        self.calls = 0
+        self._session = session
+        self._virtual_sleep = virtual_sleep
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ProviderEndpoint {self.provider} {self.base_url} requests={len(self.requests)} "
+            f"answered={self.calls}>"
+        )
+
+    # -- routing -------------------------------------------------------------------------
+
+    def match(self, request: httpx.Request) -> WireFormat | None:
+        """The API format a request is for, when it is a POST to this endpoint."""
+        url = request.url
+        if request.method != "POST" or (url.scheme, url.host, url.port) != self._origin:
+            return None
+        if not url.path.startswith(self._prefix):
+            return None
+        return format_for_path(self.provider, "POST", url.path)
+
+    def handle(self, request: httpx.Request, fmt: WireFormat) -> httpx.Response:
+        """Answer one wire attempt (sync clients)."""
+        state, parsed = self._begin(request, fmt)
+        if state.effect is not None:
+            self._session.delay(state)
+        return self._answer(state, parsed, request, fmt)
+
+    async def ahandle(self, request: httpx.Request, fmt: WireFormat) -> httpx.Response:
+        """Answer one wire attempt (async clients): a delay lets other tasks run."""
+        state, parsed = self._begin(request, fmt)
+        if state.effect is not None:
+            await self._session.adelay(state)
+        return self._answer(state, parsed, request, fmt)
+
+    # -- one attempt ---------------------------------------------------------------------
+
+    def _stop(self, message: str, **detail: Any) -> ProviderScriptError:
+        return self._session.stop(
+            ProviderScriptError(f"pytest-agentchaos: {self.provider} endpoint: {message}"),
+            **detail,
+        )  # type: ignore[return-value]
+
+    def _begin(self, request: httpx.Request, fmt: WireFormat) -> tuple[CallState, ParsedRequest]:
+        url = str(request.url.copy_with(query=None))
+        try:
+            parsed = fmt.parse_request(request.content, request.headers)
+        except RequestInvalid as exc:
+            raise self._stop(
+                f"the agent's request to POST {url} is not valid for the {fmt.api} API "
+                f"(the provider would answer 400): {exc}",
+                url=url,
+                api=fmt.api,
+            ) from None
+        with self._lock:
+            self.requests.append(parsed)
+        target = self.name or parsed.model or self.provider
+        tools = [t.get("name") for t in parsed.tools]
+        args = {"messages": list(parsed.messages), "tools": tools}
+        recorded = {
+            "api": fmt.api,
+            "messages": len(parsed.messages),
+            "tools": tools,
+            **({"stream": True} if parsed.stream else {}),
+        }
+        return self._session.begin("model", target, args, recorded=recorded), parsed
+
+    def _answer(
+        self, state: CallState, parsed: ParsedRequest, request: httpx.Request, fmt: WireFormat
+    ) -> httpx.Response:
+        session = self._session
+        effect = state.effect
+        turn: Turn | None = None
+        if effect is not None:
+            if effect.failure is not None:
+                return self._fail(state, request, fmt)
+            if effect.replay:
+                previous = session.previous_output(state)
+                if previous is not _MISSING and isinstance(previous, Turn):
+                    turn = previous
+        replayed = turn is not None
+        if turn is None:
+            turn = self._next_turn(parsed, request)
+        if effect is not None and effect.transform is not None and turn.content:
+            new = effect.transform(turn.content)
+            if isinstance(new, str) and new != turn.content:
+                turn = _with_content(turn, new)
+        number = next(self._numbers)
+        if replayed:  # the earlier answer under fresh ids: a new message, not the old one again
+            turn = _fresh_ids(turn, number)
+        tokens_in, tokens_out = fmt.tokens(turn, parsed)
+        calls = [(c.name, c.arguments) for c in turn.tool_calls]
+        session.finish_ok(
+            state,
+            turn,
+            tokens=tokens_in + tokens_out,
+            transform=False,
+            recorded=describe_turn(turn.content or "", calls),
+        )
+        headers = fmt.success_headers(n=number, stream=parsed.stream)
+        if parsed.stream:  # `created` is time.time(): the virtual one under freeze_time
+            events = fmt.render_stream(turn, parsed, n=number)
+            return httpx.Response(200, headers=headers, stream=_Events(events), request=request)
+        body = dumps(fmt.render(turn, parsed, n=number)).encode()
+        return httpx.Response(200, headers=headers, content=body, request=request)
+
+    def _next_turn(self, parsed: ParsedRequest, request: httpx.Request) -> Turn:
+        with self._lock:
+            self.calls += 1
+            call = self.calls
+            if self._script is not None:
+                if call > len(self._script):
+                    raise self._stop(
+                        f"the script has {len(self._script)} turn(s) and the agent asked for "
+                        f"turn {call} (model {parsed.model!r}, {len(parsed.messages)} "
+                        "messages): add turns, or answer with respond=fn(request)",
+                        url=str(request.url),
+                    )
+                return self._script[call - 1]
+        assert self._respond is not None
+        try:
+            value = self._respond(parsed)
+        except Exception as exc:
+            raise self._stop(
+                f"respond() failed on call {call}: {type(exc).__name__}: {safe_str(exc, 400)}",
+                url=str(request.url),
+            ) from exc
+        try:
+            return parse_turn(value, f"respond() on call {call}")
+        except (TypeError, ValueError) as exc:
+            raise self._stop(str(exc), url=str(request.url)) from None
+
+    def _fail(self, state: CallState, request: httpx.Request, fmt: WireFormat) -> httpx.Response:
+        """The plan's failure as the provider delivers it."""
+        session = self._session
+        failure = state.effect.failure  # type: ignore[union-attr]
+        assert failure is not None
+        if not self._virtual_sleep:
+            session.note(
+                f"{self.provider} endpoint: the SDK's retry backoff after an injected failure "
+                "waits in real time; @pytest.mark.chaos(virtual_sleep=True) (or ini "
+                "chaos_virtual_sleep) puts it on virtual time"
+            )
+        if failure.kind == "timeout":
+            session.finish_error(state, error_type="ReadTimeout", message=failure.message)
+            raise httpx.ReadTimeout(failure.message, request=request)
+        if failure.kind == "connection":
+            session.finish_error(state, error_type="ConnectError", message=failure.message)
+            raise httpx.ConnectError(failure.message, request=request)
+        status = failure.status or 500
+        headers, body = fmt.error(
+            status, None, retry_after=failure.retry_after, n=next(self._numbers)
+        )
+        if failure.body is not None:  # the fault's own body, as the test gave it
+            body = failure.body
+        given = {h.lower() for h in failure.headers}
+        merged = [(k, v) for k, v in headers if k.lower() not in given]
+        merged += list(failure.headers.items())
+        error = body.get("error") if isinstance(body, Mapping) else None
+        session.finish_error(
+            state,
+            error_type=str(error.get("type")) if isinstance(error, Mapping) else f"HTTP {status}",
+            message=str(error.get("message")) if isinstance(error, Mapping) else failure.message,
+            status=status,
+            output=body,
+        )
+        content = body if isinstance(body, str) else dumps(body)
+        return httpx.Response(status, headers=merged, content=content.encode(), request=request)
+
+
+def _with_content(turn: Turn, content: str) -> Turn:
+    import dataclasses
+
+    return dataclasses.replace(turn, content=content)
+
+
+def _fresh_ids(turn: Turn, number: int) -> Turn:
+    import dataclasses
+
+    calls = tuple(
+        dataclasses.replace(c, id=f"{c.id}_again{number}" if c.id else None)
+        for c in turn.tool_calls
+    )
+    return dataclasses.replace(turn, tool_calls=calls)

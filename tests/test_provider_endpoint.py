@@ -1,0 +1,209 @@
+"""`chaos.provider`: the real openai / anthropic SDK clients talk to a scripted endpoint on the
+run's router; every wire attempt is a model call in the trace, and the plan's model faults
+arrive as the provider sends them, so the SDK's own retry loop handles them (on virtual time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from pytest_agentchaos.errors import NetworkBlocked, ProviderScriptError
+from pytest_agentchaos.trace import FaultInjected, ModelCall, ModelResult
+
+USER = [{"role": "user", "content": "Where is the Louvre?"}]
+
+
+def ask(client: openai.OpenAI, **kw: Any) -> Any:
+    return client.chat.completions.create(model="gpt-4o-mini", messages=USER, **kw)
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+def test_the_real_openai_client_gets_the_scripted_turns_in_order(make_chaos):
+    chaos = make_chaos()
+    endpoint = chaos.provider(
+        "openai",
+        script=[
+            {"tool_calls": [{"name": "lookup", "arguments": {"place": "Louvre"}}]},
+            {"content": "In Paris.", "usage": {"input_tokens": 12, "output_tokens": 3}},
+        ],
+    )
+    client = openai.OpenAI(api_key="sk-test")
+    first = ask(client, tools=[_tool("lookup")])
+    call = first.choices[0].message.tool_calls[0]
+    assert (call.function.name, call.function.arguments) == ("lookup", '{"place":"Louvre"}')
+    second = ask(client)
+    assert second.choices[0].message.content == "In Paris."
+    assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (12, 3)
+    assert [r.model for r in endpoint.requests] == ["gpt-4o-mini"] * 2
+    assert [r.tools[0]["name"] for r in endpoint.requests[:1]] == ["lookup"]
+    calls, results = chaos.trace.of_type(ModelCall), chaos.trace.of_type(ModelResult)
+    assert [c.model for c in calls] == ["gpt-4o-mini"] * 2
+    assert results[0].output == '-> lookup({"place": "Louvre"})'
+    assert results[1].output == "In Paris." and results[1].tokens == 15
+    assert chaos.session.tokens == 15 + results[0].tokens
+
+
+def test_streams_and_async_clients(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", script=[{"content": "one two three"}, {"content": "four"}])
+    client = openai.OpenAI(api_key="sk-test")
+    pieces = [c.choices[0].delta.content or "" for c in ask(client, stream=True) if c.choices]
+    assert "".join(pieces) == "one two three" and len(pieces) > 1
+
+    async def go() -> str:
+        aclient = openai.AsyncOpenAI(api_key="sk-test")
+        r = await aclient.chat.completions.create(model="gpt-4o-mini", messages=USER)
+        return r.choices[0].message.content
+
+    assert asyncio.run(go()) == "four"
+
+
+def test_respond_answers_from_the_request(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("anthropic", respond=lambda r: {"content": f"{len(r.messages)} message(s)"})
+    client = anthropic.Anthropic(api_key="sk-ant-test")
+    message = client.messages.create(model="claude-x", max_tokens=100, messages=USER)
+    assert message.content[0].text == "1 message(s)"
+
+
+def test_a_base_url_serves_an_openai_compatible_endpoint(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", script=["hi"], base_url="http://llm.internal:8000/v1", name="local")
+    client = openai.OpenAI(api_key="x", base_url="http://llm.internal:8000/v1")
+    assert ask(client).choices[0].message.content == "hi"
+    assert chaos.trace.of_type(ModelCall)[0].model == "local"
+    with pytest.raises(NetworkBlocked):  # the public host is not served by it
+        ask(openai.OpenAI(api_key="x", max_retries=0))
+
+
+# -- faults on the wire -----------------------------------------------------------------------
+
+
+def test_a_rate_limit_is_retried_by_the_sdk_on_virtual_time(make_chaos):
+    chaos = make_chaos(
+        {"kind": "rate_limit", "retry_after": 30, "first": 2, "channels": ["model"]},
+        virtual_sleep=True,
+    )
+    endpoint = chaos.provider("openai", script=[{"content": "done"}])
+    started = time.perf_counter()
+    answer = ask(openai.OpenAI(api_key="sk-test"))  # the SDK's default max_retries (2)
+    assert time.perf_counter() - started < 5  # no real 60 s of waiting
+    assert answer.choices[0].message.content == "done"
+    assert len(endpoint.requests) == 3 and endpoint.calls == 1
+    calls = chaos.trace.of_type(ModelCall)
+    assert [round(c.t) for c in calls] == [0, 30, 60]
+    results = chaos.trace.of_type(ModelResult)
+    assert [r.ok for r in results] == [False, False, True]
+
+
+def test_without_retries_the_agent_gets_the_sdks_own_error(make_chaos):
+    chaos = make_chaos({"kind": "rate_limit", "retry_after": 30, "channels": ["model"]})
+    chaos.provider("openai", script=["never"])
+    with pytest.raises(openai.RateLimitError) as caught:
+        ask(openai.OpenAI(api_key="sk-test", max_retries=0))
+    assert caught.value.status_code == 429
+    assert caught.value.response.headers["retry-after"] == "30"
+
+
+def test_an_anthropic_overload_is_the_sdks_own_error(make_chaos):
+    chaos = make_chaos({"kind": "http_error", "status": 529, "channels": ["model"]})
+    chaos.provider("anthropic", script=["never"])
+    client = anthropic.Anthropic(api_key="k", max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        client.messages.create(model="claude-x", max_tokens=10, messages=USER)
+    assert caught.value.status_code == 529
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [({"kind": "timeout", "seconds": 10}, openai.APITimeoutError),
+     ({"kind": "connection_error"}, openai.APIConnectionError)],
+)  # fmt: skip
+def test_transport_faults_are_the_sdks_timeout_and_connection_errors(make_chaos, fault, error):
+    chaos = make_chaos({**fault, "channels": ["model"]})
+    chaos.provider("openai", script=["never"])
+    with pytest.raises(error):
+        ask(openai.OpenAI(api_key="sk-test", max_retries=0))
+    assert not chaos.trace.of_type(ModelResult)[0].ok
+
+
+def test_a_repeated_output_fault_replays_the_previous_turn_without_using_the_script(make_chaos):
+    chaos = make_chaos({"kind": "repeated_output", "nth": 2, "channels": ["model"]})
+    endpoint = chaos.provider("openai", script=[{"content": "first"}, {"content": "second"}])
+    client = openai.OpenAI(api_key="sk-test")
+    assert [ask(client).choices[0].message.content for _ in range(3)] == [
+        "first", "first", "second",
+    ]  # fmt: skip
+    assert endpoint.calls == 2
+    assert [f.kind for f in chaos.trace.of_type(FaultInjected)] == ["repeated_output"]
+
+
+# -- what the test got wrong is one clear failure ------------------------------------------
+
+
+def test_a_script_that_runs_out_stops_the_run_naming_it(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", script=["only one"])
+    client = openai.OpenAI(api_key="sk-test")
+    ask(client)
+    with pytest.raises(ProviderScriptError, match=r"the script has 1 turn\(s\) .* turn 2"):
+        ask(client)
+
+
+def test_an_invalid_request_stops_the_run_as_the_provider_would_refuse_it(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", script=["x"])
+    client = openai.OpenAI(api_key="sk-test")
+    with pytest.raises(ProviderScriptError, match="not valid for the openai.chat API"):
+        client.chat.completions.create(model="gpt-4o-mini", messages=[])
+
+
+def test_a_swallowed_script_error_still_fails(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", respond=lambda r: 1 / 0)
+    try:
+        ask(openai.OpenAI(api_key="sk-test"))
+    except Exception:  # the agent's broad except cannot catch it
+        pytest.fail("a script error must not be an Exception")
+    except ProviderScriptError as exc:
+        assert "respond() failed on call 1: ZeroDivisionError" in str(exc)
+    assert chaos.session.halted is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"provider": "mistral", "script": ["x"]}, "mistral"),
+        ({"provider": 5, "script": ["x"]}, "provider name"),
+        ({"provider": "openai"}, "exactly one"),
+        ({"provider": "openai", "script": ["x"], "respond": lambda r: "x"}, "exactly one"),
+        ({"provider": "openai", "script": "hello"}, "list of turns"),
+        ({"provider": "openai", "script": [{"contents": "typo"}]}, r"script\[0\]"),
+        ({"provider": "openai", "respond": "not callable"}, "function"),
+        ({"provider": "openai", "script": ["x"], "base_url": "ftp://x"}, "http"),
+        ({"provider": "openai", "script": ["x"], "name": ""}, "name"),
+    ],
+)
+def test_bad_arguments_are_one_clear_error(make_chaos, kwargs, message):
+    chaos = make_chaos()
+    with pytest.raises((TypeError, ValueError), match=message):
+        chaos.provider(**kwargs)
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "Look a place up.",
+            "parameters": {"type": "object", "properties": {"place": {"type": "string"}}},
+        },
+    }
