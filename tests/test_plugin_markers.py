@@ -272,9 +272,10 @@ BAD_MARKERS = {
     "unknown_kind": (
         'chaos(faults=[{"kind": "explode"}])',
         "@pytest.mark.chaos: faults[[]0]: kind: unknown fault kind 'explode'; allowed: "
-        "connection_error, corrupt_snapshot, crash, garbled_output, http_error, latency, "
-        "malformed_params, paraphrased_output, rate_limit, repeated_output, stale_output, "
-        "timeout",
+        "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
+        "garbled_output, http_error, latency, malformed_params, no_finish_reason, "
+        "paraphrased_output, rate_limit, repeated_output, slow_first_token, stale_output, "
+        "stream_cut, timeout",
     ),
     "probability": (
         'chaos(faults=[{"kind": "timeout", "probability": 1.5}])',

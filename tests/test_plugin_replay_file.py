@@ -751,9 +751,10 @@ def test_a_trace_with_an_unknown_fault_kind_fails_its_test_naming_the_file(
     one_line_error(
         replay,
         f"pytest-agentchaos: --chaos-replay: {trace}: its recorded faults: schedule[0]: kind: "
-        "unknown fault kind 'gremlin'; allowed: connection_error, corrupt_snapshot, crash, "
-        "garbled_output, http_error, latency, malformed_params, paraphrased_output, rate_limit, "
-        "repeated_output, stale_output, timeout",
+        "unknown fault kind 'gremlin'; allowed: bad_tool_arguments, connection_error, "
+        "corrupt_snapshot, crash, empty_completion, garbled_output, http_error, latency, "
+        "malformed_params, no_finish_reason, paraphrased_output, rate_limit, repeated_output, "
+        "slow_first_token, stale_output, stream_cut, timeout",
     )
 
 

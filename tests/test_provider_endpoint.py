@@ -207,3 +207,109 @@ def _tool(name: str) -> dict[str, Any]:
             "parameters": {"type": "object", "properties": {"place": {"type": "string"}}},
         },
     }
+
+
+# -- faults only a wire can deliver -------------------------------------------------------------
+
+
+def stream_text(client: openai.OpenAI) -> tuple[str, str | None]:
+    text, finish = "", None
+    for chunk in ask(client, stream=True):
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+    return text, finish
+
+
+ANSWER = "The Louvre is in Paris, on the right bank of the Seine."
+
+
+def test_a_reset_stream_raises_the_sdks_own_error_mid_answer(make_chaos):
+    chaos = make_chaos({"kind": "stream_cut", "mode": "reset"})
+    chaos.provider("openai", script=[ANSWER])
+    got: list[str] = []
+    with pytest.raises(openai.APIConnectionError):
+        for chunk in ask(openai.OpenAI(api_key="sk-test"), stream=True):
+            got += [c.delta.content or "" for c in chunk.choices]
+    assert 0 < len("".join(got)) < len(ANSWER)  # it had started answering
+    result = chaos.trace.of_type(ModelResult)[0]
+    assert (result.ok, result.error_type) == (False, "RemoteProtocolError")
+
+
+def test_a_stream_that_ends_early_is_short_and_unfinished(make_chaos):
+    chaos = make_chaos({"kind": "stream_cut", "mode": "end"})
+    chaos.provider("openai", script=[ANSWER])
+    text, finish = stream_text(openai.OpenAI(api_key="sk-test"))
+    assert ANSWER.startswith(text) and 0 < len(text) < len(ANSWER)
+    assert finish is None
+
+
+def test_no_finish_reason_delivers_the_whole_answer_without_its_finish(make_chaos):
+    chaos = make_chaos({"kind": "no_finish_reason"})
+    chaos.provider("openai", script=[ANSWER])
+    assert stream_text(openai.OpenAI(api_key="sk-test")) == (ANSWER, None)
+
+
+def test_stream_faults_leave_unstreamed_calls_alone(make_chaos):
+    chaos = make_chaos({"kind": "stream_cut"}, {"kind": "no_finish_reason"})
+    chaos.provider("openai", script=[ANSWER])
+    assert ask(openai.OpenAI(api_key="sk-test")).choices[0].message.content == ANSWER
+    assert not chaos.trace.faults()
+
+
+def test_a_slow_first_token_costs_virtual_time_only(make_chaos):
+    chaos = make_chaos({"kind": "slow_first_token", "seconds": 45})
+    chaos.provider("openai", script=[ANSWER])
+    started = time.perf_counter()
+    assert stream_text(openai.OpenAI(api_key="sk-test")) == (ANSWER, "stop")
+    assert time.perf_counter() - started < 5
+    assert chaos.clock.now() == pytest.approx(45)
+
+
+@pytest.mark.parametrize("mode", ["truncated", "not_json"])
+def test_bad_tool_arguments_reach_the_agent_as_sent(make_chaos, mode):
+    import json
+
+    chaos = make_chaos({"kind": "bad_tool_arguments", "mode": mode})
+    chaos.provider(
+        "openai", script=[{"tool_calls": [{"name": "lookup", "arguments": {"place": "Louvre"}}]}]
+    )
+    message = ask(openai.OpenAI(api_key="sk-test"), tools=[_tool("lookup")]).choices[0].message
+    arguments = message.tool_calls[0].function.arguments
+    with pytest.raises(ValueError):
+        json.loads(arguments)
+    assert arguments == ('{"place":' if mode == "truncated" else "{'place': 'Louvre'}")
+
+
+def test_bad_tool_arguments_without_a_tool_call_is_noted_not_faked(make_chaos):
+    chaos = make_chaos({"kind": "bad_tool_arguments"})
+    chaos.provider("openai", script=["no tool needed"])
+    answer = ask(openai.OpenAI(api_key="sk-test"), tools=[_tool("lookup")])
+    assert answer.choices[0].message.content == "no tool needed"
+    assert any("called no tool" in n for n in chaos.trace.meta["notes"])
+
+
+def test_an_empty_completion_says_nothing(make_chaos):
+    chaos = make_chaos({"kind": "empty_completion"})
+    endpoint = chaos.provider("anthropic", script=["a real answer"])
+    client = anthropic.Anthropic(api_key="k")
+    message = client.messages.create(model="claude-x", max_tokens=10, messages=USER)
+    assert message.content == [] and endpoint.calls == 1
+
+
+def test_wire_kinds_never_fire_on_other_model_seams(make_chaos):
+    chaos = make_chaos(
+        *(
+            {"kind": k}
+            for k in (
+                "stream_cut",
+                "no_finish_reason",
+                "slow_first_token",
+                "bad_tool_arguments",
+                "empty_completion",
+            )
+        )
+    )
+    model = chaos.model(lambda prompt: f"echo {prompt}")
+    assert [model("a"), model("b")] == ["echo a", "echo b"]
+    assert not chaos.trace.faults()

@@ -64,3 +64,46 @@ def test_loop_policy_example_in_readme_is_accepted(pytester: pytest.Pytester) ->
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*loop #1 [[]repeat[]]: search(q='same') -> ok repeated*"])
+
+
+AGENT = """
+import json
+
+import openai
+
+TOOLS = [{"type": "function", "function": {
+    "name": "search", "description": "Search the web.",
+    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+}}]
+
+
+def search(q):
+    return f"Louvre: open 9 am to 6 pm ({q})"
+
+
+def answer(question):
+    client = openai.OpenAI()  # the key from OPENAI_API_KEY, as in production
+    messages = [{"role": "user", "content": question}]
+    while True:
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return message.content
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            result = search(**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+"""
+
+
+def test_your_real_agent_example_passes_against_the_real_openai_sdk(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("openai")
+    (block,) = [b for b in _python_blocks() if "chaos.provider(" in b]
+    pytester.mkpydir("my_team")
+    (pytester.path / "my_team" / "agent.py").write_text(AGENT)
+    pytester.makepyfile(test_real=block)
+    result = pytester.runpytest("-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["PASSED  test_real.py::* faults=rate_limit:2 *vtime=60.0s*"])

@@ -16,9 +16,12 @@ from .mutations import MUTATIONS, apply_mutation, parameters_schema
 from .plan import Decision, FaultPlan, FaultSpec, parse_fault, parse_faults
 from .rebirth import SNAPSHOT_MODES, CorruptSnapshot, Crash, corrupt
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
+from .wire_kinds import BAD_ARGUMENTS, CUT_MODES
 
 __all__ = [
+    "BAD_ARGUMENTS",
     "CALL_CHANNELS",
+    "CUT_MODES",
     "CHANNELS",
     "KINDS",
     "MUTATIONS",

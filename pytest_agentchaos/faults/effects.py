@@ -63,3 +63,8 @@ class Effect:
     #: 0 the first the target ever returned in the run.
     replay_age: int = 1
     transform: Callable[[Any], Any] | None = None
+    #: What only a provider's wire can do to an answer (see :mod:`.wire_kinds`): a stream
+    #: cut (``"cut": "reset" | "end"``), no finish event (``"no_finish": True``), tool-call
+    #: arguments that are not JSON (``"bad_arguments": "truncated" | "not_json"``), an empty
+    #: answer (``"empty": True``).
+    wire: Mapping[str, Any] | None = None

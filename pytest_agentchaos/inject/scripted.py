@@ -16,6 +16,7 @@ The wire formats (request checks, responses, SSE framing, error bodies) live in
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,9 @@ from .providers import (
     DEFAULT_HOSTS,
     ParsedRequest,
     RequestInvalid,
+    ToolCallSpec,
     Turn,
+    arguments_text,
     format_for_path,
     formats_for,
     parse_turn,
@@ -49,18 +52,28 @@ _DEFAULT_BASE = {provider: f"https://{host}/v1" for provider, host in DEFAULT_HO
 Respond = Callable[[ParsedRequest], Any]
 
 
-class _Events(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """An SSE body, one event per chunk, readable by sync and async clients alike."""
+#: What a client reads when a connection drops mid-body (httpcore's own words).
+_RESET = "peer closed connection without sending complete message body (incomplete chunked read)"
 
-    def __init__(self, events: Sequence[bytes]) -> None:
+
+class _Events(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """An SSE body, one event per chunk, readable by sync and async clients alike; with
+    ``reset`` (the request), the connection drops after the last event."""
+
+    def __init__(self, events: Sequence[bytes], reset: httpx.Request | None = None) -> None:
         self._events = events
+        self._reset = reset
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._events
+        if self._reset is not None:
+            raise httpx.RemoteProtocolError(_RESET, request=self._reset)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         for event in self._events:
             yield event
+        if self._reset is not None:
+            raise httpx.RemoteProtocolError(_RESET, request=self._reset)
 
 
 class ProviderEndpoint:
@@ -194,7 +207,13 @@ class ProviderEndpoint:
             self.requests.append(parsed)
         target = self.name or parsed.model or self.provider
         tools = [t.get("name") for t in parsed.tools]
-        args = {"messages": list(parsed.messages), "tools": tools}
+        # `wire` and `stream` tell the wire-only fault kinds (faults.wire_kinds) where they are
+        args = {
+            "messages": list(parsed.messages),
+            "tools": tools,
+            "wire": fmt.api,
+            "stream": parsed.stream,
+        }
         recorded = {
             "api": fmt.api,
             "messages": len(parsed.messages),
@@ -226,21 +245,56 @@ class ProviderEndpoint:
         number = next(self._numbers)
         if replayed:  # the earlier answer under fresh ids: a new message, not the old one again
             turn = _fresh_ids(turn, number)
+        wire = effect.wire if effect is not None and effect.wire else {}
+        if wire:
+            turn = self._broken(state, turn, wire)
         tokens_in, tokens_out = fmt.tokens(turn, parsed)
         calls = [(c.name, c.arguments) for c in turn.tool_calls]
-        session.finish_ok(
-            state,
-            turn,
-            tokens=tokens_in + tokens_out,
-            transform=False,
-            recorded=describe_turn(turn.content or "", calls),
-        )
+        shown = describe_turn(turn.content or "", calls)
+        cut = wire.get("cut") if parsed.stream else None
+        if cut == "reset":
+            session.finish_error(
+                state, error_type="RemoteProtocolError", message=_RESET, output=shown
+            )
+        else:
+            if cut == "end" or (wire.get("no_finish") and parsed.stream):
+                shown += "\n[the stream ended without its finish]"
+            session.finish_ok(
+                state, turn, tokens=tokens_in + tokens_out, transform=False, recorded=shown
+            )
         headers = fmt.success_headers(n=number, stream=parsed.stream)
         if parsed.stream:  # `created` is time.time(): the virtual one under freeze_time
-            events = fmt.render_stream(turn, parsed, n=number)
-            return httpx.Response(200, headers=headers, stream=_Events(events), request=request)
+            finish = not wire.get("no_finish")
+            events = fmt.render_stream(turn, parsed, n=number, finish=finish)
+            if cut is not None:
+                events = events[: fmt.mid_answer(events)]
+            stream = _Events(events, reset=request if cut == "reset" else None)
+            return httpx.Response(200, headers=headers, stream=stream, request=request)
         body = dumps(fmt.render(turn, parsed, n=number)).encode()
         return httpx.Response(200, headers=headers, content=body, request=request)
+
+    def _broken(self, state: CallState, turn: Turn, wire: Mapping[str, Any]) -> Turn:
+        """The turn as a wire fault delivers it: empty, or its first tool call's arguments
+        not JSON."""
+        import dataclasses
+
+        if wire.get("empty"):
+            return Turn(content="", finish_reason="stop")
+        mode = wire.get("bad_arguments")
+        if mode is None:
+            return turn
+        if not turn.tool_calls:
+            self._session.note(
+                f"bad_tool_arguments on call {state.index} of {state.target!r}: the answer "
+                "called no tool, so it was sent as scripted"
+            )
+            return turn
+        first, *rest = turn.tool_calls
+        text = arguments_text(first)
+        broken = text[: max(1, len(text) // 2)] if mode == "truncated" else _python_repr(first)
+        return dataclasses.replace(
+            turn, tool_calls=(dataclasses.replace(first, arguments=broken), *rest)
+        )
 
     def _next_turn(self, parsed: ParsedRequest, request: httpx.Request) -> Turn:
         with self._lock:
@@ -304,6 +358,17 @@ class ProviderEndpoint:
         )
         content = body if isinstance(body, str) else dumps(body)
         return httpx.Response(status, headers=merged, content=content.encode(), request=request)
+
+
+def _python_repr(call: ToolCallSpec) -> str:
+    """The call's arguments written as a Python dict (single quotes): not JSON."""
+    value = call.arguments
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return str(value) + "'"
+    return repr(value if value is not None else {})
 
 
 def _with_content(turn: Turn, content: str) -> Turn:
