@@ -313,3 +313,39 @@ def test_wire_kinds_never_fire_on_other_model_seams(make_chaos):
     model = chaos.model(lambda prompt: f"echo {prompt}")
     assert [model("a"), model("b")] == ["echo a", "echo b"]
     assert not chaos.trace.faults()
+
+
+def test_a_name_function_files_each_agents_calls_under_its_own_target(make_chaos):
+    """Agents sharing one client are told apart by the user's function of the request: a
+    stateful fault then replays only the same agent's answer."""
+    chaos = make_chaos({"kind": "repeated_output", "nth": 2, "channels": ["model"]})
+
+    def agent_of(request):
+        return "planner" if "plan" in request.messages[0]["content"] else "writer"
+
+    chaos.provider(
+        "openai", respond=lambda r: f"{agent_of(r)} says {len(r.messages)}", name=agent_of
+    )
+    client = openai.OpenAI(api_key="sk-test")
+
+    def say(system: str) -> str:
+        messages = [{"role": "system", "content": system}, *USER]
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+        return reply.choices[0].message.content
+
+    assert [say("You plan."), say("You write."), say("You write."), say("You plan.")] == [
+        "planner says 2", "writer says 2", "writer says 2", "planner says 2",
+    ]  # fmt: skip
+    calls = chaos.trace.of_type(ModelCall)
+    assert [(c.model, c.agent) for c in calls] == [
+        ("planner", "planner"), ("writer", "writer"), ("writer", "writer"),
+        ("planner", "planner"),
+    ]  # fmt: skip
+    assert [f.target for f in chaos.trace.faults()] == ["writer", "planner"]
+
+
+def test_a_failing_name_function_stops_the_run_naming_it(make_chaos):
+    chaos = make_chaos()
+    chaos.provider("openai", script=["x"], name=lambda r: None)
+    with pytest.raises(ProviderScriptError, match="name\\(\\) must return"):
+        ask(openai.OpenAI(api_key="sk-test"))

@@ -230,7 +230,7 @@ class Chaos:
         *,
         respond: Callable[[ParsedRequest], Any] | None = None,
         base_url: str | None = None,
-        name: str | None = None,
+        name: str | Callable[[ParsedRequest], str] | None = None,
     ) -> ProviderEndpoint:
         """Answer a provider's API on the run's router with scripted model turns.
 
@@ -242,8 +242,11 @@ class Chaos:
         optional ``"usage": {"input_tokens": n, "output_tokens": m}`` and
         ``"finish_reason"``; or ``respond=fn(request)`` returning such a turn for each parsed
         request. ``name``: the target the calls are filed under (default: the request's
-        model). The plan's ``model`` faults arrive on the wire as the provider sends them.
-        Returns the endpoint; its ``requests`` are the parsed requests the agent sent.
+        model); or a function of the parsed request returning the name of the agent that
+        sent it (a multi-agent app's agents share one client: tell them apart by their
+        system prompt), each agent then its own target. The plan's ``model`` faults arrive
+        on the wire as the provider sends them. Returns the endpoint; its ``requests`` are
+        the parsed requests the agent sent.
         """
         __tracebackhide__ = True
         from .scripted import ProviderEndpoint

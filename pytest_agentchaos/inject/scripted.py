@@ -91,7 +91,7 @@ class ProviderEndpoint:
         script: Sequence[Any] | None,
         respond: Respond | None,
         base_url: str | None,
-        name: str | None,
+        name: str | Callable[[ParsedRequest], str] | None,
         virtual_sleep: bool,
     ) -> None:
         __tracebackhide__ = True
@@ -126,9 +126,14 @@ class ProviderEndpoint:
             else [parse_turn(turn, f"{where}: script[{i}]") for i, turn in enumerate(script)]
         )
         self._respond = respond
-        if name is not None and (not isinstance(name, str) or not name.strip()):
+        if (
+            name is not None
+            and not callable(name)
+            and (not isinstance(name, str) or not name.strip())
+        ):
             raise TypeError(
-                f"{where}: name: expected a non-empty target name, got {safe_repr(name, 80)}"
+                f"{where}: name: expected a non-empty target name, or a function of the "
+                f"request naming the agent that sent it, got {safe_repr(name, 80)}"
             )
         self.name = name
         base = _DEFAULT_BASE[provider] if base_url is None else base_url
@@ -205,7 +210,12 @@ class ProviderEndpoint:
             ) from None
         with self._lock:
             self.requests.append(parsed)
-        target = self.name or parsed.model or self.provider
+        agent = None
+        if callable(self.name):  # the user tells the agents apart (by system prompt ...)
+            agent = self._agent_name(parsed, url)
+            target = agent
+        else:
+            target = self.name or parsed.model or self.provider
         tools = [t.get("name") for t in parsed.tools]
         # `wire` and `stream` tell the wire-only fault kinds (faults.wire_kinds) where they are
         args = {
@@ -220,7 +230,24 @@ class ProviderEndpoint:
             "tools": tools,
             **({"stream": True} if parsed.stream else {}),
         }
-        return self._session.begin("model", target, args, recorded=recorded), parsed
+        state = self._session.begin("model", target, args, recorded=recorded, agent=agent)
+        return state, parsed
+
+    def _agent_name(self, parsed: ParsedRequest, url: str) -> str:
+        assert callable(self.name)
+        try:
+            found = self.name(parsed)
+        except Exception as exc:
+            raise self._stop(
+                f"name() failed: {type(exc).__name__}: {safe_str(exc, 400)}", url=url
+            ) from exc
+        if not isinstance(found, str) or not found.strip():
+            raise self._stop(
+                f"name() must return the agent's name (a non-empty string), returned "
+                f"{safe_repr(found, 80)}",
+                url=url,
+            )
+        return found
 
     def _answer(
         self, state: CallState, parsed: ParsedRequest, request: httpx.Request, fmt: WireFormat
