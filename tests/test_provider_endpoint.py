@@ -349,3 +349,58 @@ def test_a_failing_name_function_stops_the_run_naming_it(make_chaos):
     chaos.provider("openai", script=["x"], name=lambda r: None)
     with pytest.raises(ProviderScriptError, match="name\\(\\) must return"):
         ask(openai.OpenAI(api_key="sk-test"))
+
+
+# -- what the script says is what the agent receives ------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200
+)
+ARGS = st.dictionaries(
+    st.text(min_size=1, max_size=10),
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    max_size=4,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=TEXT, args=ARGS, stream=st.booleans())
+def test_the_script_reaches_the_openai_client_exactly(make_chaos, text, args, stream):
+    import json
+
+    with make_chaos() as chaos:
+        chaos.provider(
+            "openai",
+            script=[{"content": text, "tool_calls": [{"name": "lookup", "arguments": args}]}],
+        )
+        client = openai.OpenAI(api_key="sk-test", max_retries=0)
+        if stream:
+            with client.chat.completions.stream(
+                model="gpt-4o-mini", messages=USER, tools=[_tool("lookup")]
+            ) as events:
+                message = events.get_final_completion().choices[0].message
+        else:
+            message = ask(client, tools=[_tool("lookup")]).choices[0].message
+        assert (message.content or "") == text
+        assert json.loads(message.tool_calls[0].function.arguments) == args
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=TEXT.filter(lambda t: t.strip() != ""), stream=st.booleans())
+def test_the_script_reaches_the_anthropic_client_exactly(make_chaos, text, stream):
+    with make_chaos() as chaos:
+        chaos.provider("anthropic", script=[text])
+        client = anthropic.Anthropic(api_key="k", max_retries=0)
+        if stream:
+            with client.messages.stream(model="claude-x", max_tokens=50, messages=USER) as s:
+                message = s.get_final_message()
+        else:
+            message = client.messages.create(model="claude-x", max_tokens=50, messages=USER)
+        assert message.content[0].text == text
