@@ -322,11 +322,6 @@ def test_a_script_turn_that_cannot_go_on_the_wire_is_one_clear_error(make_chaos,
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deeply nested tool-call arguments escape parse_turn as a raw RecursionError "
-    "(turns._json_text catches TypeError/ValueError only)",
-)
 def test_deeply_nested_arguments_are_one_clear_error(make_chaos):
     deep: dict[str, Any] = {}
     node = deep
@@ -352,11 +347,6 @@ def test_a_respond_that_returns_no_turn_stops_the_run_naming_the_call(make_chaos
     assert len(endpoint.requests) == 1  # the SDK did not retry a hard halt
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an `async def` respond is called but never awaited (RuntimeWarning) and refused as "
-    "'got coroutine', neither awaited for async clients nor refused by chaos.provider()",
-)
 def test_an_async_respond_is_awaited_or_refused_up_front(make_chaos):
     import warnings
 
@@ -408,12 +398,6 @@ def _raise_exit(request: Any) -> str:
     raise SystemExit(3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a provider call ended by respond's exception, a script that ran out, a halt or a "
-    "budget during its delay, or a cancellation has a ModelCall but no ModelResult "
-    "(ProviderEndpoint.handle/ahandle/_answer never call finish_error; chaos.model does)",
-)
 @pytest.mark.parametrize(
     "how",
     ["respond KeyboardInterrupt", "respond SystemExit", "respond raises", "script ran out",
@@ -562,22 +546,12 @@ def test_a_bad_argument_is_one_error_naming_it(make_chaos, kwargs, shown):
     assert _httpx2_transports() == REAL_HTTPX2 or chaos._httpx2_routed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an unknown provider's error comes from providers.registry.formats_for without "
-    "the 'chaos.provider(): provider:' prefix every other argument error has",
-)
 def test_an_unknown_provider_is_named_as_chaos_provider_s_argument(make_chaos):
     chaos = make_chaos()
     with pytest.raises(ValueError, match=r"^chaos\.provider\(\): provider: .*'OpenAI'"):
         chaos.provider("OpenAI", script=["x"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a base_url with a query or fragment is accepted and silently ignored (the SDK "
-    "then sends elsewhere and the run halts on a NetworkBlocked)",
-)
 @pytest.mark.parametrize(
     "base_url", ["http://llm.internal/v1?api-version=1", "http://llm.internal/v1#x"]
 )
@@ -587,11 +561,6 @@ def test_a_base_url_with_a_query_or_fragment_is_refused(make_chaos, base_url):
         chaos.provider("openai", script=["x"], base_url=base_url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a base_url with an impossible port (99999) is accepted and answered, though no "
-    "client could ever connect to it",
-)
 def test_a_base_url_with_an_impossible_port_is_refused(make_chaos):
     chaos = make_chaos()
     with pytest.raises(ValueError, match="base_url"):
@@ -634,11 +603,6 @@ def test_the_sdk_configured_by_environment_reaches_the_endpoint(make_chaos, monk
     assert message.content[0].text == "claude env"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a second chaos.provider() on the same provider and base URL is silently dead: "
-    "the first endpoint answers every request, even after its script ran out",
-)
 def test_a_second_endpoint_on_the_same_url_is_refused_or_answers(make_chaos):
     chaos = make_chaos()
     first = chaos.provider("openai", script=["first"], name="a")
@@ -678,12 +642,6 @@ def test_other_paths_of_the_provider_host_go_to_routes_or_are_refused(make_chaos
         client.files.list()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with two live runs, a request no route declares recurses between their "
-    "ChaosRouters (_undeclared -> other router's handler -> its _undeclared ...) into a "
-    "RecursionError instead of a NetworkBlocked",
-)
 def test_two_live_runs_refuse_an_undeclared_request_cleanly(make_chaos):
     outer, inner = make_chaos(), make_chaos()
     outer.provider("openai", script=["outer"])
@@ -696,11 +654,6 @@ def test_two_live_runs_refuse_an_undeclared_request_cleanly(make_chaos):
         outer.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="chaos.provider() on a closed run is accepted: it starts a router and patches "
-    "httpx2 that nothing undoes (httpx requests after it meet the dead run's NetworkBlocked)",
-)
 def test_chaos_provider_on_a_closed_run_is_refused_and_patches_nothing(make_chaos):
     chaos = make_chaos()
     chaos.session.end()
@@ -828,8 +781,8 @@ _FRAMES = "frames of providers.registry / the script's list comprehension and tu
 @pytest.mark.parametrize(
     "what",
     [
-        pytest.param("provider", marks=pytest.mark.xfail(strict=True, reason=f"plugin {_FRAMES}")),
-        pytest.param("script", marks=pytest.mark.xfail(strict=True, reason=f"plugin {_FRAMES}")),
+        "provider",
+        "script",
         "base_url",
         "respond",
         "both",
@@ -1008,12 +961,6 @@ def test_each_retry_is_its_own_call_in_the_trace_on_virtual_time(make_chaos):
     assert chaos.clock.now() >= 14 and len(endpoint.requests) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the client's own read timeout is ignored: a latency or slow_first_token longer "
-    "than OpenAI(timeout=5) is answered after it instead of timing out, a timeout fault "
-    "waits its own 50 s, not the client's 5 (wire._to_httpx drops the request's timeout)",
-)
 @pytest.mark.parametrize("kind", ["latency", "slow_first_token", "timeout"])
 def test_a_wait_longer_than_the_clients_timeout_is_its_timeout(make_chaos, kind):
     chaos = make_chaos({"kind": kind, "seconds": 50, "channels": ["model"]}, virtual_sleep=True)
@@ -1148,12 +1095,6 @@ def test_a_provider_failure_replays_the_same(pytester: pytest.Pytester) -> None:
     assert _errors(again) == _errors(recorded)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="concurrent SDK calls with retried faults do not reproduce under the same seed or "
-    "--chaos-replay: the SDKs' retry jitter draws from the unseeded global `random`, so the "
-    "calls arrive in another order and get other decisions",
-)
 def test_concurrent_provider_calls_replay_the_same(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_agent=CONCURRENT)
     recorded = pytester.runpytest("-p", "no:cacheprovider", "--chaos-seed=7",

@@ -9,6 +9,7 @@ the watchdog. :meth:`Run.finish` ends the run after the test body and judges it.
 
 from __future__ import annotations
 
+import random
 import re
 import shlex
 import sys
@@ -354,6 +355,10 @@ def build_run(
             schedule=recorded.schedule if recorded is not None else None,
         )
         stack.callback(chaos.close)
+        # The agent's own randomness (an SDK's retry jitter, a framework's ids) draws from
+        # the test's seed, so a run and its replay see the same waits in the same order.
+        stack.callback(random.setstate, random.getstate())
+        random.seed(derive_seed(plan.seed, "random"))
         session = chaos.session
         session.trace.meta["session_seed"] = settings.seed
         if settings.profile_option is not None:

@@ -9,6 +9,7 @@ from ..adapters import framework_of, wrap_framework_tool
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
 from ..config import fail
+from ..errors import RunClosed
 from ..faults.plan import FaultPlan, FaultSpec, parse_faults
 from ..profiles.budgets import Budgets
 from ..profiles.profile import Profile, inline_profile
@@ -212,6 +213,11 @@ class Chaos:
     def http(self) -> ChaosRouter:
         """A started respx router: declare routes on it; the plan's faults apply to them."""
         if self._http is None:
+            if self.session._closed:
+                raise RunClosed(
+                    "chaos.http: this chaos run has ended; declare routes in the test that "
+                    "uses them"
+                )
             from .http import ChaosRouter  # httpx and respx load on first use
 
             router = ChaosRouter(self.session, allow=self.allow)
@@ -252,6 +258,11 @@ class Chaos:
         from .scripted import ProviderEndpoint
         from .wire import intercept_httpx2
 
+        if self.session._closed:
+            raise RunClosed(
+                "chaos.provider(): this chaos run has ended; declare the endpoint in the test "
+                "that uses it"
+            )
         endpoint = ProviderEndpoint(
             self.session,
             provider,
@@ -261,6 +272,13 @@ class Chaos:
             name=name,
             virtual_sleep=self._virtual_sleep,
         )
+        for other in self.http.endpoints:
+            if other.serves(endpoint):
+                raise ValueError(
+                    f"chaos.provider(): {endpoint.provider} at {endpoint.base_url} is already "
+                    "answered by an endpoint of this run: give one endpoint the whole script "
+                    "(or respond=fn), or another base_url"
+                )
         self.http.endpoints.append(endpoint)
         intercept_httpx2(self, load=True)  # the SDKs send through httpx2
         return endpoint

@@ -97,7 +97,13 @@ class ChaosRouter(respx.MockRouter):
         return None
 
     def _others(self) -> list[respx.Router]:
-        return [r for r in (self.Mocker.routers if self.Mocker else ()) if r is not self]
+        """The user's own respx routers (another run's router is not one: each refuses
+        what it does not declare, so asking it would ask this one back)."""
+        return [
+            r
+            for r in (self.Mocker.routers if self.Mocker else ())
+            if r is not self and not isinstance(r, ChaosRouter)
+        ]
 
     def _undeclared(self, request: httpx.Request) -> httpx.Response:
         """A request no declared route matches: another router's answer, the real network for

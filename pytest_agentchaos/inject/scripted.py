@@ -15,6 +15,7 @@ The wire formats (request checks, responses, SSE framing, error bodies) live in
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import threading
@@ -101,6 +102,11 @@ class ProviderEndpoint:
                 f"{where}: provider: expected a provider name such as 'openai' or 'anthropic', "
                 f"got {safe_repr(provider, 80)}"
             )
+        if provider not in DEFAULT_HOSTS:
+            raise ValueError(
+                f"{where}: provider: unknown provider {safe_repr(provider, 80)}; the providers "
+                f"are {', '.join(sorted(DEFAULT_HOSTS))}"
+            )
         self.provider = provider
         self.formats: list[WireFormat] = formats_for(provider)
         if (script is None) == (respond is None):
@@ -113,6 +119,12 @@ class ProviderEndpoint:
                 f"{where}: respond: expected a function of the request, got "
                 f"{safe_repr(respond, 80)}"
             )
+        if respond is not None and _is_async(respond):
+            raise TypeError(
+                f"{where}: respond: expected a plain function of the request returning a turn, "
+                f"got the coroutine function {safe_repr(respond, 80)} (the endpoint answers "
+                "sync and async clients alike: make it a def)"
+            )
         if script is not None and (
             isinstance(script, (str, bytes, Mapping)) or not isinstance(script, Sequence)
         ):
@@ -120,11 +132,11 @@ class ProviderEndpoint:
                 f"{where}: script: expected a list of turns ({{'content': 'text'}}, "
                 f"{{'tool_calls': [...]}}), got {safe_repr(script, 80)}"
             )
-        self._script: list[Turn] | None = (
-            None
-            if script is None
-            else [parse_turn(turn, f"{where}: script[{i}]") for i, turn in enumerate(script)]
-        )
+        self._script: list[Turn] | None = None
+        if script is not None:
+            self._script = []
+            for i, turn in enumerate(script):
+                self._script.append(parse_turn(turn, f"{where}: script[{i}]"))
         self._respond = respond
         if (
             name is not None
@@ -143,11 +155,13 @@ class ProviderEndpoint:
             url = httpx.URL(base)
         except Exception:
             url = None
-        if url is None or url.scheme not in ("http", "https") or not url.host:
+        problem = _url_problem(url)
+        if problem is not None:
             raise ValueError(
                 f"{where}: base_url: expected an http(s) URL such as "
-                f"'https://llm.internal/v1', got {safe_repr(base, 80)}"
+                f"'https://llm.internal/v1'{problem}, got {safe_repr(base, 80)}"
             )
+        assert url is not None
         self.base_url = str(url)
         self._origin = (url.scheme, url.host, url.port)
         self._prefix = url.path.rstrip("/") + "/"
@@ -157,6 +171,16 @@ class ProviderEndpoint:
         self._virtual_sleep = virtual_sleep
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
+        #: the steps of the calls whose end is recorded (an exception after it is not another)
+        self._done: set[int] = set()
+
+    def serves(self, other: ProviderEndpoint) -> bool:
+        """Whether ``other`` would answer the same requests as this endpoint."""
+        return (self.provider, self._origin, self._prefix) == (
+            other.provider,
+            other._origin,
+            other._prefix,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -178,16 +202,45 @@ class ProviderEndpoint:
     def handle(self, request: httpx.Request, fmt: WireFormat) -> httpx.Response:
         """Answer one wire attempt (sync clients)."""
         state, parsed = self._begin(request, fmt)
-        if state.effect is not None:
-            self._session.delay(state)
-        return self._answer(state, parsed, request, fmt)
+        try:
+            if state.effect is not None and state.effect.delay:
+                cut = _read_timeout(request, state.effect.delay)
+                self._session.delay(state, cut)
+                if cut is not None:
+                    raise self._timed_out(state, request, cut)
+            return self._answer(state, parsed, request, fmt)
+        except BaseException as exc:
+            self._unfinished(state, exc)
+            raise
 
     async def ahandle(self, request: httpx.Request, fmt: WireFormat) -> httpx.Response:
         """Answer one wire attempt (async clients): a delay lets other tasks run."""
         state, parsed = self._begin(request, fmt)
-        if state.effect is not None:
-            await self._session.adelay(state)
-        return self._answer(state, parsed, request, fmt)
+        try:
+            if state.effect is not None and state.effect.delay:
+                cut = _read_timeout(request, state.effect.delay)
+                await self._session.adelay(state, cut)
+                if cut is not None:
+                    raise self._timed_out(state, request, cut)
+            return self._answer(state, parsed, request, fmt)
+        except BaseException as exc:
+            self._unfinished(state, exc)
+            raise
+
+    def _timed_out(
+        self, state: CallState, request: httpx.Request, seconds: float
+    ) -> httpx.ReadTimeout:
+        """The client's own read timeout ran out before the answer (or the fault's error)."""
+        message = f"timed out: no answer within the client's read timeout of {seconds:g}s"
+        self._session.finish_error(state, error_type="ReadTimeout", message=message)
+        self._done.add(state.step)
+        return httpx.ReadTimeout(message, request=request)
+
+    def _unfinished(self, state: CallState, exc: BaseException) -> None:
+        """Record the end of a call that ended by an exception before its result was."""
+        if state.step not in self._done:
+            self._session.finish_error(state, exc)
+            self._done.add(state.step)
 
     # -- one attempt ---------------------------------------------------------------------
 
@@ -279,6 +332,7 @@ class ProviderEndpoint:
         calls = [(c.name, c.arguments) for c in turn.tool_calls]
         shown = describe_turn(turn.content or "", calls)
         cut = wire.get("cut") if parsed.stream else None
+        self._done.add(state.step)
         if cut == "reset":
             session.finish_error(
                 state, error_type="RemoteProtocolError", message=_RESET, output=shown
@@ -344,6 +398,15 @@ class ProviderEndpoint:
                 f"respond() failed on call {call}: {type(exc).__name__}: {safe_str(exc, 400)}",
                 url=str(request.url),
             ) from exc
+        if inspect.isawaitable(value):
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()  # never awaited: say so here, not as a warning in a later test
+            raise self._stop(
+                f"respond() on call {call} returned an awaitable ({type(value).__name__}): "
+                "it must return the turn itself",
+                url=str(request.url),
+            )
         try:
             return parse_turn(value, f"respond() on call {call}")
         except (TypeError, ValueError) as exc:
@@ -360,6 +423,7 @@ class ProviderEndpoint:
                 "waits in real time; @pytest.mark.chaos(virtual_sleep=True) (or ini "
                 "chaos_virtual_sleep) puts it on virtual time"
             )
+        self._done.add(state.step)
         if failure.kind == "timeout":
             session.finish_error(state, error_type="ReadTimeout", message=failure.message)
             raise httpx.ReadTimeout(failure.message, request=request)
@@ -385,6 +449,34 @@ class ProviderEndpoint:
         )
         content = body if isinstance(body, str) else dumps(body)
         return httpx.Response(status, headers=merged, content=content.encode(), request=request)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 - a callable object's async __call__
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def _url_problem(url: httpx.URL | None) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (``None``: it can)."""
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        return ""
+    if url.query or url.fragment:
+        return " with no query or fragment (the SDK appends its paths to the base URL)"
+    if url.userinfo:
+        return " with no user or password in it"
+    if url.port is not None and not 0 < url.port < 65536:
+        return " with a port from 1 to 65535"
+    return None
+
+
+def _read_timeout(request: httpx.Request, delay: float) -> float | None:
+    """The client's own read timeout when it is shorter than ``delay`` (the client gives up
+    first), else ``None``."""
+    timeout = request.extensions.get("timeout")
+    read = timeout.get("read") if isinstance(timeout, Mapping) else None
+    if isinstance(read, (int, float)) and 0 <= read < delay:
+        return float(read)
+    return None
 
 
 def _python_repr(call: ToolCallSpec) -> str:

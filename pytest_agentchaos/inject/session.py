@@ -391,8 +391,9 @@ class ChaosSession:
         kept.append(output)
         self._outputs[key] = self._outputs.get(key, 0) + 1
 
-    def delay(self, state: CallState) -> float:
-        """Apply the effect's delay (virtual in tests); returns the seconds it lasts.
+    def delay(self, state: CallState, seconds: float | None = None) -> float:
+        """Apply the effect's delay (virtual in tests), or ``seconds`` of it when given (a
+        client that stops waiting sooner); returns the seconds it lasts.
 
         On a virtual clock the call ends ``delay`` after it *started*, so calls that overlap
         (threads, tasks) overlap in virtual time too instead of adding up.
@@ -400,31 +401,33 @@ class ChaosSession:
         effect = state.effect
         if effect is None or not effect.delay:
             return 0.0
+        wait = effect.delay if seconds is None else seconds
         if isinstance(self.clock, VirtualClock):
-            self.clock.advance_to(self._t0 + state.t + effect.delay)
+            self.clock.advance_to(self._t0 + state.t + wait)
         else:
-            self.clock.sleep(effect.delay)
+            self.clock.sleep(wait)
         self._check_seconds()
-        return effect.delay
+        return wait
 
-    async def adelay(self, state: CallState) -> float:
+    async def adelay(self, state: CallState, seconds: float | None = None) -> float:
         """:meth:`delay` for async calls: on a virtual asyncio event loop the wait is a real
         ``await`` on virtual time, so other tasks run meanwhile. Under trio (or anyio on
         trio) the virtual clock moves at once and the call yields to trio's scheduler."""
         effect = state.effect
         if effect is None or not effect.delay:
             return 0.0
+        wait = effect.delay if seconds is None else seconds
         clock = self.clock
         if isinstance(clock, VirtualClock) and clock.on_virtual_loop():
-            remaining = self._t0 + state.t + effect.delay - clock.now()
+            remaining = self._t0 + state.t + wait - clock.now()
             await clock.asleep(max(0.0, remaining))
         else:
             # Let calls started together (asyncio.gather) all begin first, so that their
             # waits overlap: each ends `delay` after its own start.
             await yield_to_loop()
-            self.delay(state)
+            self.delay(state, seconds)
         self._check_seconds()
-        return effect.delay
+        return wait
 
     def finish_ok(
         self,

@@ -76,8 +76,15 @@ def _to_httpx(request: Any, content: bytes) -> httpx.Request:
         str(request.url),
         headers=list(request.headers.raw),
         content=content,
-        extensions={CLIENT_KEY: "httpx2"},
+        extensions={CLIENT_KEY: "httpx2", **_timeout(request)},
     )
+
+
+def _timeout(request: Any) -> dict[str, Any]:
+    """The client's timeouts (``{"connect", "read", "write", "pool"}``), which an endpoint that
+    delays its answer honours."""
+    timeout = request.extensions.get("timeout")
+    return {"timeout": dict(timeout)} if isinstance(timeout, dict) else {}
 
 
 def _error(module: ModuleType, exc: BaseException, request: Any) -> BaseException:

@@ -99,6 +99,7 @@ def parse_turn(value: object, where: str) -> Turn:
     :data:`FINISH_REASONS`). Anything else is a ``ChaosConfigError`` (a ``ValueError``)
     whose one-line message names ``where`` and what is wrong.
     """
+    __tracebackhide__ = True
     if isinstance(value, Turn):
         return value
     if isinstance(value, str):
@@ -126,6 +127,7 @@ def parse_turn(value: object, where: str) -> Turn:
 
 
 def _content(value: object, where: str) -> str | None:
+    __tracebackhide__ = True
     if value is None:
         return None
     if isinstance(value, str):
@@ -140,6 +142,7 @@ def _content(value: object, where: str) -> str | None:
 
 
 def _tool_calls(value: object, where: str) -> tuple[ToolCallSpec, ...]:
+    __tracebackhide__ = True
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):
@@ -178,6 +181,7 @@ def _tool_calls(value: object, where: str) -> tuple[ToolCallSpec, ...]:
 
 
 def _usage(value: object, where: str) -> tuple[int, int] | None:
+    __tracebackhide__ = True
     if value is None:
         return None
     if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -201,6 +205,7 @@ def _usage(value: object, where: str) -> tuple[int, int] | None:
 def _unicode(text: str, where: str) -> str:
     """``text`` if it can go on the wire as UTF-8 (no lone surrogate), else a
     ``ChaosConfigError``."""
+    __tracebackhide__ = True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -212,10 +217,13 @@ def _unicode(text: str, where: str) -> str:
 
 def _json_text(value: object, where: str) -> str:
     """``value`` as compact JSON text, or a ``ChaosConfigError`` saying why it is not JSON."""
+    __tracebackhide__ = True
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise fail(where, f"not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise fail(where, "not JSON-serialisable: nested too deeply") from None
     return _unicode(text, where)
 
 
