@@ -33,7 +33,7 @@ from pytest_agentchaos.profiles import Budgets
 from pytest_agentchaos.repair import ToolSpec
 
 USAGE = "ERROR: pytest-agentchaos: "
-BUILTINS = "flaky, malformed, none, outage, rate_limited, spiral"
+BUILTINS = "flaky, malformed, none, outage, quiet, rate_limited, spiral"
 KINDS = (
     "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
     "garbled_output, http_error, latency, malformed_params, no_finish_reason, "

@@ -294,7 +294,7 @@ BAD_MARKERS = {
     "unknown_profile": (
         'chaos("nope")',
         "*chaos profile 'nope': not found; available: flaky, malformed, none, outage, "
-        "rate_limited, spiral *",
+        "quiet, rate_limited, spiral *",
     ),
     "halt_positional": (
         "must_halt(10)",

@@ -185,13 +185,15 @@ def _via_json(value: Any, act: Callable[[Any], Any]) -> Any:
 
 
 def _no_more(meta: Any, before: int, after: int, skip: object = None, depth: int = 0) -> Any:
-    """``meta`` (a dict on the path to a list cut from ``before`` to ``after`` items) with its
-    page metadata saying no more exists (see the module doc); ``skip`` is the key of the path
-    itself, left alone. The same ``meta`` object when nothing in it is page metadata."""
-    if not isinstance(meta, dict) or depth > MAX_DEPTH:
+    """``meta`` (a dict or record on the path to a list cut from ``before`` to ``after``
+    items) with its page metadata saying no more exists (see the module doc); ``skip`` is the
+    key of the path itself, left alone. The same ``meta`` object when nothing in it is page
+    metadata."""
+    children = meta if isinstance(meta, dict) else _fields(meta)
+    if children is None or depth > MAX_DEPTH:
         return meta
     changes: dict[Any, Any] = {}
-    for key, value in meta.items():
+    for key, value in children.items():
         if key == skip:
             continue
         words = key_words(key)
@@ -211,6 +213,9 @@ def _no_more(meta: Any, before: int, after: int, skip: object = None, depth: int
                 changes[key] = inner
     if not changes:
         return meta
+    if not isinstance(meta, dict):
+        rebuilt = _rebuilt(meta, changes)
+        return meta if rebuilt is UNCHANGED else rebuilt
     new = _copy_dict(meta)
     new.update(changes)
     return new
@@ -269,7 +274,8 @@ def _emptied(value: Any, depth: int) -> tuple[Any, int]:
     changes, most = _emptied_children(fields, depth)
     if not changes:
         return UNCHANGED, 0
-    return _rebuilt(value, changes), most
+    rebuilt = _rebuilt(value, changes)
+    return (UNCHANGED, 0) if rebuilt is UNCHANGED else (_no_more(rebuilt, most, 0), most)
 
 
 def _emptied_children(children: Mapping[Any, Any], depth: int) -> tuple[dict[Any, Any], int]:
