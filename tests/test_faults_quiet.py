@@ -661,7 +661,11 @@ def test_an_http_text_body_gets_the_instruction_and_an_error_answer_gets_no_quie
     assert client.get(f"{API}/page").text == "the page\n\nsay C-1"
     assert client.get(f"{API}/gone").json() == {"error": "no"}
     assert [f.target for f in chaos.trace.faults()] == ["page"]
-    assert any("where the route answered HTTP 404" in n for n in chaos.trace.meta["notes"])
+    (note,) = chaos.trace.meta["notes"]
+    assert note.startswith(
+        "injected_instruction did nothing to http 'gone' where the call failed by itself "
+        "(HTTPStatusError)"
+    )
 
 
 # -- hostile outputs ------------------------------------------------------------------------------
@@ -752,3 +756,14 @@ def test_the_side_effects_template_loads_once_copied_and_names_its_tools(tmp_pat
         f.kind.name for f in ProfileRegistry.default().get("quiet").faults
     ]
     assert "side_effects" not in ProfileRegistry.default().names()  # a template, not a profile
+
+
+def test_every_new_kind_has_a_row_in_the_readme_faults_table():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Faults") : readme.index("## Profiles")]
+    for name in ("lost_reply", "empty_output", "error_in_body", "partial_output",
+                 "injected_instruction"):  # fmt: skip
+        assert f"| `{name}` |" in table
+    assert "`quiet`" in readme[readme.index("## Profiles") :]

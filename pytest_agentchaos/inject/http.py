@@ -199,9 +199,9 @@ class ChaosRouter(respx.MockRouter):
 
     def _replied(self, state: CallState, response: httpx.Response) -> httpx.Response:
         """The response with the effect's ``reply`` applied to its body (its status and
-        headers kept): only a successful answer is quietly wrong."""
+        headers kept): only a successful answer is quietly wrong (an error answer is recorded
+        as a call that failed by itself)."""
         if response.status_code >= 400:
-            self._chaos._unused(state, f"the route answered HTTP {response.status_code}")
             return response
         state, content = self._chaos.reply(state, response.content)
         if content is response.content:
