@@ -33,12 +33,12 @@ from pytest_agentchaos.profiles import Budgets
 from pytest_agentchaos.repair import ToolSpec
 
 USAGE = "ERROR: pytest-agentchaos: "
-BUILTINS = "flaky, malformed, none, outage, rate_limited, spiral"
+BUILTINS = "flaky, malformed, none, outage, quiet, rate_limited, spiral"
 KINDS = (
     "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
-    "garbled_output, http_error, latency, malformed_params, no_finish_reason, "
-    "paraphrased_output, rate_limit, repeated_output, slow_first_token, stale_output, "
-    "stream_cut, timeout"
+    "empty_output, error_in_body, garbled_output, http_error, injected_instruction, latency, "
+    "lost_reply, malformed_params, no_finish_reason, paraphrased_output, partial_output, "
+    "rate_limit, repeated_output, slow_first_token, stale_output, stream_cut, timeout"
 )
 SELECTORS = "tools, channels, probability, first, nth, every, max_count, window"
 BUDGETS = "max_steps, max_tool_calls, max_model_calls, max_seconds, max_tokens"

@@ -273,8 +273,9 @@ BAD_MARKERS = {
         'chaos(faults=[{"kind": "explode"}])',
         "@pytest.mark.chaos: faults[[]0]: kind: unknown fault kind 'explode'; allowed: "
         "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
-        "garbled_output, http_error, latency, malformed_params, no_finish_reason, "
-        "paraphrased_output, rate_limit, repeated_output, slow_first_token, stale_output, "
+        "empty_output, error_in_body, garbled_output, http_error, injected_instruction, "
+        "latency, lost_reply, malformed_params, no_finish_reason, paraphrased_output, "
+        "partial_output, rate_limit, repeated_output, slow_first_token, stale_output, "
         "stream_cut, timeout",
     ),
     "probability": (
@@ -294,7 +295,7 @@ BAD_MARKERS = {
     "unknown_profile": (
         'chaos("nope")',
         "*chaos profile 'nope': not found; available: flaky, malformed, none, outage, "
-        "rate_limited, spiral *",
+        "quiet, rate_limited, spiral *",
     ),
     "halt_positional": (
         "must_halt(10)",

@@ -17,7 +17,7 @@ from pytest_agentchaos.trace import Trace
 # An in-process run unloads every module it imported when it ends, and hypothesis's plugin
 # imports hypothesis at each terminal summary: importing it here (above) keeps each run fast.
 
-BUILTINS = ("flaky", "malformed", "none", "outage", "rate_limited", "spiral")
+BUILTINS = ("flaky", "malformed", "none", "outage", "quiet", "rate_limited", "spiral")
 
 # A test that reports which profile and seed it ran under, in the test body and the summary.
 SHOW = """
@@ -106,7 +106,7 @@ def test_unknown_profile_option_is_a_usage_error_listing_builtins(pytester):
     result.stderr.fnmatch_lines(
         [
             "ERROR: pytest-agentchaos: --chaos-profile: chaos profile 'nope': not found; "
-            "available: flaky, malformed, none, outage, rate_limited, spiral *"
+            "available: flaky, malformed, none, outage, quiet, rate_limited, spiral *"
         ]
     )
     result.stdout.no_fnmatch_line("*passed*")
@@ -196,6 +196,9 @@ def test_list_profiles_shows_builtins_and_runs_no_tests(pytester):
             "                 faults: no faults; budgets: none",
             "  outage         [[]built-in] *",
             "                 faults: http_error; *",
+            "  quiet          [[]built-in] Quiet failures: *",
+            "                 faults: empty_output, error_in_body, partial_output, stale_output; "
+            "budgets: max_steps=500, max_seconds=3600",
             "  rate_limited   [[]built-in] *",
             "                 faults: rate_limit; *",
             "  spiral         [[]built-in] *",

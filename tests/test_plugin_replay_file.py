@@ -752,8 +752,9 @@ def test_a_trace_with_an_unknown_fault_kind_fails_its_test_naming_the_file(
         replay,
         f"pytest-agentchaos: --chaos-replay: {trace}: its recorded faults: schedule[0]: kind: "
         "unknown fault kind 'gremlin'; allowed: bad_tool_arguments, connection_error, "
-        "corrupt_snapshot, crash, empty_completion, garbled_output, http_error, latency, "
-        "malformed_params, no_finish_reason, paraphrased_output, rate_limit, repeated_output, "
+        "corrupt_snapshot, crash, empty_completion, empty_output, error_in_body, garbled_output, "
+        "http_error, injected_instruction, latency, lost_reply, malformed_params, "
+        "no_finish_reason, paraphrased_output, partial_output, rate_limit, repeated_output, "
         "slow_first_token, stale_output, stream_cut, timeout",
     )
 

@@ -18,7 +18,7 @@ from pytest_agentchaos.profiles import (
     inline_profile,
 )
 
-BUILTINS = ("none", "flaky", "outage", "rate_limited", "malformed", "spiral")
+BUILTINS = ("none", "flaky", "outage", "rate_limited", "malformed", "spiral", "quiet")
 
 
 def write(directory: Path, name: str, text: str) -> Path:

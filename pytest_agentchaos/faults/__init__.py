@@ -1,7 +1,7 @@
 """Fault kinds, selectors and the seeded ``FaultPlan``."""
 
 from ..rng import derive_seed, stable_int, stable_random, stable_uniform
-from .effects import Effect, Failure
+from .effects import UNCHANGED, Effect, Failure
 from .kinds import (
     CALL_CHANNELS,
     CHANNELS,
@@ -13,6 +13,7 @@ from .kinds import (
     register,
 )
 from .mutations import MUTATIONS, apply_mutation, parameters_schema
+from .output_kinds import INSTRUCTIONS, LOST_MODES
 from .plan import Decision, FaultPlan, FaultSpec, parse_fault, parse_faults
 from .rebirth import SNAPSHOT_MODES, CorruptSnapshot, Crash, corrupt
 from .selectors import SELECTOR_KEYS, Selector, parse_selector
@@ -23,11 +24,14 @@ __all__ = [
     "CALL_CHANNELS",
     "CUT_MODES",
     "CHANNELS",
+    "INSTRUCTIONS",
     "KINDS",
+    "LOST_MODES",
     "MUTATIONS",
     "RUNNER_CHANNELS",
     "SELECTOR_KEYS",
     "SNAPSHOT_MODES",
+    "UNCHANGED",
     "CallInfo",
     "CorruptSnapshot",
     "Crash",

@@ -127,6 +127,11 @@ class FaultKind:
         return {}
 
     @classmethod
+    def check_selector(cls, tools: tuple[str, ...] | None, where: str) -> None:
+        """Refuse a selector this kind may not fire under (``tools``: its tool globs, ``None``
+        when it names none); the base accepts any."""
+
+    @classmethod
     def check_detail(cls, detail: object, where: str) -> dict[str, Any]:
         """Validate a decided detail (from a replayed schedule); returns it normalised."""
         if not isinstance(detail, Mapping):

@@ -29,6 +29,9 @@ class FaultSpec:
     kind: FaultKind
     selector: Selector = Selector()
 
+    def __post_init__(self) -> None:
+        self.kind.check_selector(self.selector.tools, f"fault {short(self.kind.name)}")
+
     def applies_to(self, channel: str) -> bool:
         """Whether this fault may hit calls on ``channel`` (its kind and selector allow it)."""
         allowed = self.selector.channels or self.kind.channels
@@ -67,7 +70,9 @@ def parse_fault(raw: Any, where: str) -> FaultSpec:
             f"unknown key {short(unknown[0])} for fault kind {cls.name!r}; allowed: "
             f"{own}selector keys {', '.join(SELECTOR_KEYS)}",
         )
-    spec = FaultSpec(cls.from_config(raw, where), parse_selector(raw, where))
+    selector = parse_selector(raw, where)
+    cls.check_selector(selector.tools if "tools" in raw else None, where)
+    spec = FaultSpec(cls.from_config(raw, where), selector)
     if spec.selector.channels and not any(c in cls.channels for c in spec.selector.channels):
         raise fail(
             where,

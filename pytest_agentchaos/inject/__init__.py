@@ -16,6 +16,7 @@ _EXPORTS = {
     "CallState": "call",
     "ChaosSession": "session",
     "InjectedConnectionError": "errors",
+    "InjectedConnectionReset": "errors",
     "InjectedCrash": "errors",
     "InjectedFault": "errors",
     "InjectedHTTPError": "errors",
@@ -32,6 +33,7 @@ __all__ = [
     "ChaosRouter",
     "ChaosSession",
     "InjectedConnectionError",
+    "InjectedConnectionReset",
     "InjectedCrash",
     "InjectedFault",
     "InjectedHTTPError",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from .chaos import Chaos
     from .errors import (
         InjectedConnectionError,
+        InjectedConnectionReset,
         InjectedCrash,
         InjectedFault,
         InjectedHTTPError,

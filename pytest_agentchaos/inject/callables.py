@@ -126,6 +126,8 @@ def wrap(
             except BaseException as exc:  # SystemExit, a cancellation: the call has its end
                 finish_error(state, exc)
                 raise
+            if state.effect is not None and state.effect.lost is not None:
+                raise await session.alose(state, out)  # the tool ran; its reply is lost
             return finish_ok(state, out)
 
         wrapper = async_wrapper

@@ -52,6 +52,11 @@ class InjectedConnectionError(InjectedFault, ConnectionError):
     """The connection was refused or dropped."""
 
 
+class InjectedConnectionReset(InjectedConnectionError, ConnectionResetError):
+    """The connection was reset after the request went out: its reply was lost
+    (``lost_reply``; the call itself ran)."""
+
+
 class InjectedCrash(InjectedFault, RuntimeError):
     """An agent's step crashed with an unexpected error (the ``crash`` fault)."""
 
@@ -304,6 +309,8 @@ def failure_exception(
         exc = InjectedTimeout(failure.message, fault=fault)
     elif failure.kind == "connection":
         exc = InjectedConnectionError(failure.message, fault=fault)
+    elif failure.kind == "reset":
+        exc = InjectedConnectionReset(failure.message, fault=fault)
     elif failure.kind == "crash":
         exc = InjectedCrash(failure.message, fault=fault)
     else:

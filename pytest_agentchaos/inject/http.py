@@ -13,6 +13,7 @@ lets it through), else it is refused with a hard halt that names it and fails th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -69,6 +70,28 @@ def _failure_response(failure: Failure, request: httpx.Request) -> httpx.Respons
     )
     return httpx.Response(
         failure.status or 500, headers=dict(failure.headers), request=request, **kwargs
+    )
+
+
+def _lost_error(request: httpx.Request) -> Callable[[Failure], BaseException]:
+    """What httpx raises when a response never arrives: a read timeout, or a connection the
+    server dropped before answering."""
+
+    def build(failure: Failure) -> BaseException:
+        if failure.kind == "timeout":
+            return httpx.ReadTimeout(failure.message, request=request)
+        return httpx.RemoteProtocolError(failure.message, request=request)
+
+    return build
+
+
+def _with_content(response: httpx.Response, content: bytes | str) -> httpx.Response:
+    """``response`` with another body (its length and encoding headers dropped: the new body
+    is sent as it is)."""
+    dropped = {"content-length", "content-encoding"}
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in dropped]
+    return httpx.Response(
+        response.status_code, headers=headers, content=content, request=response.request
     )
 
 
@@ -180,10 +203,25 @@ class ChaosRouter(respx.MockRouter):
             request = _rebuild(request, where, dict(effect.args))
         return None, request
 
+    def _replied(self, state: CallState, response: httpx.Response) -> httpx.Response:
+        """The response with the effect's ``reply`` applied to its body (its status and
+        headers kept): only a successful answer is quietly wrong (an error answer is recorded
+        as a call that failed by itself)."""
+        if response.status_code >= 400:
+            return response
+        state, content = self._chaos.reply(state, response.content)
+        if content is response.content:
+            return response
+        if not isinstance(content, (bytes, str)):
+            content = json.dumps(content, ensure_ascii=False)
+        return _with_content(response, content)
+
     def _finish(
         self, state: CallState, response: httpx.Response, transform: bool = True
     ) -> httpx.Response:
         effect = state.effect
+        if transform and effect is not None and effect.reply is not None:
+            response = self._replied(state, response)
         if transform and effect is not None and effect.transform is not None:
             garbled = effect.transform(_body(response))
             content = garbled if isinstance(garbled, (str, bytes)) else json.dumps(garbled)
@@ -210,6 +248,17 @@ class ChaosRouter(respx.MockRouter):
         )
         return response
 
+    def _lost(self, state: CallState, request: httpx.Request, response: httpx.Response) -> Any:
+        """The error of a request whose response is lost (``lost_reply``), recorded."""
+        self.record(request, response=response)
+        return self._chaos.lose(state, _body(response), native=_lost_error(request))
+
+    async def _alost(
+        self, state: CallState, request: httpx.Request, response: httpx.Response
+    ) -> Any:
+        self.record(request, response=response)
+        return await self._chaos.alose(state, _body(response), native=_lost_error(request))
+
     def handler(self, request: httpx.Request) -> httpx.Response:
         """Answer a request: a declared route's response, with the plan's fault for this call
         applied and the call recorded; an undeclared request goes on as the module doc says."""
@@ -231,6 +280,8 @@ class ChaosRouter(respx.MockRouter):
         except Exception as exc:
             self._chaos.finish_error(state, exc)
             raise
+        if state.effect is not None and state.effect.lost is not None:
+            raise self._lost(state, request, response)  # the route ran; its response is lost
         return self._finish(state, response)
 
     async def async_handler(self, request: httpx.Request) -> httpx.Response:
@@ -253,4 +304,6 @@ class ChaosRouter(respx.MockRouter):
         except Exception as exc:
             self._chaos.finish_error(state, exc)
             raise
+        if state.effect is not None and state.effect.lost is not None:
+            raise await self._alost(state, request, response)  # the route ran; it is lost
         return self._finish(state, response)

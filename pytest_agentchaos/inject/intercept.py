@@ -153,6 +153,8 @@ class Interceptor:
         except BaseException as exc:  # cancelled, halted: the call still has its end
             session.finish_error(state, exc)
             raise
+        if effect is not None and effect.lost is not None:
+            raise await session.alose(state, out)  # the call ran; its reply is lost
         return self.finish(state, out)
 
     def _prepare(self, state: CallState, mapping: Mapping[str, Any]) -> tuple[Any, Any]:

@@ -221,7 +221,12 @@ class ToolCall(Event):
 
 
 class ToolResult(Event):
-    """The outcome of a tool or HTTP call: ``ok`` with an output, or an error."""
+    """The outcome of a tool or HTTP call: ``ok`` with an output, or an error.
+
+    A call whose reply a ``lost_reply`` fault lost ran all the same: ``ok`` is false with the
+    injected error's ``error_type`` and ``message``, and ``output`` is the real output the
+    agent never saw (``status`` stays ``None``: no response reached it).
+    """
 
     tool: str = ""
     index: int = 0  # type: ignore[assignment]  # shadows tuple.index

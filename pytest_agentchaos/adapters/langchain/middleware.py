@@ -281,6 +281,10 @@ def _finish_tool(session: ChaosSession, state: CallState, out: Any, call_id: Any
         return out
     if out.tool_call_id != call_id:  # replayed: the earlier answer, to this call
         out = out.model_copy(update={"tool_call_id": call_id, "id": None})
+    if state.effect is not None and state.effect.reply is not None:  # what the tool said
+        state, content = session.reply(state, out.content)
+        if content is not out.content:
+            out = out.model_copy(update={"content": content})
     text = out.content if isinstance(out.content, str) else None
     new = transformed(state, text) if text is not None else None
     if new is not None:

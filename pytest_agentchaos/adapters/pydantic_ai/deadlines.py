@@ -98,4 +98,6 @@ async def _acall(
     except BaseException as exc:  # cancelled, halted: the call still has its end
         session.finish_error(state, exc)
         raise
+    if state.effect is not None and state.effect.lost is not None:
+        raise await session.alose(state, out)  # the tool ran; its reply is lost
     return core.finish(state, out)
