@@ -152,7 +152,7 @@ def test_the_sdk_waits_the_retry_after_on_virtual_time(chaos: Chaos) -> None:
             waited += limits[call.index]
     assert waited >= 20  # the run's only waits: the Retry-Afters, virtual
     assert chaos.clock.now() == pytest.approx(waited, abs=0.01)
-    assert wall < 2  # the minutes of waiting cost no wall time
+    assert wall < 5 < waited  # the SDK's waits cost no wall time
     if error is None:
         assert answer == ANSWER
     else:  # 429 three times in a row: the SDK gave up with its own error

@@ -1,4 +1,4 @@
-"""The parcel assistant (parcel_agent.py) against a scripted Anthropic endpoint: the team's
+"""The parcel assistant (parcel_tracker.py) against a scripted Anthropic endpoint: the team's
 real, unmodified pydantic-ai agent, its real ``AnthropicModel`` and the real ``anthropic``
 SDK underneath.
 
@@ -40,7 +40,7 @@ from typing import Any
 
 import anthropic
 import freezegun.api
-from parcel_agent import MODEL, ParcelReport, ask, parcel_agent
+from parcel_tracker import MODEL, ParcelReport, ask, parcel_agent
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
 
 from pytest_agentchaos import Chaos
@@ -190,7 +190,7 @@ def test_the_sdk_waits_the_retry_after_on_virtual_time(chaos: Chaos) -> None:
             waited += limits[call.index]
     assert waited >= 20  # the run's only waits: the Retry-Afters, virtual
     assert chaos.clock.now() == pytest.approx(waited, abs=0.01)
-    assert wall < 2  # the minutes of waiting cost no wall time
+    assert wall < 5 < waited  # the SDK's waits cost no wall time
     if error is None:
         assert report == REPORT
     else:  # 429 three times in a row: the SDK gave up, pydantic-ai says so
