@@ -282,6 +282,6 @@ def test_ctrl_c_in_an_async_chaos_test_still_undoes_the_run(pytester: pytest.Pyt
                 await asyncio.sleep(1)
         """
     )
-    result = pytester.runpytest_subprocess(*PLAIN, timeout=60)
+    result = pytester.runpytest_subprocess(*PLAIN, timeout=240)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stderr.fnmatch_lines(["RESTORED=True"])
