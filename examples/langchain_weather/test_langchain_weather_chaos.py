@@ -61,8 +61,11 @@ def test_reports_the_weather_under_the_session_profile(agent: Any, chaos: Chaos)
     assert chaos.clock.now() == pytest.approx(spent)
 
 
+# The seed is pinned: at 40% per call a rare session seed rate-limits one tool a dozen times
+# in a row, and the agent's supervisor rightly gives up; this test is about the waits.
 @pytest.mark.chaos(
     profile="rate_limited",
+    seed=1,
     faults=[{"kind": "rate_limit", "retry_after": 20, "tools": ["weather_api"], "first": 1}],
 )
 @pytest.mark.must_halt(max_seconds=3600)

@@ -102,7 +102,7 @@ SPIRAL_MODEL_FAULTS = [
 ]
 
 
-@pytest.mark.chaos(profile="none", faults=SPIRAL_MODEL_FAULTS)
+@pytest.mark.chaos(profile="none", faults=SPIRAL_MODEL_FAULTS, seed=1)  # a seed that replays
 @pytest.mark.must_halt(max_steps=300)
 def test_stateful_faults_replay_each_agent_only_its_own_answers(chaos: Chaos) -> None:
     """Stateful model faults answer a call with the agent's previous answer: the supervisor
