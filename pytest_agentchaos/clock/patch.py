@@ -74,6 +74,7 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
     )
     factory = freezer.start()
     _keep_schedulers_real()
+    _teach_pydantic()
 
     def tick(seconds: float) -> None:
         factory.tick(_dt.timedelta(seconds=seconds))
@@ -81,6 +82,20 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
     clock.add_listener(tick)
     handle._push(freezer.stop)
     handle._push(lambda: clock.remove_listener(tick))
+
+
+def _teach_pydantic() -> None:
+    """Let pydantic build schemas for freezegun's ``FakeDate`` / ``FakeDatetime`` (what
+    ``datetime.date`` / ``datetime.datetime`` are while time is frozen) as for the real types:
+    otherwise any model, ``TypeAdapter`` or framework tool with a date field built during the
+    run fails. A classmethod on freezegun's own classes, harmless when frozen time ends."""
+    from freezegun import api
+
+    for fake, real in ((api.FakeDate, api.real_date), (api.FakeDatetime, api.real_datetime)):
+        if "__get_pydantic_core_schema__" not in vars(fake):
+            fake.__get_pydantic_core_schema__ = classmethod(  # type: ignore[attr-defined]
+                lambda cls, source, handler, _real=real: handler.generate_schema(_real)
+            )
 
 
 #: Event-loop clocks bound by name at import that must stay real under frozen time: a
