@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Detection, Intervention, RunEnded
+from ..trace.events import Detection, Intervention
 from ..trace.trace import Trace
 from .effects import EffectLog
-from .verdict import Verdict, halt_line, headed
+from .verdict import Verdict, end_line, halt_line, headed
 
 __all__ = ["DETECTOR", "must_recover_state"]
 
@@ -99,7 +99,7 @@ def must_recover_state(
     idempotency key. A run where nothing went wrong is **not exercised** (it passes, unless
     a duplicate effect or an unfinished goal fails it); with ``require_problem`` it fails."""
     troubles, reborn, outcomes, effects = _read(trace)
-    end = _end(trace)
+    end = end_line(trace)
     fired = trace.fault_counts()
     faults = ", ".join(f"{k}:{n}" for k, n in fired.items()) or "none"
     facts: dict[str, Any] = {
@@ -214,7 +214,7 @@ def _goal(troubles: list[_Trouble], outcomes: list[dict[str, Any]], trace: Trace
         if not troubles:
             return []
         stops = _stops(trace)
-        why = f"stopped by {stops}" if stops else f"{_end(trace)} first"
+        why = f"stopped by {stops}" if stops else f"{end_line(trace)} first"
         return [f"the rebirth runner never finished its run: {why}"]
     return [
         f"the agent did not reach its goal: {_outcome_line(o)}"
@@ -231,14 +231,6 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
         f"{outcome.get('step')} ({outcome.get('steps_run')} steps run, "
         f"{outcome.get('rebirths')} rebirth(s))"
     )
-
-
-def _end(trace: Trace) -> str:
-    """How the run ended."""
-    ended = trace.of_type(RunEnded)
-    if ended:
-        return f"the run ended {ended[-1].status} at t={ended[-1].t:.3f}s"
-    return f"the run stopped at t={trace.elapsed:.3f}s"
 
 
 def _stops(trace: Trace) -> str:
