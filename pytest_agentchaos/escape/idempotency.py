@@ -1,0 +1,102 @@
+"""Idempotency keys for side-effecting tools: one key per intent, the same on every retry.
+
+A retry after a lost reply (the tool booked the flight, the agent saw a timeout) books it again
+unless the tool can tell the retry from a new request. The usual way is an idempotency key the
+caller sends with the request and the tool (or the API behind it) deduplicates on. The key must
+be the same for every attempt of one intent, also when the agent itself asks again after an
+error, in another process, after a rebirth; a fresh random key per call defeats it.
+
+:func:`idempotency_key` derives the key from the intent: the tool and its arguments with their
+volatile fields masked as the loop detector masks them (request ids, timestamps, attempt
+counters, an idempotency key already there), plus an optional ``scope`` for two intents that
+really are the same request twice (two tickets for one passenger: pass the task or order id).
+:func:`keyed` wraps a tool so every call carries it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from .history import digest
+from .normalize import mask_args
+
+__all__ = ["IDEMPOTENCY_FIELD", "idempotency_key", "keyed"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The argument a keyed tool gets its key in, by default.
+IDEMPOTENCY_FIELD = "idempotency_key"
+
+
+def idempotency_key(tool: str, args: Mapping[str, Any], *, scope: str = "") -> str:
+    """The idempotency key of calling ``tool`` with ``args``: the same for every call with the
+    same arguments (volatile fields aside) and ``scope``, in any process; another for any
+    other. ``book-3f9c0a1e2b4d5c6f``."""
+    return f"{tool}-{digest(['idempotency', tool, scope, mask_args(dict(args))])}"
+
+
+def keyed(
+    fn: F,
+    *,
+    name: str | None = None,
+    field: str = IDEMPOTENCY_FIELD,
+    scope: str | Callable[[Mapping[str, Any]], str] = "",
+) -> F:
+    """``fn`` with ``field`` set to :func:`idempotency_key` of its keyword arguments when the
+    caller did not pass one: every retry of one intent carries one key. ``name`` names the
+    tool in the key (default: the function's name); ``scope`` is a string or a function of the
+    arguments (see :func:`idempotency_key`).
+
+    Wrap outside the layer that records the call (``keyed(chaos.wrap(book))``, not
+    ``chaos.wrap(keyed(book))``) so the trace shows the key the tool received. Positional
+    arguments are bound to their names first (``fn`` must accept ``field``). Coroutine
+    functions stay coroutine functions."""
+    tool = name or getattr(fn, "__name__", None) or "tool"
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    def with_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if args:
+            kwargs = _by_name(tool, signature, args, kwargs)
+        if kwargs.get(field) is None:
+            plain = {k: v for k, v in kwargs.items() if k != field}
+            where = scope(plain) if callable(scope) else scope
+            kwargs[field] = idempotency_key(tool, plain, scope=where)
+        return kwargs
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            return await fn(**with_key(args, kwargs))
+
+        return acall  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(**with_key(args, kwargs))
+
+    return call  # type: ignore[return-value]
+
+
+def _by_name(
+    tool: str, signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """Positional arguments bound to their parameters' names."""
+    if signature is None:
+        raise TypeError(f"keyed({tool}): pass the arguments by name")
+    named: dict[str, Any] = {}
+    for param, value in signature.bind_partial(*args, **kwargs).arguments.items():
+        kind = signature.parameters[param].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            raise TypeError(f"keyed({tool}): *{param} cannot be passed by name")
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[param] = value
+    return named
