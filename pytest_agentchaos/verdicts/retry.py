@@ -107,7 +107,15 @@ def never_retry_rule(value: Iterable[int | str] | int | str | None) -> NeverRetr
     name or ``"4xx"``, or a list of them. Raises ``ValueError`` for anything else."""
     if value is None:
         return NeverRetry(client_errors=True)
-    items = [value] if isinstance(value, (int, str)) else list(value)
+    if isinstance(value, (int, str)):
+        items: list[Any] = [value]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+    else:
+        raise ValueError(
+            f"expected an HTTP status, an error type name or '4xx', or a list of them, got "
+            f"{value!r}"
+        )
     statuses: set[int] = set()
     types: set[str] = set()
     client = False
