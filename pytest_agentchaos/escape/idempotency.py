@@ -23,19 +23,60 @@ from typing import Any, TypeVar
 from .history import digest
 from .normalize import mask_args
 
-__all__ = ["IDEMPOTENCY_FIELD", "idempotency_key", "keyed"]
+__all__ = ["IDEMPOTENCY_FIELD", "idempotency_key", "is_key_field", "key_of", "keyed", "without_key"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: The argument a keyed tool gets its key in, by default.
 IDEMPOTENCY_FIELD = "idempotency_key"
+#: How the names of an idempotency key's field read once lower-cased, ``-`` as ``_``.
+_KEY_NAMES = frozenset({"idempotency_key", "idempotencykey"})
+#: Field names already judged (bounded: names past the bound are judged anew).
+_NAMES: dict[str, bool] = {}
+
+
+def is_key_field(name: Any) -> bool:
+    """Whether an argument's name is an idempotency key's: ``idempotency_key``,
+    ``Idempotency-Key``, ``idempotencyKey``, in any case."""
+    if type(name) is not str:
+        return isinstance(name, str) and name.lower().replace("-", "_") in _KEY_NAMES
+    found = _NAMES.get(name)
+    if found is None:
+        found = name.lower().replace("-", "_") in _KEY_NAMES
+        if len(_NAMES) < 4096:
+            _NAMES[name] = found
+    return found
+
+
+def key_of(args: Any) -> str | None:
+    """The idempotency key a call's arguments carry (a string or an integer), at the top
+    level or one level down (an HTTP call's ``json``); None when they carry none."""
+    if type(args) is not dict and not isinstance(args, dict):
+        return None
+    for level in (args, *(v for v in args.values() if isinstance(v, dict))):
+        for name, value in level.items():
+            if is_key_field(name) and isinstance(value, (str, int)) and not isinstance(value, bool):
+                return str(value)
+    return None
+
+
+def without_key(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` without their idempotency key fields (at the top level and one level down):
+    what the call asks for, whatever key it carries."""
+    return {
+        name: {k: v for k, v in value.items() if not is_key_field(k)}
+        if isinstance(value, dict)
+        else value
+        for name, value in args.items()
+        if not is_key_field(name)
+    }
 
 
 def idempotency_key(tool: str, args: Mapping[str, Any], *, scope: str = "") -> str:
     """The idempotency key of calling ``tool`` with ``args``: the same for every call with the
     same arguments (volatile fields aside) and ``scope``, in any process; another for any
     other. ``book-3f9c0a1e2b4d5c6f``."""
-    return f"{tool}-{digest(['idempotency', tool, scope, mask_args(dict(args))])}"
+    return f"{tool}-{digest(['idempotency', tool, scope, mask_args(without_key(args))])}"
 
 
 def keyed(
@@ -64,7 +105,7 @@ def keyed(
         if args:
             kwargs = _by_name(tool, signature, args, kwargs)
         if kwargs.get(field) is None:
-            plain = {k: v for k, v in kwargs.items() if k != field}
+            plain = without_key({k: v for k, v in kwargs.items() if k != field})
             where = scope(plain) if callable(scope) else scope
             kwargs[field] = idempotency_key(tool, plain, scope=where)
         return kwargs

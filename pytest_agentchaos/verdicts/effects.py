@@ -10,8 +10,8 @@ A call carries an **idempotency key** when its arguments hold one (``idempotency
 ``Idempotency-Key``, ``idempotencyKey``, any case, at the top level or one level down: an HTTP
 call's ``json``), as a string or an integer. Its **intent** is its tool and the action key of
 its arguments as the loop detector keys them (:func:`~pytest_agentchaos.escape.keys.action_key`:
-request ids, timestamps, attempt counters and the idempotency key itself masked), so a retry
-that only renewed its volatile fields has the intent of the call it retries.
+request ids, timestamps and attempt counters masked), without the idempotency key, so a retry
+that only renewed its volatile fields or its key has the intent of the call it retries.
 
 Two rules read the same effects:
 
@@ -30,17 +30,18 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..escape.idempotency import key_of, without_key
 from ..escape.keys import action_key
 from ..trace.events import FaultInjected, Intervention, ToolCall, ToolResult
+from .verdict import seconds
 
 __all__ = ["LOST_REPLY", "Effect", "EffectLog", "idempotency_key", "intent_of"]
 
+#: The idempotency key a call's arguments carry (see :func:`~..escape.idempotency.key_of`).
+idempotency_key = key_of
+
 #: The fault kind whose call took effect while its reply was lost.
 LOST_REPLY = "lost_reply"
-#: How argument names of an idempotency key read once lower-cased, ``-`` as ``_``.
-_KEY_NAMES = frozenset({"idempotency_key", "idempotencykey"})
-#: Argument names already judged (bounded: names past the bound are judged anew).
-_NAMES: dict[str, bool] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +61,9 @@ class Effect:
     epoch: int = 0
 
     def where(self) -> str:
-        """``call #2 (step 4, t=1.500s)``, with how its reply was lost, if it was."""
+        """``call #2 (step 4, t=1.5s)``, with how its reply was lost, if it was."""
         lost = f"; its reply was lost: {self.lost}" if self.lost else ""
-        return f"call #{self.index} (step {self.step}, t={self.t:.3f}s{lost})"
+        return f"call #{self.index} (step {self.step}, t={seconds(self.t)}s{lost})"
 
 
 @dataclass
@@ -187,21 +188,10 @@ class EffectLog:
 
 def intent_of(args: Any) -> str | None:
     """A call's intent: the digest of its arguments as the loop detector keys them (volatile
-    fields, the idempotency key among them, masked)."""
-    return action_key(args=args).digest if args is not None else None
-
-
-def idempotency_key(args: Any) -> str | None:
-    """The idempotency key a call's arguments carry, at the top level or one level down."""
-    if type(args) is not dict and not isinstance(args, dict):
+    fields masked), without their idempotency key: a retry that added, kept or renewed one
+    asks for what the first call asked for."""
+    if args is None:
         return None
-    for level in (args, *(v for v in args.values() if isinstance(v, dict))):
-        for name, value in level.items():
-            named = _NAMES.get(name) if type(name) is str else None
-            if named is None:
-                named = isinstance(name, str) and name.lower().replace("-", "_") in _KEY_NAMES
-                if isinstance(name, str) and len(_NAMES) < 4096:
-                    _NAMES[name] = named
-            if named and isinstance(value, (str, int)) and not isinstance(value, bool):
-                return str(value)
-    return None
+    if key_of(args) is not None:
+        args = without_key(args)
+    return action_key(args=args).digest
