@@ -546,3 +546,32 @@ def test_the_markers_through_the_plugin(pytester: pytest.Pytester) -> None:
     junit = (pytester.path / "junit.xml").read_text()
     assert 'name="agentchaos.verdict.must_not_follow" value="ok"' in junit
     assert 'name="agentchaos.duplicate_effects" value="1"' in junit
+
+
+TOKEN = st.text(alphabet="KQab01-_", min_size=1, max_size=4)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-20, 20) | st.floats(allow_nan=False, width=32)
+    | st.text(alphabet='KQab01-_ "\\é\n', max_size=12),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(alphabet="KQab01-_", max_size=5), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@given(
+    JSON,
+    st.lists(st.builds("K{}".format, TOKEN) | st.sampled_from(['K"Q', "K\\Q", 'K\\"Q', "Ké"]),
+             min_size=1, max_size=3),
+)  # fmt: skip
+@settings(max_examples=400, deadline=None)
+def test_a_canary_is_found_in_arguments_exactly_when_their_json_text_holds_it(
+    value: Any, canaries: list[str]
+) -> None:
+    from pytest_agentchaos.verdicts.follow import _NUMBER, _carries, _quick
+
+    forms = tuple(dict.fromkeys(canaries))
+    text = json.dumps(value, ensure_ascii=False)
+    expected = any(c in text or json.dumps(c, ensure_ascii=False)[1:-1] in text for c in forms)
+    assert _carries(value, forms) == expected
+    if not any(_NUMBER.issuperset(form) for form in forms):
+        assert _quick(value, forms) == expected

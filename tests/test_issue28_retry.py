@@ -215,6 +215,16 @@ def test_a_success_ends_an_episode_and_another_call_is_not_a_retry() -> None:
     assert (verdict.facts["retries"], verdict.facts["retried"]) == (2, 2)
 
 
+def test_a_retry_may_come_after_other_failures_but_not_after_the_agent_moved_on() -> None:
+    between = Run().limited(0.0).fail(1.0, args={"q": "rome"}).call(2.0).end()
+    assert "retried search at t=2.0s" in must_retry(between).explanation
+    other_tool = Run().limited(0.0).call(1.0, tool="weather").call(2.0).end()
+    assert "retried search at t=2.0s" in must_retry(other_tool).explanation
+    moved_on = Run().limited(0.0).call(1.0, args={"q": "rome"}).call(2.0).end()
+    verdict = must_retry(moved_on)  # search answered rome: paris again is a new request
+    assert verdict.ok and verdict.facts["retries"] == 0
+
+
 def test_volatile_fields_do_not_hide_a_retry() -> None:
     trace = (
         Run()
@@ -390,20 +400,26 @@ def reference(
     counts = dict.fromkeys(["failures", "retries", "early", "non_retryable", "over_attempts",
                             "backoff", "storms"], 0)  # fmt: skip
 
-    def before(i: int) -> int | None:  # the previous attempt of the same call
+    def retried(i: int) -> int | None:
+        """The failed attempt ``i`` retries: the previous attempt of the same call, when it
+        failed and no other call of the target succeeded in between (the agent moved on)."""
         for j in range(i - 1, -1, -1):
-            if (attempts[j].target, attempts[j].q) == (attempts[i].target, attempts[i].q):
-                return j
+            if attempts[j].target != attempts[i].target:
+                continue
+            if attempts[j].q == attempts[i].q:
+                return None if attempts[j].ok else j
+            if attempts[j].ok:
+                return None
         return None
 
     for i, a in enumerate(attempts):
         counts["failures"] += not a.ok
-        j = before(i)
-        if j is None or attempts[j].ok:
+        j = retried(i)
+        if j is None:
             continue
         counts["retries"] += 1
         chain = [j]  # this episode's attempts before a, back to its first
-        while (k := before(chain[0])) is not None and not attempts[k].ok:
+        while (k := retried(chain[0])) is not None:
             chain.insert(0, k)
         prev = attempts[j]
         if honor and prev.retry_after is not None and a.t < prev.end + prev.retry_after - EPS:

@@ -53,7 +53,17 @@ def key_of(args: Any) -> str | None:
     level or one level down (an HTTP call's ``json``); None when they carry none."""
     if type(args) is not dict and not isinstance(args, dict):
         return None
-    for level in (args, *(v for v in args.values() if isinstance(v, dict))):
+    names = _NAMES
+    nested = None
+    for name, value in args.items():  # the top level first, then each dict in it
+        found = names.get(name) if type(name) is str else None
+        if found is None:
+            found = is_key_field(name)
+        if found and isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value)
+        if isinstance(value, dict):
+            nested = [value] if nested is None else [*nested, value]
+    for level in nested or ():
         for name, value in level.items():
             if is_key_field(name) and isinstance(value, (str, int)) and not isinstance(value, bool):
                 return str(value)

@@ -44,8 +44,8 @@ def must_not_duplicate(
     where no reply of a judged tool was lost is **not exercised**; with
     ``require_lost_reply`` it fails."""
     named = (tools,) if isinstance(tools, str) else tuple(tools) if tools is not None else None
-    log = EffectLog(tools=named).read(trace)
-    judged = set(named) if named is not None else log.lost_tools | log.keyed_tools
+    judged = set(named) if named is not None else EffectLog.side_effecting(trace)
+    log = EffectLog(tools=frozenset(judged)).read(trace)
     effects = [e for e in log.effects if e.tool in judged]
     lost = [e for e in effects if e.lost]
     groups = log.same_intent(judged)
@@ -60,7 +60,10 @@ def must_not_duplicate(
     }
     end = end_line(trace)
     if groups or ledger:
-        problems = [_group_line(group, trace) for group in groups]
+        calls = trace.of_type(ToolCall)
+        problems = [
+            _group_line(group, calls if n < _SHOWN else None) for n, group in enumerate(groups)
+        ]
         problems += [
             (
                 f"idempotency key {safe_str(repr(key), 120)} ran {len(runs)} times through the "
@@ -122,16 +125,19 @@ def must_not_duplicate(
     )
 
 
-def _group_line(group: list[Effect], trace: Trace) -> tuple[str, str]:
-    """A duplicate in a few words, and in full: each effect with its step, time, key and lost
+def _group_line(group: list[Effect], calls: list[ToolCall] | None) -> tuple[str, str]:
+    """A duplicate in a few words, and in full (``calls``: every tool call of the run; None
+    for a duplicate past those a failure lists): each effect with its step, time, key and lost
     reply, and what the agent called between the first two."""
     first, second = group[0], group[1]
     tool = safe_str(first.tool, 80)
     short = f"{tool} took effect {len(group)} times for one intent"
+    if calls is None:
+        return short, short
     effects = "; ".join(f"{e.where()}, {_key(e)}" for e in group)
     return short, (
         f"{tool} {_args(first.args)} took effect {len(group)} times: {effects}; "
-        f"{_between(first, second, trace)}"
+        f"{_between(first, second, calls)}"
     )
 
 
@@ -149,11 +155,11 @@ def _args(args: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _between(first: Effect, second: Effect, trace: Trace) -> str:
+def _between(first: Effect, second: Effect, calls: list[ToolCall]) -> str:
     """The calls of other tools between two effects: did the agent check before it did it
     again?"""
     seen: list[str] = []
-    for call in trace.of_type(ToolCall):
+    for call in calls:
         if first.step < call.step < second.step and call.tool != first.tool:
             label = f"{safe_str(call.tool, 60)} (step {call.step})"
             if label not in seen:

@@ -26,12 +26,13 @@ Two rules read the same effects:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..escape.idempotency import key_of, without_key
-from ..escape.keys import action_key
+from ..escape.idempotency import is_key_field, key_of, without_key
+from ..escape.keys import call_digest
+from ..escape.normalize import mask_args
 from ..trace.events import FaultInjected, Intervention, ToolCall, ToolResult
 from .verdict import seconds
 
@@ -125,10 +126,29 @@ class EffectLog:
 
     def read(self, events: Iterable[Any]) -> EffectLog:
         """Feed every event (at epoch 0); returns self."""
-        feed = self.feed
+        feed, tools = self.feed, self.tools
         for event in events:
-            feed(event)
+            kind = type(event)
+            if kind is ToolCall or kind is ToolResult:
+                if tools is None or event.tool in tools:
+                    feed(event)
+            elif kind is FaultInjected or kind is Intervention:
+                feed(event)
         return self
+
+    @staticmethod
+    def side_effecting(events: Iterable[Any]) -> set[str]:
+        """The tools a run shows to have side effects: those a ``lost_reply`` fault hit and
+        those called with an idempotency key."""
+        found: set[str] = set()
+        for event in events:
+            kind = type(event)
+            if kind is ToolCall:
+                if event.tool not in found and key_of(event.args) is not None:
+                    found.add(event.tool)
+            elif kind is FaultInjected and event.kind == LOST_REPLY:
+                found.add(event.target)
+        return found
 
     # -- the rules ----------------------------------------------------------------------------
 
@@ -153,7 +173,7 @@ class EffectLog:
         that took effect more than once: more than one distinct idempotency key among them,
         or an effect without one beside any other. In run order of each group's first effect;
         each group holds one effect per identity (the first effect of each key)."""
-        groups: dict[tuple[str, str, str | None], list[Effect]] = {}
+        groups: dict[tuple[str, str, Hashable], list[Effect]] = {}
         for effect in self.effects:
             if tools is not None and effect.tool not in tools:
                 continue
@@ -186,12 +206,30 @@ class EffectLog:
         )
 
 
-def intent_of(args: Any) -> str | None:
-    """A call's intent: the digest of its arguments as the loop detector keys them (volatile
-    fields masked), without their idempotency key: a retry that added, kept or renewed one
-    asks for what the first call asked for."""
-    if args is None:
+def intent_of(args: Any) -> Hashable:
+    """A call's intent: its arguments as the loop detector keys them (volatile fields masked),
+    without their idempotency key: a retry that added, kept or renewed one asks for what the
+    first call asked for. Two calls have one intent exactly when the digests of their masked
+    arguments (:func:`~pytest_agentchaos.escape.keys.call_digest`, what their action keys
+    hold) are equal; flat arguments (text, integers, null) are compared as they are, without
+    writing the digest."""
+    if type(args) is dict:
+        masked = mask_args(args)
+        keyed = False
+        for name, value in masked.items():
+            if type(name) is not str or type(value) not in _FLAT:
+                break
+            if is_key_field(name):
+                keyed = True
+        else:
+            if keyed:
+                masked = {k: v for k, v in masked.items() if not is_key_field(k)}
+            return frozenset(masked.items())
+    elif args is None:
         return None
-    if key_of(args) is not None:
-        args = without_key(args)
-    return action_key(args=args).digest
+    return call_digest(without_key(args) if key_of(args) is not None else args)
+
+
+#: The values compared as they are: JSON equality is Python's for these (not for a float or a
+#: boolean: ``1 == 1.0 == True``).
+_FLAT = frozenset({str, int, type(None)})

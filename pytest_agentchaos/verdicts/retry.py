@@ -6,10 +6,12 @@ Pure over the trace. Every tool or HTTP call (``ToolCall`` -> ``ToolResult``) an
 SDK's own retry loop is one) is an **attempt** of a **call**: its target (the tool, the HTTP
 route, the model) and the action key of its arguments (a model call's recorded input), as the
 loop detector keys them (:func:`~pytest_agentchaos.escape.keys.action_key`): request ids,
-timestamps, nonces, attempt counters and idempotency keys are masked, so a retry that renewed
-them is still the same call. After an attempt fails, the next attempt of the same call is its
-**retry** (other calls may come between); a call's attempts, each after a failure of the one
-before, are one episode, which a success ends.
+timestamps, nonces and attempt counters are masked and an idempotency key left out, so a retry
+that renewed them is still the same call. After an attempt fails, the next attempt of the same
+call is its **retry**, unless the target answered another call, made after the failure,
+successfully first: then the agent moved on, and the same call later is a new request. Calls of
+other targets, and calls that fail, may come between. A call's attempts, each a retry of the
+one before, are one episode, which a success ends.
 
 Rules, each judged retry by retry (a failed attempt F whose result came at ``t_F``, and its
 retry R, called at ``t_R``; the wait is ``t_R - t_F``):
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,11 +171,24 @@ class _Episode:
     #: the waits no Retry-After governed, with the index of the call after each
     waits: list[tuple[float, int]] = field(default_factory=list)
     over: bool = False
+    #: which failure of its target its latest failure was (1 for the first)
+    seq: int = 0
+    #: the arguments of its latest attempt, and their intent (worked out when first needed)
+    args: Any = None
+    key: Hashable = None
+    keyed: bool = False
+
+    def intent(self) -> Hashable:
+        if not self.keyed:
+            self.key, self.keyed = intent_of(self.args), True
+        return self.key
 
 
 @dataclass(slots=True)
 class _Target:
-    pending: dict[str | None, _Episode] = field(default_factory=dict)
+    #: the failed calls awaiting a retry
+    pending: list[_Episode] = field(default_factory=list)
+    failures: int = 0
     failing: bool = False
     window: deque[tuple[float, int, int]] = field(default_factory=deque)
     stormed: bool = False
@@ -195,65 +210,95 @@ class _Judge:
     )  # fmt: skip
 
     def read(self, trace: Trace) -> None:
-        targets: dict[tuple[str, str], _Target] = {}
-        inflight: dict[tuple[str, str, int], tuple[Any, Any, _Episode | None]] = {}
+        # the targets that failed: a tool by its name, an HTTP route or a model by (channel,
+        # name); a call of another target, or of one whose failures are all settled, is looked
+        # at only if it fails
+        states: dict[Any, _Target] = {}
+        # the targets with a failure not settled: failing, or awaiting a retry
+        hot: set[Any] = set()
+        # a call of a target that failed, waiting for its result: (the call, the failed call
+        # it retries or None, how many failures its target had when it was made)
+        inflight: dict[tuple[Any, int], tuple[Any, _Episode | None, int]] = {}
         faults: dict[tuple[str, str, int], dict[str, Any]] = {}
-        counts = self.counts
         rate = self.max_rate
-        events: Iterable[Any] = trace
+        calls = failures = 0
+        latest: Any = None  # the latest call: most often the one the next result is of
+        events: tuple[Any, ...] = trace.events
         for event in events:
             kind = type(event)
             if kind is ToolCall or kind is ModelCall:
-                if kind is ToolCall:
-                    channel, target, args = event.channel, event.tool, event.args
-                else:
-                    channel, target, args = "model", event.model, event.input
-                counts["calls"] += 1
-                state = targets.get((channel, target))
-                episode = None
-                key: Any = None
-                if state is not None:
-                    if rate is not None and state.failing:
-                        self._storm(state, target, event, rate)
-                    if state.pending:
-                        key = intent_of(args)
-                        episode = state.pending.pop(key, None)
-                        if episode is not None:
-                            self._retry(episode, target, event)
-                inflight[(channel, target, event.index)] = (event, key, episode)
-            elif kind is ToolResult or kind is ModelResult:
-                if kind is ToolResult:
-                    channel, target = event.channel, event.tool
-                else:
-                    channel, target = "model", event.model
-                where = (channel, target, event.index)
-                found = inflight.pop(where, None)
-                if found is None:
+                calls += 1
+                latest = event
+                if not hot:
                     continue
-                fault = faults.pop(where, None) if faults else None
-                state = targets.get((channel, target))
-                if event.ok:
-                    if state is not None and state.failing:
+                if kind is ToolCall:
+                    name = event.tool if event.channel == "tool" else (event.channel, event.tool)
+                else:
+                    name = ("model", event.model)
+                state = states.get(name)
+                if state is None or not (state.pending or state.failing):
+                    continue  # nothing of this target awaits a retry: only a failure matters
+                if rate is not None and state.failing:
+                    self._storm(state, event, rate)
+                episode = None
+                if state.pending:
+                    args = event.args if kind is ToolCall else event.input
+                    episode = _awaited(state.pending, args)
+                    if episode is not None:
+                        self._retry(episode, event)
+                inflight[(name, event.index)] = (event, episode, state.failures)
+            elif kind is ToolResult or kind is ModelResult:
+                ok = event.ok
+                if ok and not hot:
+                    continue
+                if kind is ToolResult:
+                    name = event.tool if event.channel == "tool" else (event.channel, event.tool)
+                else:
+                    name = ("model", event.model)
+                state = states.get(name)
+                if ok:
+                    if state is None or not (state.pending or state.failing):
+                        continue
+                    found = inflight.pop((name, event.index), None) if inflight else None
+                    if state.failing:
                         state.failing = False
                         state.window.clear()
                         state.stormed = False
+                    if state.pending and found is not None:
+                        # the target answered a call made after these failures: the agent
+                        # moved on, and the same call later is a new request
+                        since = found[2]
+                        state.pending = [e for e in state.pending if e.seq > since]
+                    if not state.pending:
+                        hot.discard(name)
                     continue
-                call, key, episode = found
+                found = inflight.pop((name, event.index), None) if inflight else None
+                if found is not None:
+                    call, episode, _ = found
+                elif latest is not None and _where(latest) == _where(event):
+                    call, episode = latest, None
+                else:
+                    call, episode = _call_of(events, event), None
                 if state is None:
-                    state = targets[(channel, target)] = _Target()
+                    state = states[name] = _Target()
                 state.failing = True
-                counts["failures"] += 1
-                if key is None:
-                    key = intent_of(call.args if kind is ToolResult else call.input)
+                state.failures += 1
+                hot.add(name)
+                failures += 1
+                fault = faults.pop(_where(event), None) if faults else None
                 failure = self._failure(call, event, fault)
                 if episode is None:
                     episode = _Episode(event.index, failure.t)
                 episode.last = failure
-                state.pending[key] = episode
+                episode.seq = state.failures
+                episode.args = call.args if type(call) is ToolCall else getattr(call, "input", None)
+                state.pending.append(episode)
             elif kind is FaultInjected:
                 detail = event.detail
                 if isinstance(detail, dict) and ("retry_after" in detail or "status" in detail):
-                    faults[(event.channel, event.target, event.index)] = detail
+                    faults[_where(event)] = detail
+        self.counts["calls"] = calls
+        self.counts["failures"] = failures
 
     def _failure(self, call: Any, result: Any, fault: dict[str, Any] | None) -> _Failure:
         """What a failed result says: its status, error type and the wait it asked for."""
@@ -270,7 +315,8 @@ class _Judge:
             self.never.reason(status, error_type),
         )  # fmt: skip
 
-    def _retry(self, episode: _Episode, target: str, call: Any) -> None:
+    def _retry(self, episode: _Episode, call: Any) -> None:
+        target = _target(call)
         counts = self.counts
         counts["retries"] += 1
         if episode.attempts == 1:
@@ -278,7 +324,6 @@ class _Judge:
         episode.attempts += 1
         failed = episode.last
         assert failed is not None
-        here = _where(call)
         wait = call.t - failed.end
         if failed.retry_after is not None:
             counts["asked_wait"] += 1
@@ -287,7 +332,7 @@ class _Judge:
                 counts["early"] += 1
                 self.problems.append((
                     f"retried {target} at t={_s(call.t)}s, Retry-After asked for t>={_s(due)}s",
-                    f"{target} {here} retried call #{failed.index}, which failed at "
+                    f"{target} {_at(call)} retried call #{failed.index}, which failed at "
                     f"t={_s(failed.end)}s with {failed.how()} and a Retry-After of "
                     f"{_s(failed.retry_after)}s: due at t>={_s(due)}s, it came "
                     f"{_s(due - call.t)}s early",
@@ -296,7 +341,7 @@ class _Judge:
             counts["non_retryable"] += 1
             self.problems.append((
                 f"retried {target} after a non-retryable {failed.how()}",
-                f"{target} {here} retried call #{failed.index}, which failed at "
+                f"{target} {_at(call)} retried call #{failed.index}, which failed at "
                 f"t={_s(failed.end)}s with {failed.how()}: {failed.never} is never retried "
                 f"(never_retry: {self.never})",
             ))  # fmt: skip
@@ -305,7 +350,7 @@ class _Judge:
             counts["over_attempts"] += 1
             self.problems.append((
                 f"attempted one {target} call {episode.attempts} times",
-                f"{target} {here} was attempt {episode.attempts} of one call (call "
+                f"{target} {_at(call)} was attempt {episode.attempts} of one call (call "
                 f"#{episode.first} first, at t={_s(episode.first_t)}s), more than "
                 f"max_attempts={self.max_attempts}",
             ))  # fmt: skip
@@ -336,12 +381,13 @@ class _Judge:
                 self.counts["backoff"] += 1
                 self.problems.append((
                     problem[0],
-                    f"{target} {_where(call)} came {_s(wait)}s after call #{failed.index} "
+                    f"{target} {_at(call)} came {_s(wait)}s after call #{failed.index} "
                     f"failed ({failed.how()}): {problem[1]}; backoff waits must grow",
                 ))  # fmt: skip
         waits.append((wait, call.index))
 
-    def _storm(self, state: _Target, target: str, call: Any, rate: float) -> None:
+    def _storm(self, state: _Target, call: Any, rate: float) -> None:
+        target = _target(call)
         window = state.window
         t = call.t
         while window and window[0][0] <= t - 1.0 + _EPSILON:
@@ -442,8 +488,50 @@ def must_retry(
     return Verdict("must_retry", False, headed("\n".join(lines), trace), facts)
 
 
-def _where(call: Any) -> str:
+def _call_of(events: tuple[Any, ...], result: Any) -> Any:
+    """The call ``result`` is the result of (looked for backwards from it); the result itself
+    when the trace lost its call."""
+    position = next(n for n, event in enumerate(events) if event is result)
+    where = _where(result)
+    kind = ToolCall if type(result) is ToolResult else ModelCall
+    for n in range(position - 1, -1, -1):
+        event = events[n]
+        if type(event) is kind and event.index == where[2] and _where(event) == where:
+            return event
+    return result
+
+
+def _awaited(pending: list[_Episode], args: Any) -> _Episode | None:
+    """The failed call among ``pending`` that a call with ``args`` retries (taken out of
+    ``pending``), or None. The same arguments are the same call; others are compared by
+    intent, worked out only then."""
+    for n, episode in enumerate(pending):
+        if episode.args == args:
+            return pending.pop(n)
+    key = intent_of(args)
+    for n, episode in enumerate(pending):
+        if episode.intent() == key:
+            return pending.pop(n)
+    return None
+
+
+def _at(call: Any) -> str:
     return f"call #{call.index} (step {call.step}, t={_s(call.t)}s)"
+
+
+def _target(event: Any) -> str:
+    """The name of what a call or result is of: its tool, HTTP route or model."""
+    return str(event.model) if type(event) in (ModelCall, ModelResult) else str(event.tool)
+
+
+def _where(event: Any) -> tuple[str, str, int]:
+    """A call's, result's or fault's channel, target and index: what pairs them."""
+    kind = type(event)
+    if kind is ModelCall or kind is ModelResult:
+        return ("model", event.model, event.index)
+    if kind is FaultInjected:
+        return (event.channel, event.target, event.index)
+    return (event.channel, event.tool, event.index)
 
 
 def _retries(n: int) -> str:
