@@ -156,7 +156,7 @@ def test_a_fresh_key_per_retry_does_not_make_it_another_intent() -> None:
         .call("book", {**FLIGHT, "idempotency_key": "k2"})
         .end()
     )
-    verdict = must_not_duplicate(trace)  # tools=None: book was hit and is keyed
+    verdict = must_not_duplicate(trace)  # tools=None: a lost_reply fault hit book
     assert not verdict.ok
     assert "idempotency key 'k1'; call #2 (step 2, t=3.0s), idempotency key 'k2'" in (
         verdict.explanation
@@ -196,7 +196,8 @@ def test_which_tools_are_judged() -> None:
         .call("pay", {"amount": 5, "Idempotency-Key": "b"})
         .end()
     )
-    assert not must_not_duplicate(keyed_twice).ok  # a key says pay has an effect
+    assert must_not_duplicate(keyed_twice).outcome == "not_exercised"  # no reply lost
+    assert not must_not_duplicate(keyed_twice, tools=["pay"]).ok  # named: judged all the same
     strict = must_not_duplicate(Run().call("book", FLIGHT).end(), require_lost_reply=True)
     assert (strict.ok, strict.outcome) == (False, "fail")
     assert strict.explanation.startswith("must_not_duplicate failed: nothing to judge: ")
@@ -567,7 +568,7 @@ JSON = st.recursive(
 def test_a_canary_is_found_in_arguments_exactly_when_their_json_text_holds_it(
     value: Any, canaries: list[str]
 ) -> None:
-    from pytest_agentchaos.verdicts.follow import _NUMBER, _carries, _quick
+    from pytest_agentchaos.verdicts.follow import _NUMBER, _carries, _quick, _quick_one
 
     forms = tuple(dict.fromkeys(canaries))
     text = json.dumps(value, ensure_ascii=False)
@@ -575,3 +576,28 @@ def test_a_canary_is_found_in_arguments_exactly_when_their_json_text_holds_it(
     assert _carries(value, forms) == expected
     if not any(_NUMBER.issuperset(form) for form in forms):
         assert _quick(value, forms) == expected
+        if len(forms) == 1:
+            assert _quick_one(value, forms) == expected
+
+
+ARG_VALUES = st.sampled_from(
+    [1, 1.0, True, None, "1", "x", "attempt 3", "attempt 4", [1], {"a": 1}]
+)
+ARGS = st.dictionaries(
+    st.sampled_from(["q", "page", "request_id", "idempotency_key", "Idempotency-Key", "json"]),
+    ARG_VALUES | st.dictionaries(st.sampled_from(["idempotency_key", "v"]), ARG_VALUES),
+    max_size=4,
+)
+
+
+@given(ARGS, ARGS)
+@settings(max_examples=500, deadline=None)
+def test_two_calls_have_one_intent_exactly_when_their_action_keys_agree(
+    a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    from pytest_agentchaos.escape.idempotency import without_key
+    from pytest_agentchaos.escape.keys import action_key
+    from pytest_agentchaos.verdicts.effects import intent_of
+
+    same = action_key(args=without_key(a)).digest == action_key(args=without_key(b)).digest
+    assert (intent_of(a) == intent_of(b)) == same

@@ -9,8 +9,7 @@ may not do is make the effect again: two effects of one tool with one intent (th
 arguments, modulo volatile fields and the idempotency key) that do not share an idempotency
 key are a duplicate. A key run twice through the rebirth runner's effect ledger is one too.
 
-``tools`` names the side-effecting tools; None judges the tools a ``lost_reply`` fault hit and
-the tools whose calls carried an idempotency key (a key says the call has an effect). A run
+``tools`` names the side-effecting tools; None judges the tools a ``lost_reply`` fault hit. A run
 where no reply of a judged tool was lost is **not exercised** (it passes, unless a duplicate
 fails it); with ``require_lost_reply`` it fails.
 """
@@ -44,8 +43,9 @@ def must_not_duplicate(
     where no reply of a judged tool was lost is **not exercised**; with
     ``require_lost_reply`` it fails."""
     named = (tools,) if isinstance(tools, str) else tuple(tools) if tools is not None else None
-    judged = set(named) if named is not None else EffectLog.side_effecting(trace)
-    log = EffectLog(tools=frozenset(judged)).read(trace)
+    events = trace.events
+    judged = set(named) if named is not None else EffectLog.lost(events)
+    log = EffectLog(tools=frozenset(judged)).read(events)
     effects = [e for e in log.effects if e.tool in judged]
     lost = [e for e in effects if e.lost]
     groups = log.same_intent(judged)

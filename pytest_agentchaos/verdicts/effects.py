@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..escape.idempotency import is_key_field, key_of, without_key
 from ..escape.keys import call_digest
@@ -45,15 +45,14 @@ idempotency_key = key_of
 LOST_REPLY = "lost_reply"
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
+class Effect(NamedTuple):
     """One call that took effect: where it is in the run, its arguments, its idempotency key,
     how its reply was lost (``timeout``/``reset``; None when the agent got it) and how many
     rebirths came before it (``epoch``)."""
 
     tool: str
     channel: str
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index
     step: int
     t: float
     args: Any
@@ -126,29 +125,25 @@ class EffectLog:
 
     def read(self, events: Iterable[Any]) -> EffectLog:
         """Feed every event (at epoch 0); returns self."""
-        feed, tools = self.feed, self.tools
-        for event in events:
-            kind = type(event)
-            if kind is ToolCall or kind is ToolResult:
-                if tools is None or event.tool in tools:
-                    feed(event)
-            elif kind is FaultInjected or kind is Intervention:
-                feed(event)
+        tools = self.tools
+        feed = self.feed
+        for event in [  # the events that can matter, in order, picked out at once
+            e
+            for e in events
+            if (
+                (type(e) is ToolCall or type(e) is ToolResult)
+                and (tools is None or e.tool in tools)
+            )
+            or (type(e) is FaultInjected and e.kind == LOST_REPLY)
+            or (type(e) is Intervention and e.action == "effect")
+        ]:
+            feed(event)
         return self
 
     @staticmethod
-    def side_effecting(events: Iterable[Any]) -> set[str]:
-        """The tools a run shows to have side effects: those a ``lost_reply`` fault hit and
-        those called with an idempotency key."""
-        found: set[str] = set()
-        for event in events:
-            kind = type(event)
-            if kind is ToolCall:
-                if event.tool not in found and key_of(event.args) is not None:
-                    found.add(event.tool)
-            elif kind is FaultInjected and event.kind == LOST_REPLY:
-                found.add(event.target)
-        return found
+    def lost(events: Iterable[Any]) -> set[str]:
+        """The tools a ``lost_reply`` fault hit."""
+        return {e.target for e in events if type(e) is FaultInjected and e.kind == LOST_REPLY}
 
     # -- the rules ----------------------------------------------------------------------------
 
@@ -225,9 +220,10 @@ def intent_of(args: Any) -> Hashable:
             if keyed:
                 masked = {k: v for k, v in masked.items() if not is_key_field(k)}
             return frozenset(masked.items())
-    elif args is None:
+        return call_digest(without_key(args))
+    if args is None:
         return None
-    return call_digest(without_key(args) if key_of(args) is not None else args)
+    return call_digest(args)
 
 
 #: The values compared as they are: JSON equality is Python's for these (not for a float or a
