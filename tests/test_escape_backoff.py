@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_agentchaos.clock import VirtualClock
 from pytest_agentchaos.errors import ChaosConfigError, HardHalt
-from pytest_agentchaos.escape.backoff import JITTERS, Backoff, BackoffPolicy
+from pytest_agentchaos.escape.backoff import JITTERS, Backoff, BackoffPolicy, Jitter
 from pytest_agentchaos.escape.recorder import TraceRecorder
 from pytest_agentchaos.trace import Intervention
 
@@ -336,8 +336,27 @@ def test_call_makes_at_most_max_attempts_calls(max_attempts: int, failures: int,
     else:
         assert failures < max_attempts
     assert fn.calls == min(failures + 1, max_attempts)
-    waits = fn.calls - 1
-    assert clock.now() == pytest.approx(sum(backoff.delay(n, key="k") for n in range(waits)))
+    waits, after, total = fn.calls - 1, None, 0.0
+    for n in range(waits):  # each wait at least the one before it times factor, up to the cap
+        delay = backoff.delay(n, key="k", after=after)
+        assert delay >= min(backoff.policy.cap(n), 2 * (after or 0.0))
+        total, after = total + delay, delay
+    assert clock.now() == pytest.approx(total)
+
+
+@given(st.sampled_from(JITTERS), st.floats(1.0, 4.0), seeds, st.integers(2, 12))
+@settings(max_examples=100)
+def test_the_waits_of_one_retry_loop_grow_whatever_the_jitter(
+    jitter: Jitter, factor: float, seed: int, failures: int
+) -> None:
+    policy = BackoffPolicy(jitter=jitter, factor=factor, max_delay=30.0, max_attempts=20)
+    backoff, clock = make(policy, seed)
+    backoff.call(Flaky(failures), should_retry=lambda exc: True, key="search")
+    delays = [e.detail["delay"] for e in interventions(backoff) if e.action == "backoff"]
+    assert len(delays) == failures
+    for n, (before, delay) in enumerate(zip(delays, delays[1:], strict=False), start=1):
+        assert delay >= before  # never shrinks, also at the cap
+        assert delay >= min(policy.cap(n), before * factor)  # grows by factor until the cap
 
 
 async def test_acall_retries_coroutines_on_virtual_time() -> None:

@@ -18,6 +18,7 @@ from .classifier_policy import ClassifierPolicy
 from .classify import ErrorClass, ErrorClassifier
 from .error_tables import CATEGORIES, MessageRule
 from .history import ActionKey, History, digest
+from .idempotency import IDEMPOTENCY_FIELD, idempotency_key, keyed
 from .interventions import LADDER, Action, EmergencyStop, Escalated
 from .keys import Keyer, action_key, outcome_of
 from .loop_policy import KeyFunction, LoopCall
@@ -34,6 +35,7 @@ __all__ = [
     "CLOSED",
     "CallOutcome",
     "HALF_OPEN",
+    "IDEMPOTENCY_FIELD",
     "JITTERS",
     "LADDER",
     "OPEN",
@@ -70,6 +72,8 @@ __all__ = [
     "detect_loops",
     "digest",
     "error_template",
+    "idempotency_key",
+    "keyed",
     "mask",
     "mask_text",
     "outcome_of",

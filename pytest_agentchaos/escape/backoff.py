@@ -8,6 +8,12 @@ together from retrying together; drawing it from ``stable_uniform(seed, "backoff
 attempt)`` instead of a global RNG makes every wait replay exactly under the same seed, in any
 test order and in any process.
 
+Within one retry loop (:meth:`Backoff.call`) a wait never falls below the one before it grown
+by ``factor`` (up to the cap): ``max(draw, min(cap, previous * factor))``. Jitter still spreads
+the first wait, and every later one starts from where the first landed, so the waits of one
+loop grow as exponential backoff promises; a server (and ``must_retry``) can tell them from a
+fixed wait, which a fresh full-jitter draw at every attempt cannot promise.
+
 Retry-After is a floor, not a hint: retrying before the server asked only earns another 429, so
 the delay is ``max(backoff, retry_after)`` even when that exceeds ``max_delay`` (which bounds
 *our* exponential growth, not the server's request). A policy may set ``retry_after_cap`` to clip
@@ -106,16 +112,18 @@ class Backoff:
         self.seed = seed
         self.recorder = recorder
 
-    def delay(self, attempt: int, retry_after: float | None = None, key: str = "") -> float:
-        """Seconds to wait before retry ``attempt``: the jittered backoff, raised to
-        ``retry_after`` (clipped to the policy's ``retry_after_cap`` if it has one)."""
-        cap = self.policy.cap(attempt)
-        jitter = self.policy.jitter
-        if jitter == "none":
-            delay = cap
-        else:
-            u = stable_uniform(self.seed, "backoff", key, attempt)
-            delay = cap * u if jitter == "full" else cap / 2 + cap / 2 * u
+    def delay(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        key: str = "",
+        *,
+        after: float | None = None,
+    ) -> float:
+        """Seconds to wait before retry ``attempt``: the jittered backoff (at least ``after``,
+        the backoff of the retry before it in the same loop, times ``factor``, up to the cap),
+        raised to ``retry_after`` (clipped to the policy's ``retry_after_cap`` if it has one)."""
+        delay = self._backoff(attempt, key, after)
         if retry_after is not None:
             floor = _check_retry_after(retry_after)
             if self.policy.retry_after_cap is not None:
@@ -123,19 +131,45 @@ class Backoff:
             delay = max(delay, floor)
         return delay
 
-    def wait(self, attempt: int, retry_after: float | None = None, key: str = "") -> float:
+    def _backoff(self, attempt: int, key: str, after: float | None) -> float:
+        cap = self.policy.cap(attempt)
+        jitter = self.policy.jitter
+        if jitter == "none":
+            delay = cap
+        else:
+            u = stable_uniform(self.seed, "backoff", key, attempt)
+            delay = cap * u if jitter == "full" else cap / 2 + cap / 2 * u
+        if after is not None:
+            delay = max(delay, min(cap, after * self.policy.factor))
+        return delay
+
+    def wait(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        key: str = "",
+        *,
+        after: float | None = None,
+    ) -> float:
         """Record the backoff, then sleep it on the clock; returns the delay.
 
         The decision is recorded before the sleep, so a budget that the sleep exhausts still
         finds it in the trace.
         """
-        delay = self._decide(attempt, retry_after, key)
+        delay = self._decide(attempt, retry_after, key, after)
         self.clock.sleep(delay)
         return delay
 
-    async def await_(self, attempt: int, retry_after: float | None = None, key: str = "") -> float:
+    async def await_(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        key: str = "",
+        *,
+        after: float | None = None,
+    ) -> float:
         """:meth:`wait` for async code: the sleep is ``clock.asleep`` (``await`` is taken)."""
-        delay = self._decide(attempt, retry_after, key)
+        delay = self._decide(attempt, retry_after, key, after)
         await self.clock.asleep(delay)
         return delay
 
@@ -147,13 +181,14 @@ class Backoff:
         key: str = "",
     ) -> T:
         """Call ``fn`` until it returns, waiting between attempts, at most ``max_attempts``
-        times; the one retry loop callers need.
+        times; the one retry loop callers need. Its waits grow (see the module doc).
 
         ``should_retry`` sees each error and answers with a :data:`RetryDecision`; when it
         declines, or the attempts are spent, the error propagates. Only ``Exception`` is
         retried: hard halts and cancellation pass straight through.
         """
         attempt = 0
+        after: float | None = None
         while True:
             try:
                 return fn()
@@ -161,7 +196,8 @@ class Backoff:
                 go_on, retry_after = self._next(exc, attempt, should_retry, key)
                 if not go_on:
                     raise
-            self.wait(attempt, retry_after, key)
+            self.wait(attempt, retry_after, key, after=after)
+            after = self._backoff(attempt, key, after)
             attempt += 1
 
     async def acall(
@@ -173,6 +209,7 @@ class Backoff:
     ) -> T:
         """:meth:`call` for coroutine functions, waiting with ``clock.asleep``."""
         attempt = 0
+        after: float | None = None
         while True:
             try:
                 return await fn()
@@ -180,11 +217,14 @@ class Backoff:
                 go_on, retry_after = self._next(exc, attempt, should_retry, key)
                 if not go_on:
                     raise
-            await self.await_(attempt, retry_after, key)
+            await self.await_(attempt, retry_after, key, after=after)
+            after = self._backoff(attempt, key, after)
             attempt += 1
 
-    def _decide(self, attempt: int, retry_after: float | None, key: str) -> float:
-        delay = self.delay(attempt, retry_after, key)
+    def _decide(
+        self, attempt: int, retry_after: float | None, key: str, after: float | None = None
+    ) -> float:
+        delay = self.delay(attempt, retry_after, key, after=after)
         if self.recorder is not None:
             self.recorder.record(
                 Intervention,

@@ -88,9 +88,14 @@ DEFAULT_STATUS: Mapping[int, Verdict] = MappingProxyType(
         414: (_P, "validation"),
         415: (_P, "validation"),
         422: (_P, "validation"),
+        # RFC 8470: a server that will not process early data asks the client to send it
+        # again once the handshake completes
+        425: (_T, "connection"),
         429: (_T, "rate_limit"),
         431: (_P, "validation"),
-        499: (_T, "connection"),
+        # the caller cancelled (Google APIs' CANCELLED; nginx logs it for a client that left):
+        # a client error like any other 4xx but 408 / 425 / 429, which retrying repeats
+        499: (_P, "connection"),
         500: (_T, "server_error"),
         501: (_P, "server_error"),
         502: (_T, "server_error"),

@@ -22,7 +22,7 @@ from .history import ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import error_signature, error_template, mask, mask_args, text_tokens
 
-__all__ = ["Keyer", "action_key", "failure_text", "outcome_of"]
+__all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
 
 
 def outcome_of(ok: bool, error_type: str | None = None, status: int | None = None) -> str:
@@ -53,6 +53,13 @@ def action_key(
     if tool is not None:
         coarse = _coarse_of(tool, channel, ok, outcome or "ok", message, result, None, args)
     return ActionKey(node, tool, outcome, both, args, channel, coarse)
+
+
+def call_digest(args: Any) -> str:
+    """The digest of a call by its arguments alone, volatile fields masked: what
+    :func:`action_key` gives a call that has no result yet (``action_key(args=args).digest``),
+    without building the key. The same call made again has the same digest."""
+    return _call_digest(args, True, None, None, None, frozenset())
 
 
 def _call_digest(

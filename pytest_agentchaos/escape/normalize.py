@@ -380,7 +380,20 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
 _ARG_KINDS = frozenset({"tmp", "counter"})
 
 
+#: What an argument's text holds when masking may change it: a temp path's or a counter's
+#: words (a superset: the tokens of :data:`_ARG_KINDS` all begin with or hold one of these).
+_ARG_HINT = re.compile(
+    r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\[",
+    re.IGNORECASE,
+)
+
+
 def _mask_arg_text(text: str) -> str:
+    known = _MASKED_ARGS.get(text)
+    if known is not None:
+        return known
+    if _ARG_HINT.search(text) is None:  # no temp path, no counter: nothing to mask
+        return text
     return _masked(text, _MASKED_ARGS, _replace_in_arg)
 
 

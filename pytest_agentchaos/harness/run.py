@@ -123,6 +123,9 @@ def plan_run(
         escape=spec.escape,
         repair=spec.repair,
         recover=spec.recover,
+        retry=spec.retry,
+        duplicate=spec.duplicate,
+        follow=spec.follow,
     )
     trace_path = (
         settings.trace_dir / f"{safe_file_name(test_id)}.json"

@@ -3,7 +3,8 @@
 Each chaos test's profile, seeds, outcome, the exception that ended its run (``error``: type,
 message and the user's frame), verdicts (``ok``; ``FAIL`` or ``not exercised`` with the
 explanation), metrics (steps, tool and model calls, virtual seconds, tokens, faults by kind,
-loops detected and escaped, repairs ok / declined / failed, halts by heuristic, budget or cap)
+loops detected and escaped, repairs ok / declined / failed, halts by heuristic, budget or cap;
+retries, duplicate effects and injected instructions followed, where a verdict counted them)
 and the command that replays it, as ``agentchaos.*`` name / value pairs, built from the
 summary row alone.
 """
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..verdicts.verdict import LABELS, PASS, Verdict
+from .metrics import VERDICT_METRICS
 from .terminal import row_error
 
 __all__ = ["PREFIX", "junit_properties"]
@@ -43,7 +45,8 @@ def junit_properties(
         ("faults", faults),
     ]
     metrics = row.get("metrics") or {}
-    for key in ("tokens", "loops", "escaped", "repairs_ok", "repairs_declined", "repairs_failed"):
+    for key in ("tokens", "loops", "escaped", "repairs_ok", "repairs_declined", "repairs_failed",
+                *VERDICT_METRICS):  # fmt: skip
         if key in metrics:
             props.append((key, str(metrics[key])))
     if metrics.get("halts"):

@@ -12,9 +12,10 @@ from typing import Any
 
 from ..trace.events import Detection, Halt, Repair, ToolResult
 from ..trace.trace import Trace
-from ..verdicts.verdict import usage
+from ..verdicts.verdict import Verdict, usage
 
-__all__ = ["LOOP_OBSERVER", "HALT_MONITOR", "run_metrics", "total_metrics"]
+__all__ = ["LOOP_OBSERVER", "HALT_MONITOR", "VERDICT_METRICS", "run_metrics", "total_metrics",
+           "verdict_metrics"]  # fmt: skip
 
 #: The ``detector`` of the loop observer's detections, and the ``by`` of the monitor's halts.
 LOOP_OBSERVER = "loop_observer"
@@ -49,6 +50,29 @@ def run_metrics(trace: Trace) -> dict[str, Any]:
         **_repairs(trace),
         "halts": _halts(trace),
     }
+
+
+#: The numbers a run's verdicts add to its metrics, when the test asked for them: metric name
+#: -> (verdict, its facts that add up to it).
+VERDICT_METRICS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "retries": ("must_retry", ("retries",)),
+    "retry_problems": ("must_retry", ("problems",)),
+    "duplicate_effects": ("must_not_duplicate", ("duplicates",)),
+    "instructions_followed": ("must_not_follow", ("followed", "canaries_repeated")),
+}
+
+
+def verdict_metrics(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    """What the run's ``must_retry`` / ``must_not_duplicate`` / ``must_not_follow`` counted:
+    retries and the retry rules they broke, effects that ran twice for one intent, injected
+    instructions obeyed (a call made or a canary repeated). Only the verdicts judged."""
+    by_name = {v.name: v.facts for v in verdicts}
+    found: dict[str, int] = {}
+    for metric, (name, keys) in VERDICT_METRICS.items():
+        facts = by_name.get(name)
+        if facts is not None:
+            found[metric] = sum(_int(facts.get(key), 0) for key in keys)
+    return found
 
 
 def _int(value: Any, default: int) -> int:
@@ -100,13 +124,17 @@ def _halts(trace: Trace) -> dict[str, int]:
 
 def total_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The metrics of several runs added up (for a profile's total line); the median steps
-    to escape over every escape of every run, ``None`` when nothing escaped."""
+    to escape over every escape of every run, ``None`` when nothing escaped. The verdicts'
+    metrics (:data:`VERDICT_METRICS`) are there when some run counted them."""
     total: dict[str, Any] = {"loops": 0, "escaped": 0, "repairs_ok": 0, "repairs_declined": 0,
                              "repairs_failed": 0, "halts": {}}  # fmt: skip
     escapes: list[int] = []
     for metrics in rows:
         for key in ("loops", "escaped", "repairs_ok", "repairs_declined", "repairs_failed"):
             total[key] += int(metrics.get(key, 0))
+        for key in VERDICT_METRICS:  # only where some run's verdict counted it
+            if key in metrics:
+                total[key] = total.get(key, 0) + int(metrics[key])
         for name, n in (metrics.get("halts") or {}).items():
             total["halts"][name] = total["halts"].get(name, 0) + int(n)
         escapes.extend(metrics.get("steps_to_escape") or [])

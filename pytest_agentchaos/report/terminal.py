@@ -23,7 +23,7 @@ from ..verdicts.verdict import (
     run_end,
     usage,
 )
-from .metrics import run_metrics, total_metrics
+from .metrics import run_metrics, total_metrics, verdict_metrics
 
 __all__ = [
     "QUIET_OUTCOMES",
@@ -91,7 +91,7 @@ def summary_row(
         "halted": halted,
         "capped": capped,
         "verdicts": {v.name: v.outcome for v in verdicts},
-        "metrics": run_metrics(trace),
+        "metrics": {**run_metrics(trace), **verdict_metrics(verdicts)},
         "unmatched": list(unmatched),
         "threads_left": list(threads_left),
     }
@@ -169,8 +169,8 @@ def _totals(rows: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def _stack_line(total: dict[str, Any]) -> str:
-    """What the escape, repair and halt stacks did across a profile's runs (empty when
-    they did nothing)."""
+    """What the escape, repair and halt stacks did across a profile's runs, and what the
+    retry, duplicate and injected-instruction verdicts counted (empty when nothing)."""
     parts = []
     if total["loops"]:
         median = total["median_steps_to_escape"]
@@ -179,6 +179,13 @@ def _stack_line(total: dict[str, Any]) -> str:
     repairs = (total["repairs_ok"], total["repairs_declined"], total["repairs_failed"])
     if any(repairs):
         parts.append("repairs {} ok, {} declined, {} failed".format(*repairs))
+    if "retries" in total:
+        problems = total.get("retry_problems", 0)
+        parts.append(f"retries {total['retries']} ({problems} against must_retry's rules)")
+    if "duplicate_effects" in total:
+        parts.append(f"duplicate effects {total['duplicate_effects']}")
+    if "instructions_followed" in total:
+        parts.append(f"injected instructions followed {total['instructions_followed']}")
     if total["halts"]:
         named = ",".join(f"{k}:{v}" for k, v in sorted(total["halts"].items()))
         parts.append(f"halts (by heuristic, budget or cap): {named}")

@@ -14,20 +14,19 @@ with the same key are a duplicate, as two ledger runs of one key are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..saferepr import safe_str
-from ..trace.events import Detection, Intervention, RunEnded, ToolCall, ToolResult
+from ..trace.events import Detection, Intervention
 from ..trace.trace import Trace
-from .verdict import Verdict, halt_line, headed
+from .effects import EffectLog
+from .verdict import Verdict, end_line, halt_line, headed
 
 __all__ = ["DETECTOR", "must_recover_state"]
 
 #: The ``detector`` of the rebirth runner's ``Detection`` events.
 DETECTOR = "phoenix"
-#: How argument names of an idempotency key read once lower-cased, ``-`` as ``_``.
-_KEY_NAMES = frozenset({"idempotency_key", "idempotencykey"})
 #: Most troubles and duplicates listed in a failure.
 _SHOWN = 12
 
@@ -70,29 +69,21 @@ class _Trouble:
         return "not reborn: the run stopped first"
 
 
-@dataclass
-class _Effects:
-    """Each side effect's runs, as the number of rebirths before each run."""
-
-    ledger: dict[str, list[int]] = field(default_factory=dict)
-    calls: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-
-    def duplicates(self, reborn: list[_Trouble]) -> list[str]:
-        lines = []
-        for key, runs in self.ledger.items():
-            if len(runs) > 1:
-                lines.append(
-                    f"duplicate effect: idempotency key {safe_str(repr(key), 120)} ran "
-                    f"{len(runs)} times through the runner's effect ledger ({_when(runs, reborn)})"
-                )
-        for (tool, key), runs in self.calls.items():
-            if len(runs) > 1:
-                lines.append(
-                    f"duplicate effect: {safe_str(tool, 80)} with idempotency key "
-                    f"{safe_str(repr(key), 120)} succeeded {len(runs)} times "
-                    f"({_when(runs, reborn)})"
-                )
-        return lines
+def _duplicates(effects: EffectLog, reborn: list[_Trouble]) -> list[str]:
+    """The effects that ran twice, each with when it ran relative to the rebirths."""
+    lines = []
+    for key, runs in effects.ledger_twice().items():
+        lines.append(
+            f"duplicate effect: idempotency key {safe_str(repr(key), 120)} ran "
+            f"{len(runs)} times through the runner's effect ledger ({_when(runs, reborn)})"
+        )
+    for (tool, key), calls in effects.same_key().items():
+        lines.append(
+            f"duplicate effect: {safe_str(tool, 80)} with idempotency key "
+            f"{safe_str(repr(key), 120)} succeeded {len(calls)} times "
+            f"({_when([c.epoch for c in calls], reborn)})"
+        )
+    return lines
 
 
 def must_recover_state(
@@ -108,7 +99,7 @@ def must_recover_state(
     idempotency key. A run where nothing went wrong is **not exercised** (it passes, unless
     a duplicate effect or an unfinished goal fails it); with ``require_problem`` it fails."""
     troubles, reborn, outcomes, effects = _read(trace)
-    end = _end(trace)
+    end = end_line(trace)
     fired = trace.fault_counts()
     faults = ", ".join(f"{k}:{n}" for k, n in fired.items()) or "none"
     facts: dict[str, Any] = {
@@ -137,7 +128,7 @@ def must_recover_state(
     if len(reborn) > max_rebirths:
         problems.append(f"{len(reborn)} rebirths, more than max_rebirths={max_rebirths}")
     problems.extend(_goal(troubles, outcomes, trace))
-    duplicates = effects.duplicates(reborn) if no_duplicate_effects else []
+    duplicates = _duplicates(effects, reborn) if no_duplicate_effects else []
     facts["duplicates"] = len(duplicates)
     problems.extend(duplicates)
     if not problems:
@@ -180,16 +171,18 @@ def must_recover_state(
     return Verdict("must_recover_state", False, headed("\n".join(lines), trace), facts)
 
 
-def _read(trace: Trace) -> tuple[list[_Trouble], list[_Trouble], list[dict[str, Any]], _Effects]:
+def _read(
+    trace: Trace,
+) -> tuple[list[_Trouble], list[_Trouble], list[dict[str, Any]], EffectLog]:
     """The troubles in order, the trouble behind each rebirth, the runners' outcomes and
     the side effects."""
     troubles: list[_Trouble] = []
     reborn: list[_Trouble] = []
     outcomes: list[dict[str, Any]] = []
-    effects = _Effects()
-    keyed: dict[tuple[str, int], str] = {}
+    effects = EffectLog()
     current: _Trouble | None = None
     for event in trace:
+        effects.feed(event, len(reborn))
         if isinstance(event, Detection) and event.detector == DETECTOR:
             detail = _dict(event.detail)
             reason = safe_str(detail.get("reason", ""), 200)
@@ -210,18 +203,8 @@ def _read(trace: Trace) -> tuple[list[_Trouble], list[_Trouble], list[dict[str, 
                 current.soft_reset = True
             elif event.action == "escalate" and current is not None:
                 current.escalated = detail
-            elif event.action == "effect" and detail.get("ran") is True:
-                effects.ledger.setdefault(str(detail.get("key")), []).append(len(reborn))
             elif event.action == "outcome":
                 outcomes.append(detail)
-        elif isinstance(event, ToolCall):
-            key = _idempotency_key(event.args)
-            if key is not None:
-                keyed[(event.tool, event.index)] = key
-        elif isinstance(event, ToolResult) and event.ok:
-            key = keyed.pop((event.tool, event.index), None)
-            if key is not None:
-                effects.calls.setdefault((event.tool, key), []).append(len(reborn))
     return troubles, reborn, outcomes, effects
 
 
@@ -231,7 +214,7 @@ def _goal(troubles: list[_Trouble], outcomes: list[dict[str, Any]], trace: Trace
         if not troubles:
             return []
         stops = _stops(trace)
-        why = f"stopped by {stops}" if stops else f"{_end(trace)} first"
+        why = f"stopped by {stops}" if stops else f"{end_line(trace)} first"
         return [f"the rebirth runner never finished its run: {why}"]
     return [
         f"the agent did not reach its goal: {_outcome_line(o)}"
@@ -248,14 +231,6 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
         f"{outcome.get('step')} ({outcome.get('steps_run')} steps run, "
         f"{outcome.get('rebirths')} rebirth(s))"
     )
-
-
-def _end(trace: Trace) -> str:
-    """How the run ended."""
-    ended = trace.of_type(RunEnded)
-    if ended:
-        return f"the run ended {ended[-1].status} at t={ended[-1].t:.3f}s"
-    return f"the run stopped at t={trace.elapsed:.3f}s"
 
 
 def _stops(trace: Trace) -> str:
@@ -290,28 +265,11 @@ def _skipped(rebirth: dict[str, Any]) -> str:
     return f"; skipped {shown}{more}"
 
 
-def _effect_count(effects: _Effects, judged: bool) -> str:
+def _effect_count(effects: EffectLog, judged: bool) -> str:
     if not judged:
         return "duplicate effects not judged (no_duplicate_effects=False)"
-    keys = len(effects.ledger) + len(effects.calls)
+    keys = len(effects.ledger) + len(effects.keyed())
     return f"{keys} side effect(s) keyed, none run twice" if keys else "no keyed side effects"
-
-
-def _idempotency_key(args: Any) -> str | None:
-    """The idempotency key a call's arguments carry, at the top level or one level down."""
-    if not isinstance(args, dict):
-        return None
-    levels = [args, *(v for v in args.values() if isinstance(v, dict))]
-    for level in levels:
-        for name, value in level.items():
-            if (
-                isinstance(name, str)
-                and name.lower().replace("-", "_") in _KEY_NAMES
-                and isinstance(value, (str, int))
-                and not isinstance(value, bool)
-            ):
-                return str(value)
-    return None
 
 
 def _dict(value: Any) -> dict[str, Any]:

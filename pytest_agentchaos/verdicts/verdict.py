@@ -124,6 +124,22 @@ def ended_by(trace: Trace) -> str | None:
     return None
 
 
+def seconds(value: float) -> str:
+    """Virtual seconds as a message writes them: ``29.0``, ``29.95``, ``0.000125`` (to the
+    microsecond, the trace's resolution; never rounded up to a whole second)."""
+    text = f"{value:.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def end_line(trace: Trace) -> str:
+    """How the run ended, in a few words: ``the run ended completed at t=7.000s``."""
+    last = trace[-1] if len(trace) else None
+    ended = [last] if isinstance(last, RunEnded) else trace.of_type(RunEnded)
+    if ended:
+        return f"the run ended {ended[-1].status} at t={ended[-1].t:.3f}s"
+    return f"the run stopped at t={trace.elapsed:.3f}s"
+
+
 def headed(first: str, trace: Trace) -> str:
     """A verdict's explanation that says first what ended the run, then its own judgement."""
     why = ended_by(trace)
