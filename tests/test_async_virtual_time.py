@@ -127,3 +127,41 @@ def test_virtual_async_time_in_a_pytest_run(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["PASSED  *test_agent  *vtime=55.0s verdict=must_halt=ok"])
+
+
+def test_a_fault_delay_on_a_real_clock_does_not_block_the_event_loop():
+    """With a real clock a latency fault's wait is an await: other tasks keep running (a
+    ticker due every 0.04 s ticks all five times during a 0.3 s wait; a blocking sleep let it
+    tick once before and the rest after)."""
+    import asyncio
+
+    from pytest_agentchaos import Chaos, RealClock
+    from pytest_agentchaos.faults import parse_faults
+
+    chaos = Chaos.create(
+        faults=parse_faults([{"kind": "latency", "seconds": 0.3}], "test"), clock=RealClock()
+    )
+    try:
+        events: list[str] = []
+
+        async def tool() -> str:
+            return "done"
+
+        slow = chaos.wrap(tool)
+
+        async def call() -> None:
+            await slow()
+            events.append("done")
+
+        async def ticker() -> None:
+            for _ in range(5):
+                events.append("tick")
+                await asyncio.sleep(0.04)
+
+        async def main() -> None:
+            await asyncio.gather(call(), ticker())
+
+        asyncio.run(main())
+        assert events == ["tick"] * 5 + ["done"]
+    finally:
+        chaos.close()

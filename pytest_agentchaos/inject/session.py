@@ -509,14 +509,16 @@ class ChaosSession:
 
     async def adelay(self, state: CallState, seconds: float | None = None) -> float:
         """:meth:`delay` for async calls: on a virtual asyncio event loop the wait is a real
-        ``await`` on virtual time, so other tasks run meanwhile. Under trio (or anyio on
+        ``await`` on virtual time, so other tasks run meanwhile; on a real clock it is an
+        ``await`` of the clock's ``asleep`` (the loop keeps running). Under trio (or anyio on
         trio) the virtual clock moves at once and the call yields to trio's scheduler."""
         effect = state.effect
         if effect is None or not effect.delay:
             return 0.0
         wait = effect.delay if seconds is None else seconds
         clock = self.clock
-        if isinstance(clock, VirtualClock) and clock.on_virtual_loop():
+        if not isinstance(clock, VirtualClock) or clock.on_virtual_loop():
+            # a real clock's wait is an await too: a blocking sleep would stop the event loop
             remaining = self._t0 + state.t + wait - clock.now()
             await clock.asleep(max(0.0, remaining))
         else:
