@@ -37,6 +37,9 @@ from pytest_agentchaos.trace.events import (
 )
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "loops"
+#: The two halves (fixtures/loops/README.md): rules are developed on ``dev`` only; the bench's
+#: recorded figures are those of ``test``, which nobody developing the rules reads.
+SPLITS = ("dev", "test")
 
 KINDS = frozenset(
     {
@@ -167,32 +170,49 @@ def check_case(raw: Any, where: str) -> list[str]:
     return problems
 
 
-def load(paths: Iterable[Path] | None = None) -> list[Case]:
-    """Every case of the corpus files (all of ``fixtures/loops/*.json`` by default); raises
-    ``ValueError`` listing every problem when a file is malformed or an id repeats."""
-    files = sorted(CORPUS.glob("*.json")) if paths is None else list(paths)
+def files(split: str = "all") -> list[Path]:
+    """The corpus files of one half (``"dev"``, ``"test"``) or of both (``"all"``)."""
+    if split not in (*SPLITS, "all"):
+        raise ValueError(f"split must be one of {SPLITS} or 'all', not {split!r}")
+    halves = SPLITS if split == "all" else (split,)
+    return [path for half in halves for path in sorted((CORPUS / half).glob("*.json"))]
+
+
+def split_of(case: Case) -> str:
+    """``"dev"`` or ``"test"``: the half a loaded case came from."""
+    return case.file.split("/", 1)[0]
+
+
+def load(paths: Iterable[Path] | None = None, split: str = "all") -> list[Case]:
+    """Every case of the corpus files (``fixtures/loops/<split>/*.json`` by default, both
+    halves for ``"all"``); raises ``ValueError`` listing every problem when a file is malformed
+    or an id repeats (across both halves)."""
+    if paths is None:
+        paths = files(split)
+    files_ = list(paths)
     cases: list[Case] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
-    for path in files:
+    for path in files_:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+        name = _name(Path(path))
         raw_cases = data.get("cases") if isinstance(data, dict) else None
         if not isinstance(raw_cases, list):
             problems.append(f"{path}: expected an object with a list 'cases'")
             continue
         for i, raw in enumerate(raw_cases):
-            where = f"{Path(path).name}#{i} ({raw.get('id') if isinstance(raw, dict) else '?'})"
+            where = f"{name}#{i} ({raw.get('id') if isinstance(raw, dict) else '?'})"
             found = check_case(raw, where)
             if found:
                 problems.extend(found)
                 continue
             if raw["id"] in seen:
                 problems.append(f"{where}: id also used in {seen[raw['id']]}")
-            seen[raw["id"]] = Path(path).name
+            seen[raw["id"]] = name
             cases.append(
                 Case(
                     raw["id"],
-                    Path(path).name,
+                    name,
                     raw["source"],
                     raw["note"],
                     tuple(raw["kinds"]),
@@ -204,6 +224,11 @@ def load(paths: Iterable[Path] | None = None) -> list[Case]:
     if problems:
         raise ValueError("\n".join(problems))
     return cases
+
+
+def _name(path: Path) -> str:
+    """``half/file.json`` for a corpus file, the bare name for any other."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name in SPLITS else path.name
 
 
 def to_events(case: Case) -> tuple[list[Event], list[int]]:

@@ -24,6 +24,9 @@ from typing import Any
 import jsonschema
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "spirals"
+#: The two halves (fixtures/spirals/README.md): rules are developed on ``dev`` only; the
+#: bench's recorded figures are those of ``test``, which nobody developing the rules reads.
+SPLITS = ("dev", "test")
 
 SPIRAL_KINDS = (
     "exact", "paraphrase", "apology", "self_reference", "oscillation", "drift",
@@ -51,13 +54,18 @@ _STEP_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["output", "tool", "ok", "error", "progress"],
     "properties": {
-        "output": {"type": "string", "minLength": 1},
+        # text, or the structured message the agent emitted (a JSON object or list)
+        "output": {
+            "anyOf": [{"type": "string", "minLength": 1}, {"type": ["object", "array"]}]
+        },
         "tool": {"type": ["string", "null"], "minLength": 1},
         "ok": {"type": ["boolean", "null"]},
         "error": {"type": ["string", "null"], "minLength": 1},
         "progress": {"type": ["number", "null"]},
         # optional: the tool call's arguments, where the run's story says what was called
         "args": {"type": "object"},
+        # optional: the environment's state after the step, as the harness logged it
+        "state": {},
     },
 }
 _RUN_SCHEMA: dict[str, Any] = {
@@ -111,12 +119,14 @@ class Step:
     """One step of a run, as the monitor's ``observe(output, tool, ok, progress, error=...,
     args=...)`` sees it."""
 
-    output: str
+    output: Any  # text, or the structured message (a dict or list)
     tool: str | None
     ok: bool | None  # None when no tool was called
-    error: str | None  # the tool's error text when ok is False
+    error: str | None  # the tool's error text when ok is False; None there: not given
     progress: float | None  # None: the agent reported no progress (unknown, not zero)
     args: Mapping[str, Any] | None = None  # the call's arguments; None: not given
+    state: Any = None  # the environment's state after the step; None: not given
+    has_state: bool = False  # whether the run gave a state at this step (it may be null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,38 +151,59 @@ class Run:
         return match["id"] if match else None
 
 
-def load(directory: Path = CORPUS) -> list[Run]:
-    """Every run of every ``*.json`` file in ``directory``, each checked on its own; raises
-    ``ValueError`` listing every problem, each naming its file and run."""
+def files(directory: Path = CORPUS, split: str = "all") -> list[Path]:
+    """The ``*.json`` files of ``directory``: for the corpus itself, those of one half
+    (``"dev"``, ``"test"``) or of both (``"all"``); any other directory, its own files."""
+    if split not in (*SPLITS, "all"):
+        raise ValueError(f"split must be one of {SPLITS} or 'all', not {split!r}")
+    halves = [directory / half for half in (SPLITS if split == "all" else (split,))]
+    if not any(half.is_dir() for half in halves):
+        return sorted(directory.glob("*.json"))
+    return [path for half in halves for path in sorted(half.glob("*.json"))]
+
+
+def load(directory: Path = CORPUS, split: str = "all") -> list[Run]:
+    """Every run of every file of ``directory`` (see :func:`files`), each checked on its own;
+    raises ``ValueError`` listing every problem, each naming its file and run."""
     runs: list[Run] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
-    for path in sorted(directory.glob("*.json")):
+    for path in files(directory, split):
+        name = f"{path.parent.name}/{path.name}" if path.parent.name in SPLITS else path.name
         data = json.loads(path.read_text(encoding="utf-8"))
-        found = _file_problems(data, path.name)
+        found = _file_problems(data, name)
         if found:
             problems.extend(found)
             continue
         for raw in data["runs"]:
-            where = f"{path.name}: run {raw['id']}"
+            where = f"{name}: run {raw['id']}"
             found = _run_problems(raw, where)
             if raw["id"] in seen:
                 found.append(f"{where}: id also used in {seen[raw['id']]}")
-            seen.setdefault(raw["id"], path.name)
+            seen.setdefault(raw["id"], name)
             problems.extend(found)
             if not found:
-                runs.append(_run(raw, path.name))
+                runs.append(_run(raw, name))
     if problems:
         raise ValueError("\n".join(problems))
     return runs
 
 
+def split_of(run: Run) -> str:
+    """``"dev"`` or ``"test"``: the half a loaded run came from."""
+    return run.file.split("/", 1)[0]
+
+
 def check(directory: Path = CORPUS) -> list[Run]:
     """``load`` and then the rules across runs: every counterpart names a spiral of the
-    corpus, and the corpus is as large and as varied as issue 14 asks. Returns the runs;
-    raises ``ValueError`` listing every problem."""
+    corpus, the corpus is as large and as varied as issue 14 asks, and its test half holds a
+    fifth of its runs in Chinese (issue 29). Returns the runs; raises ``ValueError`` listing
+    every problem."""
     runs = load(directory)
     problems = _corpus_problems(runs)
+    test = [run for run in runs if "/" in run.file and split_of(run) == "test"]
+    if test and sum(run.language == "zh" for run in test) * 5 < len(test):
+        problems.append("corpus: under a fifth of the test half is in Chinese")
     if problems:
         raise ValueError("\n".join(problems))
     return runs
@@ -228,17 +259,17 @@ def _run_problems(raw: dict[str, Any], where: str) -> list[str]:
         problems.extend(
             f"{where}: step {i}: language zh but the output has no Chinese"
             for i, step in enumerate(steps)
-            if not _CJK.search(step["output"])
+            if not _CJK.search(_text(step["output"]))
         )
     else:
-        texts = [raw["task"], raw["why"], *(step["output"] for step in steps)]
+        texts = [raw["task"], raw["why"], *(_text(step["output"]) for step in steps)]
         if any(_CJK.search(text) for text in texts):
             problems.append(f"{where}: language en but the run contains Chinese text")
     for i, step in enumerate(steps):
         if (step["tool"] is None) != (step["ok"] is None):
             problems.append(f"{where}: step {i}: ok is null exactly when no tool was called")
-        if (step["ok"] is False) != (step["error"] is not None):
-            problems.append(f"{where}: step {i}: error is set exactly when ok is false")
+        if step["error"] is not None and step["ok"] is not False:
+            problems.append(f"{where}: step {i}: error is set only when ok is false")
         if "args" in step and step["tool"] is None:
             problems.append(f"{where}: step {i}: args without a tool")
     return problems
@@ -273,6 +304,10 @@ def _corpus_problems(runs: list[Run]) -> list[str]:
     return problems
 
 
+def _text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
 def _run(raw: dict[str, Any], file: str) -> Run:
     return Run(
         raw["id"],
@@ -285,7 +320,16 @@ def _run(raw: dict[str, Any], file: str) -> Run:
         raw["halt_at"],
         raw["why"],
         tuple(
-            Step(s["output"], s["tool"], s["ok"], s["error"], s["progress"], s.get("args"))
+            Step(
+                s["output"],
+                s["tool"],
+                s["ok"],
+                s["error"],
+                s["progress"],
+                s.get("args"),
+                s.get("state"),
+                "state" in s,
+            )
             for s in raw["steps"]
         ),
     )

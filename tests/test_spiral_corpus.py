@@ -34,7 +34,7 @@ def test_a_step_may_name_its_call_arguments_but_only_with_a_tool(tmp_path: Path)
     steps = runs["tool-failure-missing-file-interleaved"].steps
     assert steps[0].args == {"path": "data.json"} and steps[1].args == {"path": "config.yaml"}
     assert runs["exact-same-tax-search"].steps[0].args is None  # not given: unknown
-    raw = json.loads((spiral_corpus.CORPUS / "healthy_en.json").read_text(encoding="utf-8"))
+    raw = json.loads((spiral_corpus.CORPUS / "dev" / "healthy_en.json").read_text(encoding="utf-8"))
     raw["runs"] = raw["runs"][:1]
     raw["runs"][0]["steps"][0].update(tool=None, ok=None, args={"page": 1})
     (tmp_path / "bad.json").write_text(json.dumps(raw), encoding="utf-8")
