@@ -55,6 +55,10 @@ KINDS = frozenset(
         "ends",
         "healthy",
         "prefix",
+        "handle",
+        "args",
+        "short_text",
+        "transient",
     }
 )
 _CASE_KEYS = {"id", "source", "note", "kinds", "loop", "loops", "actions"}
