@@ -85,6 +85,7 @@ def _load_file(path: Path, seen: set[str]) -> Iterator[Case]:
             case["error"],
             None if expected == "decline" else expected,
             case["why"],
+            case.get("error_capture"),
         )
 
 
