@@ -265,6 +265,14 @@ def _cases_section(cases: Any) -> str:
         limit = case.get("min_pass_rate")
         runs = case.get("runs")
         rule = f"pass^{_fmt(runs)}" if limit is None else f"min_pass_rate {_percent(limit)}"
+        auto = case.get("auto")
+        if isinstance(auto, Mapping) and type(auto.get("max_runs")) is int:
+            after = auto.get("decided_after")
+            rule += (
+                f"; decided after {_fmt(after)} of at most {_fmt(auto['max_runs'])} runs"
+                if type(after) is int
+                else f"; not decided (at most {_fmt(auto['max_runs'])} runs)"
+            )
         body.append(
             f'<tr class="case case-{"ok" if ok else "fail"}"><td class="node-id">'
             f"{_esc(str(case.get('case', '')))}</td><td>{_esc(str(case.get('profile', '')))}</td>"
