@@ -323,3 +323,65 @@ def test_the_traces_of_a_passing_and_a_failing_run_compare(pytester: pytest.Pyte
         ("search", 2, [], ["timeout"])
     ]
     assert found.end_b.startswith("error (")
+
+
+# --- the HTML report's section ----------------------------------------------------------------
+
+
+def entry(run: int, outcome: str, case: str = "t.py::test", trace: str | None = None) -> Any:
+    return {"node_id": f"{case}[seed{run}]", "case": case, "run": run, "profile": "flaky",
+            "outcome": outcome, "trace": trace or f"{run}.json", "verdicts": [],
+            "metrics": {}}  # fmt: skip
+
+
+def test_the_html_report_compares_a_cases_first_passing_and_failing_runs() -> None:
+    from pytest_agentchaos.report.html import render_html
+
+    docs = {"1.json": run_trace(1), "2.json": run_trace(2, fault_on=3), "3.json": run_trace(3)}
+    docs["2.json"]["events"][5]["args"] = {"q": "<script>alert(1)</script>"}
+    tests = [entry(3, "passed"), entry(2, "failed"), entry(1, "passed"),
+             entry(1, "passed", case="t.py::steady")]  # fmt: skip
+    page = render_html({"tests": tests}, lambda e: docs[e["trace"]])
+    assert page.count('<details class="run-diff">') == 1  # steady has no failing run
+    assert (
+        '<span class="node-id">t.py::test</span>@flaky: first divergence at event 5; 1 fault '
+        "decision(s) differ</summary><p>pass: <code>t.py::test[seed1]</code> \u00b7 fail: "
+        "<code>t.py::test[seed2]</code>"
+    ) in page
+    assert "call 3 of tool &#x27;search&#x27;: pass no fault; fail timeout" in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+
+    def broken(e: Any) -> Any:
+        if e["trace"] == "2.json":
+            raise ValueError("bad\nthing")
+        return docs[e["trace"]]
+
+    page = render_html({"tests": tests}, broken)
+    assert "@flaky: not compared: ValueError: bad</summary>" in page
+    assert "Passing and failing runs compared" not in render_html(
+        {"tests": [entry(1, "passed"), entry(2, "passed")]}, lambda e: docs[e["trace"]]
+    )
+
+
+def test_chaos_html_with_runs_shows_the_comparison(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent="""
+        import pytest
+        from pytest_agentchaos.harness.variants import run_seed
+
+        BAD = run_seed(3, "test_agent.py::test_k", 2)
+
+        @pytest.mark.chaos(faults=[{"kind": "timeout", "tools": ["search"], "nth": 2}], runs=3)
+        def test_k(chaos):
+            search = chaos.wrap(lambda q: "r", name="search")
+            search("a")
+            if chaos.seed == BAD:
+                search("b")
+        """
+    )
+    result = pytester.runpytest("--chaos-seed=3", "-p", "no:randomly", "--chaos-html=r.html")
+    result.assert_outcomes(passed=2, failed=1)
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert '<section id="run-diffs"><h2>Passing and failing runs compared</h2>' in page
+    assert '<span class="node-id">test_agent.py::test_k</span>@none: first divergence at' in page
+    assert "call 2 of tool &#x27;search&#x27;: pass no fault; fail timeout" in page

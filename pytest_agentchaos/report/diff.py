@@ -33,6 +33,7 @@ __all__ = [
     "diff_lines",
     "diff_traces",
     "read_trace_file",
+    "trace_problem",
 ]
 
 #: The largest trace file read (a recorded value is capped at 64 KiB, a long run is a few MB).
@@ -99,13 +100,14 @@ def read_trace_file(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES) ->
         raise bad("nested too deeply to be a trace") from None
     except ValueError as exc:  # an integer of more digits than Python converts
         raise bad(f"not readable JSON: {safe_str(exc, 120)}") from None
-    problem = _trace_problem(data)
+    problem = trace_problem(data)
     if problem is not None:
         raise bad(problem)
     return data  # type: ignore[no-any-return]
 
 
-def _trace_problem(data: Any) -> str | None:
+def trace_problem(data: Any) -> str | None:
+    """What makes ``data`` no trace document the diff can read (None: it is one)."""
     if not isinstance(data, dict) or not isinstance(data.get("events"), list):
         found = type(data).__name__ if not isinstance(data, dict) else "an object without events"
         return f"not a pytest-agentchaos trace (expected an object with 'events', found {found})"
@@ -310,9 +312,12 @@ def _decision_text(decisions: list[dict[str, Any]]) -> str:
     )
 
 
-def diff_lines(found: TraceDiff, names: tuple[str, str] = ("A", "B")) -> list[str]:
+def diff_lines(
+    found: TraceDiff, names: tuple[str, str] = ("A", "B"), most_faults: int | None = None
+) -> list[str]:
     """The diff for humans: who each run is, the first divergence with the events around it,
-    and the fault decisions that differ (or that the runs are the same)."""
+    and the fault decisions that differ (the first ``most_faults`` of them; or that the runs
+    are the same)."""
     a, b = names
     lines = [
         _who(a, found.meta_a, found.events_a, found.end_a),
@@ -333,9 +338,12 @@ def diff_lines(found: TraceDiff, names: tuple[str, str] = ("A", "B")) -> list[st
             lines += [f"  {name:<4} {i:>5}  {describe(e)}" for i, e in after]
     if found.faults:
         lines.append(f"fault decisions that differ ({len(found.faults)}):")
-        for c in found.faults:
+        shown = found.faults if most_faults is None else found.faults[:most_faults]
+        for c in shown:
             call = f"call {c.index} of {c.channel} {c.target!r}"
             lines.append(f"  {call}: {a} {_decision_text(c.a)}; {b} {_decision_text(c.b)}")
+        if len(shown) < len(found.faults):
+            lines.append(f"  ... and {len(found.faults) - len(shown)} more")
     elif d is not None:
         lines.append("the fault decisions are the same: the runs parted ways on their own")
     return lines
