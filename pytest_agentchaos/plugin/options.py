@@ -339,7 +339,7 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
                 config.getini("chaos_wall_timeout"), "ini chaos_wall_timeout"
             ),
             runs=runs,
-            auto_runs=auto_runs,
+            auto_runs=auto_runs and replay is None,  # a replay runs every recorded run
             profiles=profiles,
             replay=replay,
             html=html,
