@@ -263,3 +263,33 @@ def test_documented_stop_points() -> None:
     assert Stop(False, 3, 10, True).reason(None) == (
         "decided after 3 of at most 10 runs: a run failed (pass^k)"
     )
+
+
+# --- the summary's judgement of auto runs ------------------------------------------------------
+
+
+def auto_row(run: int, outcome: str, max_runs: int = 100) -> dict[str, object]:
+    return {"test": f"t.py::test[seed{run}]", "case": "t.py::test", "run": run,
+            "profile": "flaky", "outcome": outcome, "min_pass_rate": 0.8,
+            "auto_runs": max_runs}  # fmt: skip
+
+
+def test_auto_rows_are_judged_where_the_rule_decides_them_in_the_order_they_came() -> None:
+    from pytest_agentchaos.report.passk import case_rates
+
+    # under xdist a few more runs may finish after the decision: they count, it stands
+    rows = [auto_row(r, "passed") for r in range(1, 38)]
+    [rate] = case_rates(rows)
+    assert (rate.runs, rate.passed, rate.ok, rate.max_runs) == (37, 37, True, 100)
+    assert rate.stop == Stop(True, 35, 100, certain=False)
+    assert rate.line().endswith(
+        "min_pass_rate 80% ok; decided after 35 of at most 100 runs: pass rate above 80% by an "
+        "exact binomial test at 5%/100"
+    )
+    # a session cut short (-x, a Ctrl-C) is judged by its rate, and says it was not decided
+    [rate] = case_rates([auto_row(1, "passed"), auto_row(2, "failed")])
+    assert rate.stop is None and not rate.ok
+    assert rate.line().endswith("min_pass_rate 80% FAIL; not decided after 2 of at most 100 runs")
+    # skipped runs (the decided case's rest) are no runs
+    [rate] = case_rates([auto_row(1, "failed"), {**auto_row(2, "skipped")}])
+    assert rate.runs == 1
