@@ -385,3 +385,16 @@ def test_chaos_html_with_runs_shows_the_comparison(pytester: pytest.Pytester) ->
     assert '<section id="run-diffs"><h2>Passing and failing runs compared</h2>' in page
     assert '<span class="node-id">test_agent.py::test_k</span>@none: first divergence at' in page
     assert "call 2 of tool &#x27;search&#x27;: pass no fault; fail timeout" in page
+
+
+def test_values_nested_nearly_as_deep_as_json_allows_still_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = run_trace(1)
+    deep["events"][2]["output"] = json.loads("[" * 900 + "]" * 900)
+    other = run_trace(1)
+    a = write(tmp_path / "a.json", deep)
+    b = write(tmp_path / "b.json", other)
+    assert main(["diff", str(a), str(a)]) == 0
+    assert main(["diff", str(a), str(b)]) == 1
+    assert "first divergence at event 2:" in capsys.readouterr().out

@@ -143,8 +143,8 @@ def _key(event: Mapping[str, Any]) -> str:
     kept = {k: v for k, v in event.items() if k != "t"}
     try:
         return json.dumps(_masked(kept), sort_keys=True, ensure_ascii=False, default=str)
-    except (ValueError, TypeError, RecursionError):
-        return safe_repr(kept, 10_000)
+    except (ValueError, TypeError, RecursionError):  # nested nearly as deep as JSON allows
+        return safe_repr(kept, 100_000)
 
 
 _CallKey = tuple[str, str, int]
