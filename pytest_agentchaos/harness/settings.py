@@ -54,6 +54,8 @@ class SessionSettings:
     wall_timeout: float = DEFAULT_WALL_TIMEOUT
     #: --chaos-runs: how many seeds each chaos test runs under (pass^k)
     runs: int = 1
+    #: --chaos-runs=auto:MAX: ``runs`` is MAX, and a test's runs stop once it is decided
+    auto_runs: bool = False
     #: --chaos-profile=a,b: the profiles each chaos test runs under (the matrix); one name:
     #: no matrix, the default profile only
     profiles: tuple[str, ...] = ()

@@ -30,6 +30,8 @@ class Variant:
     id: str
     #: how many runs the test function has (its ``runs=`` or ``--chaos-runs``)
     runs: int = 1
+    #: ``--chaos-runs=auto:MAX``: the runs after the pass rate is decided are skipped
+    auto: bool = False
 
     def apply(self, spec: RunSpec) -> RunSpec:
         """``spec`` for this variant: its profile and seed."""
@@ -64,6 +66,7 @@ def variants(spec: RunSpec | None, settings: SessionSettings, function_id: str) 
     """The variants of a chaos test function (empty: it runs once, as it is). A test that
     pins its profile stays out of the matrix; one that pins its seed runs once."""
     runs = spec.runs if spec is not None and spec.runs is not None else settings.runs
+    auto = settings.auto_runs and (spec is None or spec.runs is None) and runs > 1
     if spec is not None and spec.seed is not None:
         runs = 1
     pinned = spec is not None and spec.profile is not None
@@ -78,7 +81,7 @@ def variants(spec: RunSpec | None, settings: SessionSettings, function_id: str) 
         for run in range(1, runs + 1) if runs > 1 else [None]:
             seed = seeds[run] if run is not None else None
             parts = [p for p in (profile, None if seed is None else f"seed{seed}") if p]
-            found.append(Variant(profile, run, seed, "-".join(parts), runs))
+            found.append(Variant(profile, run, seed, "-".join(parts), runs, auto))
     return found
 
 

@@ -86,7 +86,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     """Show the default profile and the session seed, and how to replay with that seed."""
     settings = config.stash[STATE].settings
     profiles = ",".join(settings.profiles) or settings.default_profile
-    runs = f" runs={settings.runs}" if settings.runs > 1 else ""
+    runs = f" runs={'auto:' * settings.auto_runs}{settings.runs}" if settings.runs > 1 else ""
     line = f"agentchaos: profile={profiles} seed={settings.seed}{runs}"
     if settings.replay is None:
         return [f"{line} (replay with {settings.flag_prefix}seed={settings.seed})"]
@@ -324,6 +324,8 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
         pytest.fail(spec.error, pytrace=False)
     variant = _variant_of(item)
     if variant is not None:
+        if variant.auto:
+            _skip_if_decided(item, state, variant, spec)
         spec = variant.apply(spec)
     replay = state.settings.replay
     try:
@@ -344,6 +346,37 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     except ChaosConfigError as exc:
         message = f"{_PREFIX}: {exc}"
     pytest.fail(message, pytrace=False)  # outside the except: one message, not a chain
+
+
+def _auto_key(item: pytest.Item, variant: Any) -> tuple[str, str | None]:
+    from ..harness.variants import case_id
+
+    return case_id(item.nodeid, variant.id), variant.profile
+
+
+def _skip_if_decided(item: pytest.Item, state: PluginState, variant: Any, spec: RunSpec) -> None:
+    """``--chaos-runs=auto:MAX``: skip a run of a case whose pass rate is decided already."""
+    stop = state.auto_stops.get(_auto_key(item, variant))
+    if stop is not None:
+        case = _auto_key(item, variant)[0]
+        pytest.skip(f"agentchaos: {case}: {stop.reason(spec.min_pass_rate)}")
+
+
+def _record_auto(item: pytest.Item, variant: Any, min_rate: float | None, outcome: str) -> None:
+    """Count a judged run of an auto case, and decide the case if it now is."""
+    from ..report.gate import stop_at
+    from ..report.passk import JUDGED
+
+    if outcome not in JUDGED:
+        return
+    state = item.config.stash[STATE]
+    key = _auto_key(item, variant)
+    outcomes = state.auto_outcomes.setdefault(key, [])
+    outcomes.append(outcome == "passed")
+    if key not in state.auto_stops:
+        stop = stop_at(sum(outcomes), len(outcomes), min_rate, variant.runs)
+        if stop is not None:
+            state.auto_stops[key] = stop
 
 
 def _variant_of(item: pytest.Item) -> Any:
@@ -495,6 +528,8 @@ def pytest_runtest_makereport(
     elif report.when == "teardown" and CALL_OUTCOME in item.stash:
         outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
         row = _row(item, run, outcome)
+        if variant is not None and variant.auto:
+            _record_auto(item, variant, min_rate, outcome)
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
 
@@ -533,6 +568,8 @@ def _row(item: pytest.Item, run: Any, outcome: str) -> dict[str, Any]:
         from ..harness.variants import case_id
 
         row.update(case=case_id(item.nodeid, variant.id), run=variant.run)
+        if variant.auto:
+            row["auto_runs"] = variant.runs
         spec = item.stash.get(SPEC, None)
         min_rate = spec.min_pass_rate if spec is not None else None
         if min_rate is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,16 +46,28 @@ def _seed(value: str) -> int:
     return seed
 
 
-def _runs(value: str) -> int:
+@dataclass(frozen=True)
+class AutoRuns:
+    """``--chaos-runs=auto:MAX``: up to ``max`` runs, stopped once the pass rate is decided."""
+
+    max: int
+
+
+def _runs(value: str) -> int | AutoRuns:
     from ..harness.spec import MAX_RUNS
 
+    auto = value.strip().lower().startswith("auto:")
     try:
-        runs = int(value)
+        runs = int(value.strip()[5:] if auto else value)
     except ValueError:
         runs = -1
+    if auto and not 2 <= runs <= MAX_RUNS:
+        raise argparse.ArgumentTypeError(
+            f"auto:MAX: expected MAX from 2 to {MAX_RUNS}, got {value!r}"
+        )
     if not 1 <= runs <= MAX_RUNS:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RUNS} runs, got {value!r}")
-    return runs
+    return AutoRuns(runs) if auto else runs
 
 
 #: Every option, by its name after ``--agentchaos-`` / ``--chaos-``: ``addoption``'s arguments.
@@ -85,7 +98,8 @@ OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
             "type": _runs,
             "default": None,
             "help": "run each chaos test under K seeds derived from the session seed, each its "
-            "own test; a test passes if all K do (pass^k; default: 1)",
+            "own test; a test passes if all K do (pass^k; default: 1); auto:MAX runs up to MAX "
+            "and skips the rest once the pass rate is decided",
         },
     ),
     (
@@ -255,11 +269,15 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
     seed_option = option(config, "seed")
     profile_option = option(config, "profile")
-    runs = option(config, "runs") or 1
+    runs_option = option(config, "runs")
+    auto_runs = isinstance(runs_option, AutoRuns)
+    if isinstance(runs_option, AutoRuns):
+        runs_option = runs_option.max
+    runs = runs_option or 1
     adopted = False
     if replay is not None:  # the recorded ones, unless given
         seed_option, profile_option, runs, adopted = replay.options(
-            seed_option, profile_option, option(config, "runs"), registry
+            seed_option, profile_option, runs_option, registry
         )
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and SEED_KEY in workerinput:
@@ -321,6 +339,7 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
                 config.getini("chaos_wall_timeout"), "ini chaos_wall_timeout"
             ),
             runs=runs,
+            auto_runs=auto_runs and replay is None,  # a replay runs every recorded run
             profiles=profiles,
             replay=replay,
             html=html,

@@ -31,6 +31,10 @@ class PluginState:
     #: dir (``harness.replay.ReplayPlace``); ``placed``: decided (after collection)
     replay_place: Any = None
     placed: bool = False
+    #: ``--chaos-runs=auto:MAX``: each case's run outcomes in this process (passed or not),
+    #: by (case id, matrix profile), and the decision that stops its remaining runs
+    auto_outcomes: dict[tuple[str, str | None], list[bool]] = field(default_factory=dict)
+    auto_stops: dict[tuple[str, str | None], Any] = field(default_factory=dict)
 
 
 STATE = pytest.StashKey[PluginState]()

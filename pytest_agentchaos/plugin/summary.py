@@ -74,7 +74,8 @@ class Summary:
             for line in end.rate_lines() if end is not None else ():
                 tr.write_line(line, red=bool(_FAILING.search(line)))
         for line in end.lines if end is not None else ():
-            tr.write_line(line, red="regression" in line and "no regressions" not in line)
+            red = ("regression" in line and "no regressions" not in line) or "REGRESSED" in line
+            tr.write_line(line, red=red)
         if rows:
             settings = self.state.settings
             if settings.replay is None:

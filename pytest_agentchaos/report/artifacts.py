@@ -84,7 +84,8 @@ def index_data(
     ``not_exercised``) and explanation, metrics, replay command and trace file (and, for a
     test run several times, its case and run number), the totals per profile (runs failed,
     runs with a verdict not exercised, faults fired, the stacks' metrics), and the pass rate
-    of each test run several times with its verdicts' runs not exercised."""
+    of each test run several times with its verdicts' runs not exercised (and, for
+    ``--chaos-runs=auto:MAX``, where its runs were decided)."""
     rows = list(rows)
     tests: list[dict[str, Any]] = []
     for row in sorted(rows, key=lambda r: str(r.get("test", ""))):
@@ -107,7 +108,8 @@ def index_data(
             "halted": list(row.get("halted") or []),
             "capped": list(row.get("capped") or []),
             "metrics": dict(row.get("metrics") or {}),
-            **{k: row[k] for k in ("case", "run", "min_pass_rate") if row.get(k) is not None},
+            **{k: row[k] for k in ("case", "run", "min_pass_rate", "auto_runs")
+               if row.get(k) is not None},
         })  # fmt: skip
     profiles: dict[str, list[Mapping[str, Any]]] = {}
     for test in tests:
@@ -129,11 +131,23 @@ def index_data(
                 "min_pass_rate": r.min_pass_rate,
                 "ok": r.ok,
                 "not_exercised": dict(r.not_exercised),
+                **_auto(r),
             }
             for r in case_rates(rows)
         ],
         "profiles": {name: _profile(group) for name, group in sorted(profiles.items())},
     }
+
+
+def _auto(rate: Any) -> dict[str, Any]:
+    """A case's ``auto`` entry (``--chaos-runs=auto:MAX``): MAX, where its runs were decided
+    and whether surely; nothing for other cases."""
+    if rate.max_runs is None:
+        return {}
+    stop = rate.stop
+    return {"auto": {"max_runs": rate.max_runs,
+                     "decided_after": stop.after if stop is not None else None,
+                     "certain": stop.certain if stop is not None else None}}  # fmt: skip
 
 
 def _error(error: Any) -> dict[str, str] | None:

@@ -1,5 +1,8 @@
 """Regression baselines (``--chaos-baseline=FILE``): each chaos test case's metrics, saved from
 a session's summary rows and compared with a later session's within tolerances; free of pytest.
+
+Pass rates go through the gate (:mod:`.gate`): a fall beyond the tolerance regresses only when
+Fisher's exact test says it is no chance, and is inconclusive (reported, not failed) otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..saferepr import safe_repr
 from .files import write_atomic
+from .gate import INCONCLUSIVE, REGRESSED, RateGate, rate_gate
 from .passk import JUDGED
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_KIND", "DEFAULT_TOLERANCES", "METRICS", "BaselineError",
@@ -282,12 +286,43 @@ class Regression:
 @dataclass(frozen=True, slots=True)
 class Comparison:
     """A session against a baseline: the ``regressions``, the case keys ``compared``, those of
-    the baseline not run (``missing``) and those run but not in it (``new``)."""
+    the baseline not run (``missing``) and those run but not in it (``new``), and the pass-rate
+    gate's decision of each case compared (``gates``, by case key)."""
 
     regressions: list[Regression] = field(default_factory=list)
     compared: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
+    gates: dict[str, RateGate] = field(default_factory=dict, compare=False)
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """The cases whose pass rate fell beyond its tolerance by what chance could explain."""
+        return [key for key, gate in self.gates.items() if gate.decision == INCONCLUSIVE]
+
+
+def _counts(entry: Mapping[str, Any]) -> tuple[int, int] | None:
+    """A case's (passed, runs): its ``passed``, or its pass rate of its runs, rounded."""
+    runs = _finite(entry.get("runs"))
+    if runs is None or not runs.is_integer() or runs < 1:
+        return None
+    passed = _finite(entry.get("passed"))
+    if passed is None:
+        rate = _finite(entry.get("pass_rate"))
+        if rate is None:
+            return None
+        passed = float(round(rate / 100 * runs))
+    if not passed.is_integer() or not 0 <= passed <= runs:
+        return None
+    return int(passed), int(runs)
+
+
+def _gate(was: Mapping[str, Any], now: Mapping[str, Any], tolerance: Tolerance) -> RateGate | None:
+    """The gate's decision on a case's pass rate (None: not compared, or no counts)."""
+    base, current = _counts(was), _counts(now)
+    if tolerance.amount is None or base is None or current is None:
+        return None
+    return rate_gate(*current, *base, tolerance=tolerance.amount)
 
 
 def _value(entry: Mapping[str, Any], metric: str) -> float | None:
@@ -307,13 +342,27 @@ def compare(
     for key in sorted(baseline.keys() & current.keys()):
         result.compared.append(key)
         for metric, tolerance in tolerances.items():
+            if metric == "pass_rate":
+                gate = _gate(baseline[key], current[key], tolerance)
+                if gate is None:
+                    continue
+                result.gates[key] = gate
+                if gate.decision == REGRESSED:
+                    result.regressions.append(_rate_regression(key, gate))
+                continue
             was, now = _value(baseline[key], metric), _value(current[key], metric)
             if was is None or now is None or (limit := tolerance.limit(metric, was)) is None:
                 continue
-            worse = limit - now if metric == "pass_rate" else now - limit
+            worse = now - limit
             if worse > 1e-9 * max(1.0, abs(limit)):  # at the limit (give or take a float) passes
                 result.regressions.append(Regression(key, metric, was, now, limit))
     return result
+
+
+def _rate_regression(key: str, gate: RateGate) -> Regression:
+    """The table's row of a pass rate the gate found REGRESSED (in percent)."""
+    was = 100 * gate.base_passed / gate.base_runs
+    return Regression(key, "pass_rate", was, 100 * gate.passed / gate.runs, was - gate.tolerance)
 
 
 def _fmt(value: float, sign: bool = False) -> str:
@@ -340,6 +389,9 @@ def regression_lines(
         for row in table:
             cells = (c.ljust(w) for c, w in zip(row[:5], widths, strict=True))
             lines.append("  ".join(cells) + "  " + row[5])
+    for key, gate in comparison.gates.items():
+        if gate.decision != "PASS":
+            lines.append(f"pass rate {gate.decision}: {key}: {gate.summary()}")
     notes = {"not run, not compared": comparison.missing, "new, not compared": comparison.new}
     for label, keys in notes.items():
         shown = keys if verbose > 0 else keys[:5]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..verdicts.verdict import NOT_EXERCISED, outcome_of
+from .gate import Stop, stop_point
 
 __all__ = ["CaseRate", "case_rates", "rate_lines", "wilson"]
 
@@ -51,6 +52,9 @@ class CaseRate:
     min_pass_rate: float | None = None
     #: verdict name -> in how many of the runs it was not exercised (nothing arose to judge)
     not_exercised: dict[str, int] = field(default_factory=dict)
+    #: ``--chaos-runs=auto:MAX``: MAX, and where the runs were decided (None: they were not)
+    max_runs: int | None = None
+    stop: Stop | None = None
 
     @property
     def rate(self) -> float:
@@ -64,7 +68,10 @@ class CaseRate:
 
     @property
     def ok(self) -> bool:
-        """pass^k (every run passed), or the rate met ``min_pass_rate``."""
+        """pass^k (every run passed), or the rate met ``min_pass_rate``; for auto runs, what
+        decided them."""
+        if self.stop is not None:
+            return self.stop.ok
         if self.min_pass_rate is None:
             return self.passed == self.runs
         return self.rate >= self.min_pass_rate - 1e-12
@@ -79,10 +86,15 @@ class CaseRate:
             f"; {name} not exercised in {n} of {self.runs} runs"
             for name, n in sorted(self.not_exercised.items())
         )
+        auto = ""
+        if self.stop is not None:
+            auto = f"; {self.stop.reason(self.min_pass_rate)}"
+        elif self.max_runs is not None:
+            auto = f"; not decided after {self.runs} of at most {self.max_runs} runs"
         return (
             f"{self.case}@{self.profile}: {self.passed}/{self.runs} runs passed "
             f"({self.rate:.0%}, Wilson 95% {low:.0%}-{high:.0%}): {rule} "
-            f"{'ok' if self.ok else 'FAIL'}{idle}"
+            f"{'ok' if self.ok else 'FAIL'}{auto}{idle}"
         )
 
 
@@ -95,7 +107,8 @@ def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
     """The pass rate of each test case run several times (rows with a ``run`` number), by
     case and profile, sorted. A run passes when its outcome is ``passed``; skipped runs and
     those the user marked xfail are left out. Each case counts, per verdict, the runs in which
-    it was not exercised."""
+    it was not exercised. The runs of ``--chaos-runs=auto:MAX`` (rows with ``auto_runs``) are
+    judged by where :func:`.gate.stop_point` decides them, in the order of the rows."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         if row.get("run") is None or row.get("outcome") not in JUDGED:
@@ -111,14 +124,20 @@ def case_rates(rows: Iterable[Mapping[str, Any]]) -> list[CaseRate]:
             for name, value in verdicts.items() if isinstance(verdicts, Mapping) else ():
                 if outcome_of(value) == NOT_EXERCISED:
                     idle[str(name)] = idle.get(str(name), 0) + 1
+        min_rate = float(max(limits)) if limits else None
+        most = [r["auto_runs"] for r in group if type(r.get("auto_runs")) is int]
+        max_runs = max(max(most), len(group)) if most else None
+        outcomes = [r.get("outcome") == "passed" for r in group]
         rates.append(
             CaseRate(
                 case,
                 profile,
                 runs=len(group),
-                passed=sum(r.get("outcome") == "passed" for r in group),
-                min_pass_rate=float(max(limits)) if limits else None,
+                passed=sum(outcomes),
+                min_pass_rate=min_rate,
                 not_exercised=idle,
+                max_runs=max_runs,
+                stop=stop_point(outcomes, min_rate, max_runs) if max_runs is not None else None,
             )
         )
     return rates
