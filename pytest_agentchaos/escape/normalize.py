@@ -13,8 +13,9 @@ never mask to the same thing, and masking a masked value changes nothing.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ..trace.values import TRUNCATED
@@ -27,6 +28,7 @@ __all__ = [
     "mask",
     "mask_args",
     "mask_text",
+    "mask_value_text",
     "text_tokens",
 ]
 
@@ -271,6 +273,15 @@ def _call_field(name: str) -> bool:
     return _counter_field([w.lower() for w in _NAME_WORDS.findall(name)])
 
 
+def _arg_field(name: str) -> bool:
+    """Whether an argument's value never matters: it names the call or is a credential."""
+    if _call_field(name):
+        return True
+    return _field(name) in _CREDENTIAL_WORDS or _credential_field(
+        [w.lower() for w in _NAME_WORDS.findall(name)]
+    )
+
+
 #: Words of a field name that make it a count of the attempts themselves
 #: (``consecutiveMistakeCount``, ``retry_count``, ``failed_attempts``).
 _ATTEMPT_WORDS = frozenset({"attempt", "attempts", "retry", "retries", "consecutive"})
@@ -292,7 +303,7 @@ def _is_volatile_name(name: str, returned: bool) -> bool:
     names = _RESULT_NAMES if returned else _ARG_NAMES
     found = names.get(name)
     if found is None:
-        found = _volatile_field(name) if returned else _call_field(name)
+        found = _volatile_field(name) if returned else _arg_field(name)
         if len(names) < 4096:
             names[name] = found
     return found
@@ -328,7 +339,7 @@ def mask_args(value: Any, ignore: Collection[str] = ()) -> Any:
 def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
     kind = type(value)  # the exact JSON types first: what a trace holds, at a dict lookup each
     if kind is str:
-        return mask_text(value) if returned else _mask_arg_text(value)
+        return mask_value_text(value, ignore) if returned else _mask_arg_text(value)
     if kind is dict:
         return _mask_mapping(value, ignore, returned)
     if kind is list:
@@ -338,7 +349,7 @@ def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
     if kind is int or kind is float:
         return "<epoch>" if returned and _epoch(value) else value
     if isinstance(value, str):
-        return mask_text(value) if returned else _mask_arg_text(value)
+        return mask_value_text(str(value), ignore) if returned else _mask_arg_text(str(value))
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -353,8 +364,9 @@ def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
 def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: bool) -> Any:
     if TRUNCATED in value:
         return value
+    text: Callable[[str], str]
     if returned:
-        names, memo, text = _RESULT_NAMES, _MASKED, mask_text
+        names, memo, text = _RESULT_NAMES, _MASKED_VALUES, _mask_result_text
     else:
         names, memo, text = _ARG_NAMES, _MASKED_ARGS, _mask_arg_text
     masked: dict[Any, Any] = {}
@@ -368,6 +380,12 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
                 continue
         kind = type(item)  # the common leaves inline: a call per value is most of the cost
         if kind is str:
+            if not returned and type(key) is str and _label_field(key):
+                masked[key] = _mask_label(_mask_arg_text(item))
+                continue
+            if ignore and returned:  # JSON text inside is masked with the fields ignored too
+                masked[key] = mask_value_text(item, ignore)
+                continue
             known = memo.get(item)
             masked[key] = known if known is not None else text(item)
         elif kind is int and not returned:
@@ -377,30 +395,187 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
     return masked
 
 
+#: How much of a returned text is read: a longer one is masked at both ends (half each) and
+#: keeps its length, so a 100 MB output costs what 256 KB does.
+_VALUE_LIMIT = 256 * 1024
+#: The longest JSON text parsed before masking (longer ones are masked as text).
+_JSON_LIMIT = 1024 * 1024
+_MASKED_VALUES: dict[str, str] = {}
+
+#: ``name=value``, ``name: value``, ``"name": value`` in prose or in JSON-looking text that does
+#: not parse: the field-name rule applies to the value as it does in a dict.
+_PAIR = re.compile(
+    r"""(?P<name>(?<![\w.-])[A-Za-z_][\w.-]{0,48}(?<![.-]))(?P<sep>"?'?\s{0,3}[=:]\s{0,3})"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.){0,200}"|'[^'\n]{0,200}'|[^\s,;&|)}\]'"]{1,200})"""
+)
+
+
+def mask_value_text(text: str, ignore: Collection[str] = ()) -> str:
+    """A returned text (a result, a state, a model's output) with what changes by itself
+    masked: JSON text (an object or array, as a shell wrapper, an MCP text content or an HTTP
+    body gives it) is parsed and masked as the data it holds, then written back as canonical
+    JSON; other text has the field-name rule applied to its ``name=value`` / ``name: value`` /
+    ``"name": value`` pairs (``request_id=...``, ``took: ...``) before :func:`mask_text`."""
+    if not ignore:
+        known = _MASKED_VALUES.get(text)
+        if known is not None:
+            return known
+    return _mask_result_text(text, ignore)
+
+
+def _mask_result_text(text: str, ignore: Collection[str] = ()) -> str:
+    short = len(text) <= _MEMO_LENGTH and not ignore
+    if len(text) > _VALUE_LIMIT:
+        half = _VALUE_LIMIT // 2
+        masked = (
+            f"{_mask_result_text(text[:half], ignore)}<cut {len(text)}>"
+            f"{_mask_result_text(text[-half:], ignore)}"
+        )
+    else:
+        masked = _mask_prose(text, ignore)
+    if short:
+        _remember(_MASKED_VALUES, text, masked)
+    return masked
+
+
+def _mask_prose(text: str, ignore: Collection[str]) -> str:
+    head = text.lstrip()[:1]
+    if head in ("{", "[") and len(text) <= _JSON_LIMIT:
+        parsed = _parse_json(text)
+        if parsed is not None:
+            try:
+                return _CANONICAL_TEXT(_mask(parsed, ignore, True))
+            except (ValueError, TypeError, RecursionError):
+                pass
+    if "=" in text or ":" in text:
+        text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
+    return mask_text(text)
+
+
+def _parse_json(text: str) -> Any:
+    """The object or array a JSON text holds; None for invalid or too deeply nested text."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _canonical_text(value: Any) -> str:
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
+    )
+
+
+_CANONICAL_TEXT = _canonical_text
+
+
+def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
+    name = match.group("name")
+    if _is_volatile_name(name, True) or (ignore and name in ignore):
+        value = match.group("value")
+        quote = value[0] if value[0] in "\"'" else ""
+        return f"{name}{match.group('sep')}{quote}<volatile>{quote}"
+    return match.group(0)
+
+
 _ARG_KINDS = frozenset({"tmp", "counter"})
 
 
 #: What an argument's text holds when masking may change it: a temp path's or a counter's
-#: words (a superset: the tokens of :data:`_ARG_KINDS` all begin with or hold one of these).
+#: words, a time of day with seconds (a stamp), a credential's words (a superset: the tokens
+#: masked in arguments all begin with or hold one of these).
 _ARG_HINT = re.compile(
-    r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\[",
+    r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\["
+    r"|\d:\d\d:\d\d|bearer|basic|token|key|auth|secret|pass|cookie|sig|session",
     re.IGNORECASE,
 )
+#: A credential in text: an authorization scheme and its token.
+_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
+#: A time of day with seconds that are not ``:00`` or with a fraction: a stamp from a clock,
+#: not a time the agent chose (a departure at ``10:00:00`` is content).
+_STAMP = re.compile(r"\d:\d\d:(?!00(?![.,]\d))\d\d(?![0-9])|:\d\d[.,]\d")
 
 
 def _mask_arg_text(text: str) -> str:
     known = _MASKED_ARGS.get(text)
     if known is not None:
         return known
-    if _ARG_HINT.search(text) is None:  # no temp path, no counter: nothing to mask
+    if _ARG_HINT.search(text) is None:  # nothing an argument's text masks
         return text
-    return _masked(text, _MASKED_ARGS, _replace_in_arg)
+    masked = text
+    if len(masked) <= _VALUE_LIMIT:
+        masked = _SCHEME.sub(r"\1\2<credential>", masked)
+        if "=" in masked or ":" in masked:
+            masked = _PAIR.sub(_mask_arg_pair, masked)
+    masked = _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
+    if len(text) <= _MEMO_LENGTH:
+        _remember(_MASKED_ARGS, text, masked)
+    return masked
+
+
+def _mask_arg_pair(match: re.Match[str]) -> str:
+    name = match.group("name")
+    if _is_volatile_name(name, False):
+        value = match.group("value")
+        quote = value[0] if value[0] in "\"'" else ""
+        return f"{name}{match.group('sep')}{quote}<volatile>{quote}"
+    return match.group(0)
 
 
 def _replace_in_arg(match: re.Match[str]) -> str:
-    if match.lastgroup in _ARG_KINDS:
+    group = match.lastgroup
+    if group in _ARG_KINDS:
         return _replace(match)
+    if group == "time" and _STAMP.search(match.group(0)):
+        return "<time>"
     return match.group(0)
+
+
+#: Words of an argument's name that make its value a credential (an authorization header, a
+#: token, an API key, a cookie, a password): fresh on every call, never what it is about.
+_CREDENTIAL_WORDS = frozenset(
+    {"authorization", "auth", "token", "password", "passwd", "secret", "cookie", "cookies",
+     "credential", "credentials", "signature", "bearer", "apikey", "csrf", "xsrf"}
+)  # fmt: skip
+_KEY_OWNERS = frozenset({"api", "access", "secret", "private", "session", "auth", "client"})
+
+
+def _credential_field(words: list[str]) -> bool:
+    """Whether an argument's name (its words, lowercased) names a credential."""
+    if _CREDENTIAL_WORDS.intersection(words):
+        return "max" not in words and "limit" not in words  # max_token: a budget
+    return "key" in words and bool(_KEY_OWNERS.intersection(words))
+
+
+#: Words of an argument's name that make its text a cosmetic label: a running counter at its
+#: end (``"label": "attempt 4"``, ``"title": "retry-3"``) names the call, not what it does.
+_LABEL_WORDS = frozenset(
+    {"label", "title", "description", "desc", "comment", "note", "notes", "tag", "caption",
+     "memo", "summary", "reason", "display"}
+)  # fmt: skip
+_LABEL_NAMES: dict[str, bool] = {}
+#: A counter at the end of a label: ``4``, ``#4``, ``(4)``, ``4/5``, ``-3``, ``_3``, ``v2``.
+_TRAILING_COUNTER = re.compile(
+    r"(?<=[^\d\s])(?P<sep>[\s_#-]*[(\[]?\s*#?)\d+(?:\s*/\s*\d+)?(?P<close>\s*[)\]]?\s*)$"
+)
+
+
+def _label_field(name: str) -> bool:
+    found = _LABEL_NAMES.get(name)
+    if found is None:
+        words = {w.lower() for w in _NAME_WORDS.findall(name)}
+        found = bool(_LABEL_WORDS.intersection(words))
+        if len(_LABEL_NAMES) < 4096:
+            _LABEL_NAMES[name] = found
+    return found
+
+
+def _mask_label(text: str) -> str:
+    """A label without its trailing counter (``attempt 4`` -> ``attempt <n>``)."""
+    if len(text) > 200 or not text[-1:].isdigit() and text.rstrip()[-1:] not in (")", "]"):
+        return text
+    return _TRAILING_COUNTER.sub(lambda m: f"{m.group('sep')}<n>{m.group('close')}", text, count=1)
 
 
 #: How much of an error message its template keeps (tracebacks run long; the head says it).
