@@ -18,9 +18,12 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from ..saferepr import safe_repr
-from .history import ActionKey, digest
+from .classify import ErrorClassifier
+from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import error_signature, error_template, mask, mask_args, text_tokens
+from .provenance import Provenance
+from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
 
@@ -148,6 +151,12 @@ class Keyer:
         self.ignore = frozenset(policy.ignore_fields)
         self.functions = dict(policy.keys)
         self.similarity = policy.text_similarity
+        self.error_numbers = policy.error_numbers == "ignore"
+        self.error_wording = policy.error_wording == "compare"
+        self.provenance = Provenance()
+        self.volatility = Volatility()
+        self._classifier = ErrorClassifier()
+        self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._recent: deque[tuple[frozenset[str], str]] = deque(maxlen=_RECENT_TEXTS)
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
@@ -167,7 +176,11 @@ class Keyer:
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
         outcome = outcome_of(ok, error_type, status)
-        coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
+        transient = not ok and self.transient(error_type, message, status)
+        if transient:
+            coarse: str | None = f"{channel}:{tool} -> transient"
+        else:
+            coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
         own = self.functions.get(tool)
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
@@ -178,8 +191,46 @@ class Keyer:
                 self.failures.append((tool, f"{type(exc).__name__}: {safe_repr(exc, 200)}"))
             else:
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
-        shown = _call_digest(args, ok, outcome, result, message, self.ignore)
-        return ActionKey(None, tool, outcome, shown, args, channel, coarse)
+        ignore = self.ignore
+        given = self.provenance.args(tool, args)
+        if ok:
+            kind = outcome
+            shown = mask(self.provenance.result(result), ignore)
+            template = None
+        elif transient:  # no news: every transient failure of the call is one action
+            kind, shown, template = "error:transient", None, None
+        else:
+            kind, shown = outcome, None
+            if self.error_wording:
+                template = error_template(message, numbers=self.error_numbers)
+            else:  # the call is stuck whatever the wording: keyed by type and status
+                kind, template = f"error:{error_type or 'Error'}:{status}", None
+        try:
+            args_text = _CANONICAL(mask_args(given, ignore))
+            rest_text = _CANONICAL([kind, shown, template])
+        except Exception:  # too deep, or not encodable: digested structurally
+            value = digest([mask_args(given, ignore), kind, shown, template])
+            return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
+        value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
+        return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
+
+    def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
+        """Whether a failure is transient (a timeout, a 5xx, a 429, a refused or reset
+        connection), as the error classifier's default tables say."""
+        probe = (error_type, status, (message or "")[:300])
+        known = self._transient.get(probe)
+        if known is None:
+            try:
+                found = self._classifier.classify(
+                    None, status=status, message=message, exception=error_type
+                )
+                known = found.kind == "transient"
+            except Exception:  # a classifier rule that cannot read this error: not transient
+                known = False
+            if len(self._transient) >= 1024:
+                self._transient.clear()
+            self._transient[probe] = known
+        return known
 
     def model(
         self,

@@ -598,14 +598,21 @@ def _message_part(match: re.Match[str]) -> str:
     return f"<{match.lastgroup}>"
 
 
-def error_template(message: str | None) -> str:
+def _message_part_but_numbers(match: re.Match[str]) -> str:
+    group = match.lastgroup
+    return match.group(0) if group == "number" else f"<{group}>"
+
+
+def error_template(message: str | None, *, numbers: bool = True) -> str:
     """An error message as a template: volatile tokens, URLs, quoted values, paths and
     numbers masked, whitespace collapsed. The same error about another file, line or id
-    gives the same template; a different error gives a different one."""
+    gives the same template; a different error gives a different one. ``numbers=False``
+    keeps the numbers: an error at another line is then another error."""
     if not message:
         return ""
     text = mask_text(message[:_TEMPLATE_LIMIT])
-    return _SPACE.sub(" ", _MESSAGE_PARTS.sub(_message_part, text)).strip()
+    part = _message_part if numbers else _message_part_but_numbers
+    return _SPACE.sub(" ", _MESSAGE_PARTS.sub(part, text)).strip()
 
 
 _WORD = re.compile(r"<[a-z]+>|[^\W_]+(?:'[^\W_]+)?")

@@ -1,0 +1,145 @@
+"""Learned volatility: what changes on every call of a tool while the rest stays equal.
+
+Masking by shape (:mod:`.normalize`) misses the short handles and counters that have none:
+``job=7``, ``run r-12``, ``item_3``, ``scratch_4``. What gives them away is their behaviour
+across repeats: the same tool, called again with otherwise equal content, answers with the
+same text except at one or two numbers, and those numbers change on every call.
+
+:class:`Volatility` reads an action as its canonical text (masked arguments, outcome, masked
+result) split at its digit runs: the text between them is the action's *skeleton*, the runs
+are its *positions*. Two calls of a tool with equal skeletons are compared position by
+position. A call that differs from the previous one of its skeleton only at a few positions,
+the same positions that changed last time, gets the previous call's key. A position that stayed
+equal is never masked; calls whose skeletons differ (any other content) are never merged.
+
+Only a handle's kind of number can change by itself: one glued to a name (``r-12``,
+``item_3``, ``#41``, ``7a``), or one that counts up by one from call to call (``job=7``,
+``job=8``). A bare number that moves otherwise is a quantity, and a quantity that moves is
+news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400`` files indexed). Nor:
+- a change in the arguments (``page=2``, ``step2``): the agent asked for something else
+  (a handle it passes back is masked before, by :mod:`.provenance`);
+- more than ``max_values`` distinct new values in one call (a page of new rows);
+- a percentage or a fraction (``45%``, ``3/10``), even one counting up by one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["Volatility"]
+
+_DIGITS = re.compile(r"(\d+)")
+_RATIO = re.compile(r"\s?(?:/|of|out of)\s?$")
+#: Groups (tool and skeleton) remembered; past this the memory starts over.
+_MAX_GROUPS = 4096
+#: Texts longer than this are keyed as they are (no learning): bounded work per call.
+_MAX_TEXT = 16384
+#: Positions compared in one call at most (a text with more digit runs is keyed as it is).
+_MAX_POSITIONS = 256
+
+
+class _Group:
+    """The calls of one tool with one skeleton: the latest one's positions, the key its
+    chain has, and the positions that changed at the latest comparison (None before the
+    first; empty after one where nothing changed: a position must then change twice in a row
+    before it is taken for volatile)."""
+
+    __slots__ = ("args", "key", "learned", "rest")
+
+    def __init__(self, args: list[str], rest: list[str], key: str) -> None:
+        self.args = args
+        self.rest = rest
+        self.key = key
+        self.learned: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+
+def _digest(args: str, rest: str) -> str:
+    text = f"{args}\x1f{rest}"
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class Volatility:
+    """Keys actions, learning per tool which positions change by themselves. One per run."""
+
+    __slots__ = ("_groups", "max_values")
+
+    def __init__(self, max_values: int = 2) -> None:
+        self.max_values = max_values
+        self._groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Group] = {}
+
+    def key(self, tool: str, args: str, rest: str) -> str:
+        """The digest of a call of ``tool`` from its canonical texts: ``args`` (the masked
+        arguments) and ``rest`` (outcome, masked result or error). Equal texts give equal
+        digests; a text that differs from the previous call of its skeleton only at the
+        positions that changed last time too, by few values, gets that call's digest."""
+        if len(args) + len(rest) > _MAX_TEXT:
+            return _digest(args, rest)
+        split_args = _DIGITS.split(args)
+        split_rest = _DIGITS.split(rest)
+        if len(split_args) == 1 and len(split_rest) == 1:
+            return _digest(args, rest)  # no digit: nothing can vary by itself
+        nums_args, nums_rest = split_args[1::2], split_rest[1::2]
+        if len(nums_args) + len(nums_rest) > _MAX_POSITIONS:
+            return _digest(args, rest)
+        skeleton = (tool, tuple(split_args[0::2]), tuple(split_rest[0::2]))
+        groups = self._groups
+        group = groups.get(skeleton)
+        if group is None:
+            if len(groups) >= _MAX_GROUPS:
+                groups.clear()
+            key = _digest(args, rest)
+            groups[skeleton] = _Group(nums_args, nums_rest, key)
+            return key
+        changed_args = tuple(i for i, n in enumerate(nums_args) if n != group.args[i])
+        changed_rest = tuple(i for i, n in enumerate(nums_rest) if n != group.rest[i])
+        before = group.rest
+        group.args, group.rest = nums_args, nums_rest
+        if not changed_args and not changed_rest:
+            group.learned = ((), ())  # every position stayed equal: none of them is volatile
+            return group.key
+        changes = (changed_args, changed_rest)
+        if self._volatile(split_rest, nums_args, before, changes) and (
+            group.learned is None or group.learned == changes
+        ):
+            group.learned = changes
+            return group.key
+        group.learned = changes
+        group.key = _digest(args, rest)
+        return group.key
+
+    def _volatile(
+        self,
+        split_rest: list[str],
+        nums_args: list[str],
+        before: list[str],
+        changes: tuple[tuple[int, ...], tuple[int, ...]],
+    ) -> bool:
+        """Whether the changed positions can be ones that change by themselves: few new
+        values, each a handle's kind of number, every changed argument echoed."""
+        changed_args, changed_rest = changes
+        new = {split_rest[2 * i + 1] for i in changed_rest}
+        if not changed_rest or len(new) > self.max_values:
+            return False
+        if changed_args:
+            return False  # the agent asked for something else
+        return all(_handle_like(split_rest, i, before[i]) for i in changed_rest)
+
+
+def _handle_like(parts: list[str], i: int, old: str) -> bool:
+    """Whether number ``i`` of a split text (``parts[2 * i + 1]``, ``old`` before) is a
+    handle's kind of number: glued to a name, or one more than before."""
+    head, tail = parts[2 * i], parts[2 * i + 2]
+    if tail[:1] == "%" or head[-1:] == "/" or head.endswith(" of "):
+        return False  # a percentage, a fraction's denominator
+    if 2 * i + 3 < len(parts) and _RATIO.match(tail):
+        return False  # a fraction's numerator: 3/10, 3 of 10
+    if tail[:1].isalpha() or tail[:1] == "_":
+        return True  # 7a, 12_b
+    last = head[-1:]
+    if last.isalpha() or last == "#":
+        return True  # r12, #41
+    if last in "_-" and (head[-2:-1].isalpha() or head[-2:-1].isdigit()):
+        return head[-2:-1].isalpha()  # r-12, item_3 (not 3-4: a range)
+    number = parts[2 * i + 1]
+    return len(number) < 10 and len(old) < 10 and int(number) == int(old) + 1
