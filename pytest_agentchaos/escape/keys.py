@@ -92,7 +92,10 @@ def _coarse_of(
     failure = failure_text(result, status)
     if failure is None:
         return None
-    return f"{channel}:{tool} -> failed {error_signature(failure, args)}".rstrip()
+    # no error was raised: the output is the failure's text, and its counts are what the
+    # agent reads ("7 failed" then "5 failed" is progress, not the same failure)
+    signature = error_signature(failure, args, numbers=False)
+    return f"{channel}:{tool} -> failed {signature}".rstrip()
 
 
 #: Result fields that hold a failure's text, in the order they are read.

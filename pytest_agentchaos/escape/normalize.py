@@ -635,14 +635,15 @@ def text_tokens(text: str) -> frozenset[str]:
 _ARGS_LIMIT = 8000
 
 
-def error_signature(message: str | None, args: Any) -> str:
+def error_signature(message: str | None, args: Any, *, numbers: bool = True) -> str:
     """What stays of an error when the call's own input is taken out: the words of its
     message that do not occur in the call's arguments, in order, without what its template
     (:func:`error_template`) masks (numbers, quoted values, paths, URLs, volatile tokens).
     An error that echoes what it was given ("column 'created' does not exist: SELECT ...",
     "pod 'api-7d9f-2xkqp' not found") has one signature whatever the agent passed, so the
     same error coming back while the arguments vary is seen; a different error keeps a
-    different signature."""
+    different signature. ``numbers=False`` keeps the numbers (a failure a tool reports as data,
+    "7 failed" then "5 failed": the count is what the agent reads)."""
     if not message:
         return ""
     given: set[str] = set()
@@ -655,7 +656,7 @@ def error_signature(message: str | None, args: Any) -> str:
     text = message[:_TEMPLATE_LIMIT]
     if given:
         text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
-    words = _WORD.findall(error_template(text).lower())
+    words = _WORD.findall(error_template(text, numbers=numbers).lower())
     return " ".join(w for w in words if not w.startswith("<"))
 
 
