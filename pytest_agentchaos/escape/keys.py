@@ -195,7 +195,8 @@ class Keyer:
             else:
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
         ignore = self.ignore
-        given = self.provenance.args(tool, args)
+        # what the arguments' masking takes out (a temp path, a credential) is no handle
+        given = self.provenance.args(tool, mask_args(args, ignore))
         if ok:
             kind = outcome
             shown = mask(self.provenance.result(result), ignore)
@@ -209,10 +210,10 @@ class Keyer:
             else:  # the call is stuck whatever the wording: keyed by type and status
                 kind, template = f"error:{error_type or 'Error'}:{status}", None
         try:
-            args_text = _CANONICAL(mask_args(given, ignore))
+            args_text = _CANONICAL(given)
             rest_text = _CANONICAL([kind, shown, template])
         except Exception:  # too deep, or not encodable: digested structurally
-            value = digest([mask_args(given, ignore), kind, shown, template])
+            value = digest([given, kind, shown, template])
             return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
         value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)

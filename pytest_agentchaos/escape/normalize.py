@@ -103,7 +103,7 @@ _TIME_QUALIFIERS = frozenset(
 _USAGE_WORDS = frozenset({"tokens", "usage"})
 _STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
 _NUMBER_WORDS = frozenset({"number", "num", "no", "count"})
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_A-Za-z]+")
 
 _UNITS = r"(?:ns|us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?)"
 _NOT_ALNUM_BEFORE = r"(?<![0-9A-Za-z])"
@@ -405,8 +405,8 @@ _MASKED_VALUES: dict[str, str] = {}
 #: ``name=value``, ``name: value``, ``"name": value`` in prose or in JSON-looking text that does
 #: not parse: the field-name rule applies to the value as it does in a dict.
 _PAIR = re.compile(
-    r"""(?P<name>(?<![\w.-])[A-Za-z_][\w.-]{0,48}(?<![.-]))(?P<sep>"?'?\s{0,3}[=:]\s{0,3})"""
-    r"""(?P<value>"(?:[^"\\\n]|\\.){0,200}"|'[^'\n]{0,200}'|[^\s,;&|)}\]'"]{1,200})"""
+    r"""(?P<name>(?<![\w.-])[^\W\d][\w.-]{0,48}(?<![.-]))(?P<sep>"?'?\s{0,3}[=:：]\s{0,3})"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.){0,200}"|'[^'\n]{0,200}'|[^\s,;&|)}\]'"，；。）】」]{1,200})"""
 )
 
 
@@ -447,7 +447,7 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
                 return _CANONICAL_TEXT(_mask(parsed, ignore, True))
             except (ValueError, TypeError, RecursionError):
                 pass
-    if "=" in text or ":" in text:
+    if "=" in text or ":" in text or "：" in text:
         text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
     return mask_text(text)
 
@@ -536,7 +536,9 @@ def _replace_in_arg(match: re.Match[str]) -> str:
 #: token, an API key, a cookie, a password): fresh on every call, never what it is about.
 _CREDENTIAL_WORDS = frozenset(
     {"authorization", "auth", "token", "password", "passwd", "secret", "cookie", "cookies",
-     "credential", "credentials", "signature", "bearer", "apikey", "csrf", "xsrf"}
+     "credential", "credentials", "signature", "bearer", "apikey", "csrf", "xsrf",
+     # a cursor is a handle: it says where a listing is, never what the agent asks for
+     "cursor", "continuation"}
 )  # fmt: skip
 _KEY_OWNERS = frozenset({"api", "access", "secret", "private", "session", "auth", "client"})
 

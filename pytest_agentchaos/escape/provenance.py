@@ -31,6 +31,8 @@ HANDLE = "<handle>"
 #: digit (``7``, ``r-12``, ``item_3``, ``./scratch_3``, ``job:41``).
 _TOKEN = re.compile(r"[\w./:-]*\d[\w./:-]*")
 _DIGIT = re.compile(r"\d")
+#: What may precede a one-digit handle in a text: ``job=7``, ``job: 7``, ``#7``.
+_NAMED = ("=", ":", "#")
 #: A value longer than this is content, not a handle; a table bigger than this starts over.
 _MAX_VALUE = 120
 _MAX_VALUES = 4096
@@ -116,8 +118,6 @@ class Provenance:
         return _TOKEN.sub(lambda m: self._token(m.group(0), slot), head) + tail
 
     def _token(self, token: str, slot: tuple[str, str] | None) -> str:
-        if len(token) < 2:
-            return token  # a lone digit in a text is no handle ("1 + x")
         found = self._match(token, slot)
         if found is not None:
             return found
@@ -178,9 +178,10 @@ class Provenance:
             if len(value) <= _MAX_VALUE and value.strip() == value and _DIGIT.search(value):
                 self._add(value)
             if _DIGIT.search(text) is not None:
-                for token in _TOKEN.findall(text):
-                    if len(token) < 2:
-                        continue
+                for match in _TOKEN.finditer(text):
+                    token = match.group(0)
+                    if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
+                        continue  # a lone digit is a handle only when named (job=7, #7)
                     self._add(token)
                     for piece in _pieces(token):
                         self._add(piece)

@@ -12,9 +12,9 @@ position. A call that differs from the previous one of its skeleton only at a fe
 the same positions that changed last time, gets the previous call's key. A position that stayed
 equal is never masked; calls whose skeletons differ (any other content) are never merged.
 
-Only a handle's kind of number can change by itself: one glued to a name (``r-12``,
-``item_3``, ``#41``, ``7a``), or one that counts up by one from call to call (``job=7``,
-``job=8``). A bare number that moves otherwise is a quantity, and a quantity that moves is
+Only a handle's kind of token can change by itself: an identifier (``r-12``, ``item_3``,
+``eyJZQOKlCTn``), a number named by ``#``, or a bare number that counts up by one from call to
+call (``job=7``, ``job=8``). A bare number that moves otherwise is a quantity, and a quantity that moves is
 news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400`` files indexed). Nor:
 - a change in the arguments (``page=2``, ``step2``): the agent asked for something else
   (a handle it passes back is masked before, by :mod:`.provenance`);
@@ -29,7 +29,10 @@ import re
 
 __all__ = ["Volatility"]
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(
+    r"((?<![A-Za-z0-9_-])(?:[A-Za-z_-]*\d[A-Za-z0-9_-]*"
+    r"|(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z][A-Za-z_-]*)(?![A-Za-z0-9_-]))"
+)
 _RATIO = re.compile(r"\s?(?:/|of|out of)\s?$")
 #: Groups (tool and skeleton) remembered; past this the memory starts over.
 _MAX_GROUPS = 4096
@@ -127,19 +130,19 @@ class Volatility:
 
 
 def _handle_like(parts: list[str], i: int, old: str) -> bool:
-    """Whether number ``i`` of a split text (``parts[2 * i + 1]``, ``old`` before) is a
-    handle's kind of number: glued to a name, or one more than before."""
+    """Whether token ``i`` of a split text (``parts[2 * i + 1]``, ``old`` before) is a
+    handle's kind of token: an identifier, a number named by ``#``, or a bare number one more
+    than before (a percentage, a fraction, a date or a range never is)."""
     head, tail = parts[2 * i], parts[2 * i + 2]
-    if tail[:1] == "%" or head[-1:] == "/" or head.endswith(" of "):
-        return False  # a percentage, a fraction's denominator
+    token = parts[2 * i + 1]
+    if not token.isdigit():
+        if token.replace("-", "").replace("_", "").isdigit():
+            return False  # a date, a range: 2026-11-26, 3-4
+        return True  # r-12, item_3, 7a, eyJZQOKlCTn
+    if tail[:1] == "%" or head[-1:] in "/." or tail[:1] == "." or head.endswith(" of "):
+        return False  # a percentage, a decimal, a fraction's denominator
     if 2 * i + 3 < len(parts) and _RATIO.match(tail):
         return False  # a fraction's numerator: 3/10, 3 of 10
-    if tail[:1].isalpha() or tail[:1] == "_":
-        return True  # 7a, 12_b
-    last = head[-1:]
-    if last.isalpha() or last == "#":
-        return True  # r12, #41
-    if last in "_-" and (head[-2:-1].isalpha() or head[-2:-1].isdigit()):
-        return head[-2:-1].isalpha()  # r-12, item_3 (not 3-4: a range)
-    number = parts[2 * i + 1]
-    return len(number) < 10 and len(old) < 10 and int(number) == int(old) + 1
+    if head[-1:] == "#":
+        return True  # #41
+    return len(token) < 10 and old.isdigit() and len(old) < 10 and int(token) == int(old) + 1
