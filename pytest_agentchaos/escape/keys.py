@@ -21,7 +21,14 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import error_signature, error_template, mask, mask_args, text_tokens
+from .normalize import (
+    error_signature,
+    error_template,
+    mask,
+    mask_args,
+    mask_value_text,
+    text_shingles,
+)
 from .provenance import Provenance
 from .volatility import Volatility
 
@@ -157,11 +164,13 @@ class Keyer:
         self.error_numbers = policy.error_numbers == "ignore"
         self.error_wording = policy.error_wording == "compare"
         self.provenance = Provenance()
-        self.volatility = Volatility()
+        self.volatility = Volatility(max_step=policy.max_period)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         self._texts: OrderedDict[str, str] = OrderedDict()
-        self._recent: deque[tuple[frozenset[str], str]] = deque(maxlen=_RECENT_TEXTS)
+        self._recent: deque[tuple[frozenset[str], frozenset[str], str]] = deque(
+            maxlen=_RECENT_TEXTS
+        )
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
 
@@ -226,7 +235,7 @@ class Keyer:
         if known is None:
             try:
                 found = self._classifier.classify(
-                    None, status=status, message=message, exception=error_type
+                    None, status=status, message=message, exception=error_type or message
                 )
                 known = found.kind == "transient"
             except Exception:  # a classifier rule that cannot read this error: not transient
@@ -244,41 +253,105 @@ class Keyer:
         output: Any = None,
         error_type: str | None = None,
         message: str | None = None,
+        input: Any = None,  # noqa: A002 - the model call's own name for it
     ) -> ActionKey:
         """The key of a completed model call: its output (near-duplicates share a key) or its
-        error."""
+        error, and what it answered: the latest message of its ``input`` when given (the same
+        reply to another prompt is another action: a label per review, not a loop; a chat
+        model's input grows, so only its newest turn is read)."""
+        prompt = None if input is None else digest(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
-            return ActionKey(None, model, outcome, digest(error_template(message)), None, "model")
+            value = digest([prompt, error_template(message)])
+            return ActionKey(None, model, outcome, value, None, "model")
         text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
-        return ActionKey(None, model, "ok", self._text_key(text), None, "model")
+        key = self._text_key(text)
+        if prompt is not None:
+            key = digest([prompt, key])
+        return ActionKey(None, model, "ok", key, None, "model")
 
-    def state(self, state: Any) -> str:
-        """The digest of a reported state, volatile fields masked."""
-        return state if isinstance(state, str) else digest(mask(state, self.ignore))
+    def state(self, state: Any, node: str | None = None) -> str:
+        """The digest of a reported state (at ``node``, when the agent visits one): volatile
+        fields masked, a transient error it holds masked as ``<transient>``, and what changes
+        on every report while the rest stays equal (a tick, an iteration count) learned."""
+        if isinstance(state, str):
+            return state
+        masked = self._transient_errors(mask(state, self.ignore), 0)
+        try:
+            text = _CANONICAL(masked)
+        except Exception:  # too deep, or not encodable: digested structurally
+            return digest(masked)
+        return self.volatility.key(f"state:{node or ''}", "", text)
+
+    def _transient_errors(self, value: Any, depth: int) -> Any:
+        """``value`` with the text of each error field (``last_error``, ``error``) that the
+        classifier calls transient replaced by ``<transient>``: no news, whichever it is."""
+        if depth > 16:
+            return value
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                if isinstance(v, str) and _error_field(k) and self.transient(None, v, None):
+                    out[k] = "<transient>"
+                else:
+                    out[k] = self._transient_errors(v, depth + 1)
+            return out
+        if isinstance(value, list):
+            return [self._transient_errors(v, depth + 1) for v in value]
+        return value
 
     def _text_key(self, text: str) -> str:
         known = self._texts.get(text)
         if known is not None:
             self._texts.move_to_end(text)
             return known
-        words = text_tokens(text)
+        words, values = text_shingles(text)
         key = None
         best = 0.0
         size = len(words)
-        for other, other_key in self._recent:
+        for other, other_values, other_key in self._recent:
+            if values != other_values:
+                continue  # a short text's numbers and identifiers are what it says
             both = len(words & other)
             union = size + len(other) - both
             share = both / union if union else 1.0
             if share >= self.similarity and share > best:
                 key, best = other_key, share
         if key is None:
-            key = digest(sorted(words)) if words else digest(text)
-            self._recent.append((words, key))
+            key = digest([sorted(words), sorted(values)]) if words else digest(text)
+            self._recent.append((words, values, key))
         self._texts[text] = key
         if len(self._texts) > _EXACT_TEXTS:
             self._texts.popitem(last=False)
         return key
+
+
+#: How much of a model's input text is its newest turn, when the input is one text.
+_PROMPT_TAIL = 500
+
+
+def _latest(value: Any) -> Any:
+    """The newest turn of a model's input, masked: the last message of a list of messages
+    (``{"role": ..., "content": ...}``), the user's part of a ``{"system", "user"}`` table,
+    the tail of a text."""
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, dict):
+        for field in ("content", "user", "input", "prompt", "text", "message"):
+            if field in value:
+                value = value[field]
+                break
+    if isinstance(value, str):
+        return mask_value_text(value[-_PROMPT_TAIL:])
+    return mask(value)
+
+
+_ERROR_WORDS = ("error", "exception", "failure", "fault")
+
+
+def _error_field(name: Any) -> bool:
+    """Whether a field's name says it holds an error (``last_error``, ``lastException``)."""
+    return isinstance(name, str) and any(w in name.lower() for w in _ERROR_WORDS)
 
 
 def _as_text(value: Any) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "mask_args",
     "mask_text",
     "mask_value_text",
+    "text_shingles",
     "text_tokens",
 ]
 
@@ -631,6 +632,65 @@ def text_tokens(text: str) -> frozenset[str]:
     from the last one by a count ("attempt 3", "retrying (4/5)") is the same thought."""
     masked = _NUMBER.sub("<n>", mask_text(text[:_TEXT_LIMIT]))
     return frozenset(_WORD.findall(masked.lower()))
+
+
+#: A text with fewer tokens than this is short: its numbers and identifiers are what it says.
+SHORT_TEXT = 16
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
+#: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
+_COUNTER_WORDS = frozenset(
+    {"attempt", "attempts", "try", "tries", "retry", "retries", "iteration", "iter", "round",
+     "loop", "pass", "cycle", "turn", "tick", "第", "次", "轮", "遍"}
+)  # fmt: skip
+
+
+def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a model's text says, for near-duplicate checks: ``(tokens, values)``. Tokens are
+    its words (lowercased, volatile tokens masked) and, for Chinese or Japanese, its
+    characters and character pairs. ``values`` are the numbers and identifiers of a short
+    text (fewer than :data:`SHORT_TEXT` tokens), CJK numerals included, unless a counter word
+    precedes them: two short texts that differ in them are different ("step 1" and "step
+    2", "方案一" and "方案二"). A long text's numbers are masked, so a thought that differs by
+    a count is the same thought. Masking never empties a text: a text of volatile tokens
+    alone (a stream of random chunks) keeps them."""
+    head = text[:_TEXT_LIMIT]
+    masked = mask_text(head)
+    if not _WORD_CHARS.search(_PLACEHOLDER.sub("", masked)):
+        masked = head  # masking would leave nothing: the tokens are the content
+    words = _SHINGLE.findall(masked.lower())
+    tokens: set[str] = set()
+    values: set[str] = set()
+    count = 0
+    for word in words:
+        count += (len(word) + 1) // 2 if _CJK_RUN.match(word) else 1
+    short = count < SHORT_TEXT
+    previous = ""
+    for word in words:
+        if _CJK_RUN.match(word):
+            tokens.update(word)
+            tokens.update(word[i : i + 2] for i in range(len(word) - 1))
+            if short:
+                for i, ch in enumerate(word):
+                    before = word[i - 1] if i else previous[-1:]
+                    if ch in _CJK_NUMERALS and before not in _COUNTER_WORDS:
+                        values.add(ch)
+        elif any(c.isdigit() for c in word):
+            if short and previous not in _COUNTER_WORDS and not word.startswith("<"):
+                values.add(word)
+                tokens.add(word)
+            else:
+                tokens.add(_NUMBER.sub("<n>", word))
+        else:
+            tokens.add(word)
+        previous = word
+    return frozenset(tokens), frozenset(values)
+
+
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+_WORD_CHARS = re.compile(r"[^\W_]")
 
 
 #: How much of the arguments an error signature reads for the words they lend the message.

@@ -9,7 +9,9 @@ same text except at one or two numbers, and those numbers change on every call.
 result) split at its digit runs: the text between them is the action's *skeleton*, the runs
 are its *positions*. Two calls of a tool with equal skeletons are compared position by
 position. A call that differs from the previous one of its skeleton only at a few positions,
-the same positions that changed last time, gets the previous call's key. A position that stayed
+the same positions that changed at the comparison before too, gets the previous call's key
+(so a loop whose laps differ in a handle is seen from its third lap on: the second lap is
+the first evidence, never enough by itself). A position that stayed
 equal is never masked; calls whose skeletons differ (any other content) are never merged.
 
 Only a handle's kind of token can change by itself: an identifier (``r-12``, ``item_3``,
@@ -48,13 +50,15 @@ class _Group:
     first; empty after one where nothing changed: a position must then change twice in a row
     before it is taken for volatile)."""
 
-    __slots__ = ("args", "key", "learned", "rest")
+    __slots__ = ("args", "key", "learned", "random", "rest", "steps")
 
     def __init__(self, args: list[str], rest: list[str], key: str) -> None:
         self.args = args
         self.rest = rest
         self.key = key
         self.learned: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        self.steps: dict[int, int] = {}  # position -> how much its number rose last time
+        self.random: set[int] = set()  # positions whose number went both up and down
 
 
 def _digest(args: str, rest: str) -> str:
@@ -65,10 +69,11 @@ def _digest(args: str, rest: str) -> str:
 class Volatility:
     """Keys actions, learning per tool which positions change by themselves. One per run."""
 
-    __slots__ = ("_groups", "max_values")
+    __slots__ = ("_groups", "max_step", "max_values")
 
-    def __init__(self, max_values: int = 2) -> None:
+    def __init__(self, max_values: int = 2, max_step: int = 8) -> None:
         self.max_values = max_values
+        self.max_step = max_step
         self._groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Group] = {}
 
     def key(self, tool: str, args: str, rest: str) -> str:
@@ -102,9 +107,7 @@ class Volatility:
             group.learned = ((), ())  # every position stayed equal: none of them is volatile
             return group.key
         changes = (changed_args, changed_rest)
-        if self._volatile(split_rest, nums_args, before, changes) and (
-            group.learned is None or group.learned == changes
-        ):
+        if self._volatile(split_rest, group, before, changes) and group.learned == changes:
             group.learned = changes
             return group.key
         group.learned = changes
@@ -114,25 +117,51 @@ class Volatility:
     def _volatile(
         self,
         split_rest: list[str],
-        nums_args: list[str],
+        group: _Group,
         before: list[str],
         changes: tuple[tuple[int, ...], tuple[int, ...]],
     ) -> bool:
         """Whether the changed positions can be ones that change by themselves: few new
-        values, each a handle's kind of number, every changed argument echoed."""
+        values, each a handle's kind of token, and no changed argument."""
         changed_args, changed_rest = changes
         new = {split_rest[2 * i + 1] for i in changed_rest}
-        if not changed_rest or len(new) > self.max_values:
-            return False
-        if changed_args:
-            return False  # the agent asked for something else
-        return all(_handle_like(split_rest, i, before[i]) for i in changed_rest)
+        if not changed_rest or len(new) > self.max_values or changed_args:
+            return False  # many new values, or the agent asked for something else
+        steps, last = {}, group.steps
+        if group.learned != changes:
+            group.random = set()
+        ok = True
+        for i in changed_rest:
+            step = _step(split_rest[2 * i + 1], before[i])
+            if step is not None:
+                steps[i] = step
+                previous = last.get(i)
+                if previous is not None and step * previous < 0:
+                    group.random.add(i)  # up, then down: no quantity moves that way
+            if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
+                # a random number (a pid, a port) changes by itself only when it is the one
+                # thing that changed: two numbers moving are more likely measurements
+                ok = ok and i in group.random and len(changed_rest) == 1
+        group.steps = steps
+        return ok
 
 
-def _handle_like(parts: list[str], i: int, old: str) -> bool:
-    """Whether token ``i`` of a split text (``parts[2 * i + 1]``, ``old`` before) is a
-    handle's kind of token: an identifier, a number named by ``#``, or a bare number one more
-    than before (a percentage, a fraction, a date or a range never is)."""
+def _step(token: str, old: str) -> int | None:
+    """How much a bare number rose since the last call (None when either is no number)."""
+    if token.isdigit() and old.isdigit() and len(token) < 10 and len(old) < 10:
+        return int(token) - int(old)
+    return None
+
+
+def _handle_like(
+    parts: list[str], i: int, step: int | None, last: int | None, max_step: int
+) -> bool:
+    """Whether token ``i`` of a split text (``parts[2 * i + 1]``) is a handle's kind of
+    token: an identifier, a number named by ``#``, or a counter (a bare number that rose by
+    one, or by the same step as last time, at most ``max_step``: one per action of a lap).
+    (A random number, one that went both up and down, is judged by the caller.) A quantity
+    moves one way (a poll's progress, a queue draining); a percentage, a fraction, a decimal,
+    a date or a range is never a handle."""
     head, tail = parts[2 * i], parts[2 * i + 2]
     token = parts[2 * i + 1]
     if not token.isdigit():
@@ -145,4 +174,6 @@ def _handle_like(parts: list[str], i: int, old: str) -> bool:
         return False  # a fraction's numerator: 3/10, 3 of 10
     if head[-1:] == "#":
         return True  # #41
-    return len(token) < 10 and old.isdigit() and len(old) < 10 and int(token) == int(old) + 1
+    if step is None or last is None:
+        return False
+    return step == 1 or (step == last and 1 <= step <= max_step)
