@@ -641,10 +641,12 @@ _SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
 #: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
-_COUNTER_WORDS = frozenset(
-    {"attempt", "attempts", "try", "tries", "retry", "retries", "iteration", "iter", "round",
-     "loop", "pass", "cycle", "turn", "tick", "第", "次", "轮", "遍"}
-)  # fmt: skip
+_COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
+                  "turn", "tick", "第", "次", "轮", "遍")  # fmt: skip
+
+
+def _counter_word(word: str) -> bool:
+    return bool(word) and word.startswith(_COUNTER_WORDS)
 
 
 def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -670,15 +672,20 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     previous = ""
     for word in words:
         if _CJK_RUN.match(word):
-            tokens.update(word)
-            tokens.update(word[i : i + 2] for i in range(len(word) - 1))
+            # characters in a short text (a one-character change costs one token, as a word
+            # does), character pairs in a long one (the same characters in another order
+            # are another text)
+            if short or len(word) == 1:
+                tokens.update(word)
+            else:
+                tokens.update(word[i : i + 2] for i in range(len(word) - 1))
             if short:
                 for i, ch in enumerate(word):
                     before = word[i - 1] if i else previous[-1:]
-                    if ch in _CJK_NUMERALS and before not in _COUNTER_WORDS:
+                    if ch in _CJK_NUMERALS and not _counter_word(before):
                         values.add(ch)
         elif any(c.isdigit() for c in word):
-            if short and previous not in _COUNTER_WORDS and not word.startswith("<"):
+            if short and not _counter_word(previous) and not word.startswith("<"):
                 values.add(word)
                 tokens.add(word)
             else:
