@@ -15,9 +15,9 @@ the first evidence, never enough by itself). A position that stayed
 equal is never masked; calls whose skeletons differ (any other content) are never merged.
 
 Only a handle's kind of token can change by itself: an identifier (``r-12``, ``item_3``,
-``eyJZQOKlCTn``), a number named by ``#``, or a bare number that counts up by one from call to
-call (``job=7``, ``job=8``). A bare number that moves otherwise is a quantity, and a quantity that moves is
-news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400`` files indexed). Nor:
+``eyJZQOKlCTn``), a number named by ``#``, or a bare number that counts up by one from call
+to call (``job=7``, ``job=8``). A bare number that moves otherwise is a quantity, and a
+quantity that moves is news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400`` files indexed). Nor:
 - a change in the arguments (``page=2``, ``step2``): the agent asked for something else
   (a handle it passes back is masked before, by :mod:`.provenance`);
 - more than ``max_values`` distinct new values in one call (a page of new rows);
@@ -165,9 +165,8 @@ def _handle_like(
     head, tail = parts[2 * i], parts[2 * i + 2]
     token = parts[2 * i + 1]
     if not token.isdigit():
-        if token.replace("-", "").replace("_", "").isdigit():
-            return False  # a date, a range: 2026-11-26, 3-4
-        return True  # r-12, item_3, 7a, eyJZQOKlCTn
+        # r-12, item_3, 7a, eyJZQOKlCTn; not a date or a range (2026-11-26, 3-4)
+        return not token.replace("-", "").replace("_", "").isdigit()
     if tail[:1] == "%" or head[-1:] in "/." or tail[:1] == "." or head.endswith(" of "):
         return False  # a percentage, a decimal, a fraction's denominator
     if 2 * i + 3 < len(parts) and _RATIO.match(tail):
