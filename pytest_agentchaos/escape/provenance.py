@@ -170,31 +170,42 @@ class Provenance:
                 self._walk_given(item, budget)
 
     def _issue(self, value: Any, budget: list[int]) -> None:
-        if budget[0] <= 0:
-            return
-        budget[0] -= 1
-        if isinstance(value, str):
-            text = value[:_TEXT_LIMIT]
-            if len(value) <= _MAX_VALUE and value.strip() == value and _DIGIT.search(value):
-                self._add(value)
-            if _DIGIT.search(text) is not None:
+        """Record the candidate handles of a result: its scalars holding a digit and the
+        tokens of its texts (iteratively, at most ``budget`` leaves: every result pays it)."""
+        issued, given, tick = self._issued, self._given, self._tick
+        found: list[str] = []
+        todo = [value]
+        leaves = budget[0]
+        while todo and leaves > 0:
+            item = todo.pop()
+            leaves -= 1
+            kind = type(item)
+            if kind is str:
+                if _DIGIT.search(item) is None:
+                    continue
+                if len(item) <= _MAX_VALUE and item.strip() == item:
+                    found.append(item)
+                text = item[:_TEXT_LIMIT]
                 for match in _TOKEN.finditer(text):
                     token = match.group(0)
                     if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
                         continue  # a lone digit is a handle only when named (job=7, #7)
-                    self._add(token)
-                    for piece in _pieces(token):
-                        self._add(piece)
-        elif isinstance(value, bool) or value is None:
-            return
-        elif isinstance(value, int):
-            self._add(str(value))
-        elif isinstance(value, Mapping):
-            for item in value.values():
-                self._issue(item, budget)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                self._issue(item, budget)
+                    found.append(token)
+                    if "/" in token or ":" in token:
+                        found.extend(_pieces(token))
+            elif kind is int:
+                found.append(str(item))
+            elif kind is dict or isinstance(item, Mapping):
+                todo.extend(item.values())
+            elif kind is list or kind is tuple:
+                todo.extend(item)
+            elif isinstance(item, str):
+                todo.append(str(item))
+        for text in found:
+            if text not in issued and text not in given and len(text) <= _MAX_VALUE:
+                if len(issued) >= _MAX_VALUES:
+                    issued.clear()
+                issued[text] = tick
 
     def _add(self, text: str) -> None:
         if text not in self._given and text not in self._issued and len(text) <= _MAX_VALUE:

@@ -17,7 +17,8 @@ equal is never masked; calls whose skeletons differ (any other content) are neve
 Only a handle's kind of token can change by itself: an identifier (``r-12``, ``item_3``,
 ``eyJZQOKlCTn``), a number named by ``#``, or a bare number that counts up by one from call
 to call (``job=7``, ``job=8``). A bare number that moves otherwise is a quantity, and a
-quantity that moves is news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400`` files indexed). Nor:
+quantity that moves is news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400``
+files indexed). Nor:
 - a change in the arguments (``page=2``, ``step2``): the agent asked for something else
   (a handle it passes back is masked before, by :mod:`.provenance`);
 - more than ``max_values`` distinct new values in one call (a page of new rows);
@@ -31,7 +32,12 @@ import re
 
 __all__ = ["Volatility"]
 
-_DIGITS = re.compile(
+#: Positions: digit runs (a handle glued to a name, ``r-12``, is judged by its neighbours)...
+_DIGITS = re.compile(r"(\d+)")
+#: ...or, in a text holding an opaque token (eight or more letters mixing case, a cursor),
+#: whole tokens: identifiers holding a digit, and opaque tokens.
+_OPAQUE = re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z]")
+_TOKENS = re.compile(
     r"((?<![A-Za-z0-9_-])(?:[A-Za-z_-]*\d[A-Za-z0-9_-]*"
     r"|(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z][A-Za-z_-]*)(?![A-Za-z0-9_-]))"
 )
@@ -74,7 +80,7 @@ class Volatility:
     def __init__(self, max_values: int = 2, max_step: int = 8) -> None:
         self.max_values = max_values
         self.max_step = max_step
-        self._groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Group] = {}
+        self._groups: dict[str, _Group] = {}
 
     def key(self, tool: str, args: str, rest: str) -> str:
         """The digest of a call of ``tool`` from its canonical texts: ``args`` (the masked
@@ -83,14 +89,17 @@ class Volatility:
         positions that changed last time too, by few values, gets that call's digest."""
         if len(args) + len(rest) > _MAX_TEXT:
             return _digest(args, rest)
-        split_args = _DIGITS.split(args)
-        split_rest = _DIGITS.split(rest)
+        # whole tokens where an opaque one is (rarer, slower: so a cursor is a position too)
+        opaque = _OPAQUE.search(rest) is not None or _OPAQUE.search(args) is not None
+        splitter = _TOKENS if opaque else _DIGITS
+        split_args = splitter.split(args)
+        split_rest = splitter.split(rest)
         if len(split_args) == 1 and len(split_rest) == 1:
             return _digest(args, rest)  # no digit: nothing can vary by itself
         nums_args, nums_rest = split_args[1::2], split_rest[1::2]
         if len(nums_args) + len(nums_rest) > _MAX_POSITIONS:
             return _digest(args, rest)
-        skeleton = (tool, tuple(split_args[0::2]), tuple(split_rest[0::2]))
+        skeleton = "\x1f".join([tool, *split_args[0::2], "\x1e", *split_rest[0::2]])
         groups = self._groups
         group = groups.get(skeleton)
         if group is None:
@@ -164,9 +173,15 @@ def _handle_like(
     a date or a range is never a handle."""
     head, tail = parts[2 * i], parts[2 * i + 2]
     token = parts[2 * i + 1]
-    if not token.isdigit():
-        # r-12, item_3, 7a, eyJZQOKlCTn; not a date or a range (2026-11-26, 3-4)
-        return not token.replace("-", "").replace("_", "").isdigit()
+    if not token.isdigit():  # a whole token: r-12, item_3, 7a, eyJZQOKlCTn
+        return not token.replace("-", "").replace("_", "").isdigit()  # not 2026-11-26, 3-4
+    last_char = head[-1:]
+    if tail[:1].isalpha() or tail[:1] == "_" or last_char.isalpha() or last_char == "_":
+        return True  # a digit run glued to a name: 7a, 12_b, r12, item_3
+    if last_char == "-" and head[-2:-1].isalpha():
+        return True  # r-12 (not 3-4, a range; not 2026-11-26, a date)
+    if last_char == "-" or tail[:1] == "-":
+        return False
     if tail[:1] == "%" or head[-1:] in "/." or tail[:1] == "." or head.endswith(" of "):
         return False  # a percentage, a decimal, a fraction's denominator
     if 2 * i + 3 < len(parts) and _RATIO.match(tail):
