@@ -90,12 +90,14 @@ def _coarse_of(
     result: Any,
     status: int | None,
     args: Any,
+    numbers: bool = True,
 ) -> str | None:
     """The coarse key of a failed call (tool and error, the arguments' words taken out), or
     of a call that returned a failure as data (a non-zero exit code, ``"error": ...``,
     ``"success": false``, an HTTP error status); None for a success."""
     if not ok:
-        return f"{channel}:{tool} -> {outcome} {error_signature(message, args)}".rstrip()
+        signature = error_signature(message, args, numbers=numbers)
+        return f"{channel}:{tool} -> {outcome} {signature}".rstrip()
     failure = failure_text(result, status)
     if failure is None:
         return None
@@ -165,6 +167,7 @@ class Keyer:
         self.error_wording = policy.error_wording == "compare"
         self.provenance = Provenance()
         self.volatility = Volatility(max_step=policy.max_period)
+        self._states = Volatility(max_step=policy.max_period, fields=False)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         self._texts: OrderedDict[str, str] = OrderedDict()
@@ -192,7 +195,9 @@ class Keyer:
         if transient:
             coarse: str | None = f"{channel}:{tool} -> transient"
         else:
-            coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
+            coarse = _coarse_of(
+                tool, channel, ok, outcome, message, result, status, args, self.error_numbers
+            )
         own = self.functions.get(tool)
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
@@ -224,7 +229,10 @@ class Keyer:
         except Exception:  # too deep, or not encodable: digested structurally
             value = digest([given, kind, shown, template])
             return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
-        value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
+        if not ok:  # an error's template masks what varies by itself, per error_numbers
+            value = digest([args_text, rest_text])
+        else:
+            value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
 
     def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
@@ -281,7 +289,7 @@ class Keyer:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally
             return digest(masked)
-        return self.volatility.key(f"state:{node or ''}", "", text)
+        return self._states.key(node or "", "", text)
 
     def _transient_errors(self, value: Any, depth: int) -> Any:
         """``value`` with the text of each error field (``last_error``, ``error``) that the

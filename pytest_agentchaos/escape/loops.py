@@ -232,7 +232,8 @@ class LoopDetector:
         self.policy = policy = policy or LoopPolicy()
         self._tools = _Periodic(policy)
         self._all = _Periodic(policy)
-        # (channel, tool) -> [coarse key, failures, first step, position of the latest, key]
+        # (channel, tool) -> [coarse key, failures, first step, position of the latest, key,
+        # whether the arguments varied]
         self._streaks: dict[tuple[str, str | None], list[Any]] = {}
         window = max(512, 4 * max(policy.state_window, policy.node_window_events))
         self._novelty = _Novelty(window)
@@ -248,6 +249,7 @@ class LoopDetector:
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
         self._tool_pos = -1  # the position of the latest tool call
+        self._moved = -1  # the position of the latest node or state seen for the first time
         self._n = 0
 
     @property
@@ -280,6 +282,8 @@ class LoopDetector:
             if key.succeeded:
                 novelty.see(key, pos)
         if visited is not None:
+            if ("node", visited) not in novelty.seen:
+                self._moved = pos  # somewhere new: a held same-error alarm ends
             novelty.see(("node", visited), pos)
         subject = None
         entered = False
@@ -288,6 +292,8 @@ class LoopDetector:
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
             if entered:
+                if ("state", subject) not in novelty.seen:
+                    self._moved = pos
                 novelty.see(("state", subject), pos)
 
         # kind -> (the loop, whether this action continued it)
@@ -378,36 +384,41 @@ class LoopDetector:
         tool = (key.channel, key.tool)
         if key.coarse is None:
             streaks.pop(tool, None)  # the failing tool works: its streak ends
-            return self._live_streak(pos)
+            live = self._live_streak(pos)  # another tool's call between tries is part of it
+            return None if live is None else (live[0], True)
         streak = streaks.get(tool)
         window = self.policy.error_streak_window
         if streak is None or streak[0] != key.coarse or pos - streak[3] > window:
-            streak = streaks[tool] = [key.coarse, 0, step, pos, key]
+            streak = streaks[tool] = [key.coarse, 0, step, pos, key, False]
             if len(streaks) > 64:  # bounded: drop the streaks the window has passed
                 for other in [t for t, s in streaks.items() if pos - s[3] > window]:
                     del streaks[other]
+        elif key != streak[4]:
+            streak[5] = True  # the arguments varied: the identical call is the repeat rule's
         streak[1] += 1
         streak[3] = pos
         streak[4] = key
-        if streak[1] >= self.policy.error_streak:
+        if streak[1] >= self.policy.error_streak and streak[5]:
             return self._streak_loop(streak), True
         return self._live_streak(pos)
 
     def _live_streak(self, pos: int) -> tuple[Loop, bool] | None:
         """The longest streak at its threshold whose latest failure is within the window,
-        with no progress since (the streak survives a new result, its alarm does not)."""
+        with no new node or state since (other tools' calls leave its alarm be, even ones
+        that work; an agent that went somewhere new has left it)."""
         best = None
         window, need = self.policy.error_streak_window, self.policy.error_streak
-        progress = self._novelty.progress_since
+        moved = self._moved
         for streak in self._streaks.values():
-            live = streak[1] >= need and pos - streak[3] <= window and not progress(streak[3])
+            live = streak[1] >= need and streak[5] and pos - streak[3] <= window
+            live = live and moved <= streak[3]
             if live and (best is None or streak[1] > best[1]):
                 best = streak
         return None if best is None else (self._streak_loop(best), False)
 
     @staticmethod
     def _streak_loop(streak: list[Any]) -> Loop:
-        _, count, began, _, key = streak
+        _, count, began, _, key, _ = streak
         return Loop("repeat", 1, count, (key,), began, False, "", "tool", "same_error")
 
     def _state(

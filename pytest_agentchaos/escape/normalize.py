@@ -103,6 +103,11 @@ _TIME_QUALIFIERS = frozenset(
 )  # fmt: skip
 _USAGE_WORDS = frozenset({"tokens", "usage"})
 _STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
+#: Words of a field name that count the agent's rounds by themselves (the field-name rule's
+#: ``iteration``, with its Chinese spellings): ``tick``, ``hop``, ``迭代``, ``轮次``.
+_CLOCK_WORDS = frozenset(
+    {"tick", "ticks", "iteration", "iterations", "hop", "hops", "迭代", "轮次", "迭代次数"}
+)
 _NUMBER_WORDS = frozenset({"number", "num", "no", "count"})
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_A-Za-z]+")
 
@@ -135,7 +140,7 @@ _TOKENS = rf"""
     |(?P<tmp>(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'"`,;)\]}}]*
       |[A-Za-z]:\\[^\s'"`]*?\\Temp\\[^\s'"`,;)\]}}]*
       |{_NOT_ALNUM_BEFORE}tmp[_-]?(?=[0-9A-Za-z_]*[0-9])[0-9A-Za-z_]{{5,}}{_NOT_ALNUM_AFTER})
-    |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![A-Za-z])
+    |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![0-9A-Za-z])
       |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
       |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|hrs?|hours?)
         (?![A-Za-z]))
@@ -248,6 +253,8 @@ def _volatile_field(name: str) -> bool:
         return True
     if _STEP_WORDS.intersection(words) and _NUMBER_WORDS.intersection(words):
         return True  # step_number, turnCount: which step of the run this is
+    if _CLOCK_WORDS.intersection(words):
+        return True  # tick, 迭代: how often the agent went round, not what it found
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )

@@ -32,8 +32,9 @@ import re
 
 __all__ = ["Volatility"]
 
-#: Positions: digit runs (a handle glued to a name, ``r-12``, is judged by its neighbours)...
-_DIGITS = re.compile(r"(\d+)")
+#: Positions: words holding a digit (``7``, ``item_3``, ``sp_362c8d23``; a handle glued to a
+#: name by a dash, ``r-12``, is judged by its neighbours)...
+_DIGITS = re.compile(r"(\b\w*\d\w*)")
 #: ...or, in a text holding an opaque token (eight or more letters mixing case, a cursor),
 #: whole tokens: identifiers holding a digit, and opaque tokens.
 _OPAQUE = re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z]")
@@ -75,11 +76,15 @@ def _digest(args: str, rest: str) -> str:
 class Volatility:
     """Keys actions, learning per tool which positions change by themselves. One per run."""
 
-    __slots__ = ("_groups", "max_step", "max_values")
+    __slots__ = ("_groups", "fields", "max_step", "max_values")
 
-    def __init__(self, max_values: int = 2, max_step: int = 8) -> None:
+    def __init__(self, max_values: int = 2, max_step: int = 8, *, fields: bool = True) -> None:
         self.max_values = max_values
         self.max_step = max_step
+        #: whether a number field counting up (``{"job": 8}``) can be a handle, as in a
+        #: result; in a state a number field that rises is the work done (``"processed": 8``),
+        #: and only a number in a text counts ("Please continue 8")
+        self.fields = fields
         self._groups: dict[str, _Group] = {}
 
     def key(self, tool: str, args: str, rest: str) -> str:
@@ -147,6 +152,8 @@ class Volatility:
                 previous = last.get(i)
                 if previous is not None and step * previous < 0:
                     group.random.add(i)  # up, then down: no quantity moves that way
+            if not self.fields and split_rest[2 * i].endswith(":"):
+                step = None  # a number field of a state: a count of work, not a counter
             if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
                 # a random number (a pid, a port) changes by itself only when it is the one
                 # thing that changed: two numbers moving are more likely measurements
@@ -174,7 +181,8 @@ def _handle_like(
     head, tail = parts[2 * i], parts[2 * i + 2]
     token = parts[2 * i + 1]
     if not token.isdigit():  # a whole token: r-12, item_3, 7a, eyJZQOKlCTn
-        return not token.replace("-", "").replace("_", "").isdigit()  # not 2026-11-26, 3-4
+        return not token.replace("-", "").replace("_", "").isdigit()  # not 2026-11-26, 3_4
+
     last_char = head[-1:]
     if tail[:1].isalpha() or tail[:1] == "_" or last_char.isalpha() or last_char == "_":
         return True  # a digit run glued to a name: 7a, 12_b, r12, item_3
