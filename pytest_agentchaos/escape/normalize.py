@@ -13,6 +13,7 @@ never mask to the same thing, and masking a masked value changes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -506,6 +507,16 @@ _STAMP = re.compile(r"\d:\d\d:(?!00(?![.,]\d))\d\d(?![0-9])|:\d\d[.,]\d")
 
 
 def _mask_arg_text(text: str) -> str:
+    if len(text) > _VALUE_LIMIT:
+        # bounded work: both ends masked, the middle kept as its digest (an argument is
+        # content: two that differ only in the middle stay apart)
+        half = _VALUE_LIMIT // 2
+        middle = hashlib.blake2b(
+            text[half:-half].encode("utf-8", "surrogatepass"), digest_size=8
+        ).hexdigest()
+        return (
+            f"{_mask_arg_text(text[:half])}<cut {len(text)} {middle}>{_mask_arg_text(text[-half:])}"
+        )
     known = _MASKED_ARGS.get(text)
     if known is not None:
         return known
