@@ -173,7 +173,8 @@ def test_a_result_whose_repr_raises_is_keyed() -> None:
     keyer = Keyer()
     detector = LoopDetector()
     for i in range(4):
-        key = keyer.tool("t", {"x": Unprintable()}, result={"v": Unprintable(), "n": [Unprintable()]})
+        result = {"v": Unprintable(), "n": [Unprintable()]}
+        key = keyer.tool("t", {"x": Unprintable()}, result=result)
         detector.observe(key, i, 0.0)
     assert keyer.model("m", output=Unprintable(), input=Unprintable()).digest
 
@@ -206,5 +207,7 @@ def test_invalid_json_that_looks_like_json_is_masked_as_prose() -> None:
     keyer = Keyer()
     keys = {keyer.tool("t", {}, result=broken % (f"r{i}x9", 10 + i)) for i in range(3)}
     assert len(keys) == 1
-    assert mask(broken % ("abc", 5)) == '{"status": "pending", "request_id": "<volatile>", ' \
+    assert (
+        mask(broken % ("abc", 5)) == '{"status": "pending", "request_id": "<volatile>", '
         '"took_ms": <volatile>, '
+    )
