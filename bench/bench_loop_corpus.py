@@ -16,8 +16,16 @@ the alarm), and for loops that end, how many were silent (no new alarm within on
 closed in time (the episode closed within one period). The scoring rules are in
 ``bench/loop_corpus.py``; the labelling rules in ``fixtures/loops/README.md``.
 
-Run: .venv/bin/python bench/bench_loop_corpus.py [-v]   (-v lists every miss and false alarm)
-Goal (issue 11): precision >= 0.98 and recall >= 0.98 for the harness.
+Then the same figures per representation slice, derived from the actions themselves (a case
+is in every slice one of its actions puts it in): tool results as a dict or list, as JSON text,
+as prose; failures with and without a message; a state given or not; chat-only runs (model
+calls, no tool); the language (``zh`` when at least a fifth of the case's letters are CJK).
+
+Run: .venv/bin/python bench/bench_loop_corpus.py [--split dev|test|all] [-v]
+(``-v`` lists every miss and false alarm). The RESULT line is the **test** half's by default:
+rules are developed on ``--split dev`` only (fixtures/loops/README.md).
+Goal (issue 29, on the test half): precision >= 0.97 and recall >= 0.97 overall, and >= 0.95
+in every slice of >= 20 cases, with no baseline better on either.
 """
 
 from __future__ import annotations
@@ -31,12 +39,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from loop_corpus import Case, Score, load, run, run_actions  # noqa: E402
+from loop_corpus import Case, Score, load, run, run_actions, slices_of  # noqa: E402
 
 from pytest_agentchaos.escape import detect_loops  # noqa: E402
 from pytest_agentchaos.trace.events import Event  # noqa: E402
 
-GOAL = 0.98
+GOAL = 0.97
+SLICE_GOAL = 0.95
+SLICE_MIN_CASES = 20
 
 
 def harness(events: Sequence[Event]) -> list[tuple[int, str]]:
@@ -98,21 +108,60 @@ def _row(score: Score) -> str:
     )
 
 
+def _split(argv: list[str]) -> str:
+    for i, arg in enumerate(argv):
+        if arg.startswith("--split="):
+            return arg.split("=", 1)[1]
+        if arg == "--split" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "test"
+
+
+def _slice_rows(cases: list[Case], detectors: list[tuple[str, Any, bool]]) -> list[str]:
+    """Per slice: cases, then precision / recall / mean lateness of each detector."""
+    members: dict[str, list[Case]] = {}
+    for case in cases:
+        for name in slices_of(case):
+            members.setdefault(name, []).append(case)
+    failing = []
+    print(f"by slice (precision / recall / mean lateness; {', '.join(d[0] for d in detectors)}):")
+    for name in sorted(members):
+        group = members[name]
+        cells = []
+        for i, (label, detector, on_events) in enumerate(detectors):
+            score = (run if on_events else run_actions)(group, label, detector)
+            late = f"{statistics.mean(score.lateness):4.1f}" if score.lateness else "   -"
+            cells.append(f"{score.precision:.2f}/{score.recall:.2f}/{late}")
+            if (
+                i == 0
+                and len(group) >= SLICE_MIN_CASES
+                and (score.precision < SLICE_GOAL or score.recall < SLICE_GOAL)
+            ):
+                failing.append(name)
+        print(f"  {name:<18} {len(group):4d}   " + "   ".join(cells))
+    return failing
+
+
 def main(argv: list[str]) -> int:
     verbose = "-v" in argv
-    cases: list[Case] = load()
+    split = _split(argv)
+    cases: list[Case] = load(split=split)
     files = sorted({c.file for c in cases})
     loops = sum(len(c.loops) for c in cases)
     looping = sum(c.loop for c in cases)
     print(
-        f"corpus: {len(cases)} cases ({looping} looping, {len(cases) - looping} not; "
+        f"corpus ({split}): {len(cases)} cases ({looping} looping, {len(cases) - looping} not; "
         f"{loops} loops) from {', '.join(files)}"
     )
+    detectors: list[tuple[str, Any, bool]] = [
+        ("harness (defaults)", harness, True),
+        ("exact repeat x3", exact_repeat, False),
+        ("five identical calls", identical_calls(5), False),
+        ("three identical arguments", identical_calls(3), False),
+    ]
     scores = [
-        run(cases, "harness (defaults)", harness),
-        run_actions(cases, "exact repeat x3", exact_repeat),
-        run_actions(cases, "five identical calls", identical_calls(5)),
-        run_actions(cases, "three identical arguments", identical_calls(3)),
+        (run if on_events else run_actions)(cases, label, detector)
+        for label, detector, on_events in detectors
     ]
     print(
         f"{'detector':<26} {'precision':>9} {'recall':>7} {'alarms':>7} {'early':>6} "
@@ -129,6 +178,7 @@ def main(argv: list[str]) -> int:
             total, found = score.by_kind.get(kind, [0, 0])
             cells.append(f"{found:>3}/{total:<3}")
         print(f"  {kind:<14} " + "   ".join(cells))
+    failing = _slice_rows(cases, detectors)
     shown = ours.missed + ours.false
     if shown:
         print(f"harness misses and false alarms ({len(shown)}):")
@@ -137,11 +187,14 @@ def main(argv: list[str]) -> int:
         if not verbose and len(shown) > 15:
             print(f"  ... and {len(shown) - 15} more (-v lists them all)")
     beats = all(ours.precision >= s.precision and ours.recall >= s.recall for s in scores[1:])
-    ok = ours.precision >= GOAL and ours.recall >= GOAL and len(cases) >= 150 and beats
+    # an empty half (the test half not checked out) passes nothing
+    ok = bool(cases) and ours.precision >= GOAL and ours.recall >= GOAL and not failing and beats
+    below = f" slices below {SLICE_GOAL}: {', '.join(failing)}" if failing else ""
     print(
-        f"RESULT bench_loop_corpus: precision={ours.precision:.3f} recall={ours.recall:.3f} "
-        f"cases={len(cases)} goal precision>={GOAL} recall>={GOAL} cases>=150 and no "
-        f"baseline better on either {'PASS' if ok else 'FAIL'}"
+        f"RESULT bench_loop_corpus: split={split} precision={ours.precision:.3f} "
+        f"recall={ours.recall:.3f} cases={len(cases)} goal precision>={GOAL} recall>={GOAL}, "
+        f">={SLICE_GOAL} in every slice of >={SLICE_MIN_CASES} cases, no baseline better on "
+        f"either{below} {'PASS' if ok else 'FAIL'}"
     )
     return 0 if ok else 1
 

@@ -9,12 +9,12 @@ back to back — O(n^2) block comparisons, each O(n).
 Verdicts (ratios in this run, never a bare time):
 - flat: per-action cost at 10,000 is within 2x of the cost at 100;
 - speed: at 1,000 actions the online detector is >= 100x faster per action than the naive scan;
-- pipeline: keying a completed call as the observer does (volatile tokens masked in arguments
-  and result, digest, coarse key) + every rule (two repeat streams, same-error streak,
-  recurrence, node window) <= 10 us per action (a single absolute bound, as issue 11 states
-  it; printed with its ratio to the bare digest, the cost every detector must pay anyway).
-  An absolute time depends on the machine: ``bench_pipeline_vs_revision.py`` measures the
-  same pipeline against an earlier revision of the code in one process.
+- pipeline: keying a completed call as the observer does (volatile tokens and fields masked in
+  arguments and result, value provenance, learned volatility, digest, coarse key) + every rule
+  (two repeat streams, same-error streaks, recurrence, node window) costs at most 3x the bare
+  canonical digest of the same call (``digest([args, result])``, the cost every detector must
+  pay anyway), measured in the same process (issue 29: a ratio, not an absolute time);
+- pipeline flat: its cost per action over 20,000 calls within 1.5x of its cost over 1,000.
 
 Run: .venv/bin/python bench/bench_loop_detector.py
 """
@@ -131,6 +131,9 @@ def pipeline_cost(n: int = 20_000) -> tuple[float, float]:
     return statistics.median(samples) / 1000, statistics.median(digests) / 1000
 
 
+PIPELINE_GOAL = 3.0
+
+
 def main() -> int:
     online = {n: per_action_online(stream(n)) for n in (100, 1_000, 10_000)}
     naive = {100: per_action_naive(stream(100), 30), 1_000: per_action_naive(stream(1_000), 3)}
@@ -141,16 +144,21 @@ def main() -> int:
         print(line)
     flat = online[10_000] / online[100]
     speedup = naive[1_000] / online[1_000]
+    short_pipe, short_dig = pipeline_cost(1_000)
     pipe, dig = pipeline_cost()
+    ratio = pipe / dig
+    pipe_flat = (pipe / dig) / (short_pipe / short_dig)
     print(f"flat: cost at 10,000 / cost at 100 = {flat:.2f} (goal <= 2)")
     print(
-        f"pipeline: {pipe:.2f} us/action (digest alone {dig:.2f} us, "
-        f"ratio {pipe / dig:.1f}x) (goal <= 10 us)"
+        f"pipeline: {pipe:.2f} us/action, bare digest of the same call {dig:.2f} us: "
+        f"ratio {ratio:.1f}x (goal <= {PIPELINE_GOAL:.0f}x); over 20,000 calls / over 1,000: "
+        f"{pipe_flat:.2f} (goal <= 1.5)"
     )
-    ok = flat <= 2.0 and speedup >= 100 and pipe <= 10.0
+    ok = flat <= 2.0 and speedup >= 100 and ratio <= PIPELINE_GOAL and pipe_flat <= 1.5
     print(
         f"RESULT bench_loop_detector: flat={flat:.2f} speedup@1000={speedup:.0f}x "
-        f"pipeline={pipe:.2f}us goal flat<=2 speedup>=100x pipeline<=10us "
+        f"pipeline_ratio={ratio:.1f}x pipeline_flat={pipe_flat:.2f} goal flat<=2 "
+        f"speedup>=100x pipeline_ratio<={PIPELINE_GOAL:.0f}x pipeline_flat<=1.5 "
         f"{'PASS' if ok else 'FAIL'}"
     )
     return 0 if ok else 1

@@ -307,6 +307,81 @@ def to_events(case: Case) -> tuple[list[Event], list[int]]:
     return events, owner
 
 
+# -- slices ----------------------------------------------------------------------------------
+
+
+def _json_text(value: str) -> bool:
+    text = value.strip()
+    if not text or text[0] not in "{[":
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _letters(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _letters(k, out)
+            _letters(v, out)
+    elif isinstance(value, list):
+        for item in value:
+            _letters(item, out)
+
+
+def _cjk_share(case: Case) -> float:
+    """The share of CJK characters among the letters of every string in the case."""
+    texts: list[str] = []
+    _letters(list(case.actions), texts)
+    cjk = letters = 0
+    for text in texts:
+        for ch in text:
+            if ch.isalpha():
+                letters += 1
+                if (
+                    "\u3040" <= ch <= "\u30ff"
+                    or "\u3400" <= ch <= "\u9fff"
+                    or "\uf900" <= ch <= "\ufaff"
+                ):
+                    cjk += 1
+    return cjk / letters if letters else 0.0
+
+
+def slices_of(case: Case) -> list[str]:
+    """The representation slices a case belongs to, derived from its actions: ``result:dict``,
+    ``result:json_text``, ``result:prose`` (a tool result of that form), ``failure:message``,
+    ``failure:no_message`` (a failed call with or without error text), ``state:given`` or
+    ``state:none``, ``chat_only`` (model calls and no tool), ``lang:zh`` or ``lang:en`` (at
+    least a fifth of the letters CJK)."""
+    found: set[str] = set()
+    tools = state = False
+    for action in case.actions:
+        form = _form(action)
+        if "state" in action:
+            state = True
+        if form == "tool":
+            tools = True
+            if "error" in action:
+                found.add("failure:message" if action.get("message") else "failure:no_message")
+            else:
+                result = action["result"]
+                if isinstance(result, (dict, list)):
+                    found.add("result:dict")
+                elif isinstance(result, str):
+                    found.add("result:json_text" if _json_text(result) else "result:prose")
+        elif form == "model" and "error" in action:
+            found.add("failure:message" if action.get("message") else "failure:no_message")
+    found.add("state:given" if state else "state:none")
+    if not tools:
+        found.add("chat_only")
+    found.add("lang:zh" if _cjk_share(case) >= 0.2 else "lang:en")
+    return sorted(found)
+
+
 # -- scoring ---------------------------------------------------------------------------------
 
 #: A detector under test: the case's events -> (event index, kind) of each detection, where

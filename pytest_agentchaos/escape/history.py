@@ -72,6 +72,7 @@ class ActionKey:
         shown_args: Any = None,
         channel: str = "tool",
         coarse: str | None = None,
+        same_as: str | None = None,
     ) -> None:
         self._node = node
         self._tool = tool
@@ -80,7 +81,8 @@ class ActionKey:
         self._shown = shown_args
         self._channel = channel
         self._coarse = coarse
-        self._identity = identity = (node, tool, outcome, digest, channel)
+        kind = outcome if same_as is None else same_as
+        self._identity = identity = (node, tool, kind, digest, channel)
         self._hash = hash(identity)
         self._stream = "node" if tool is None else "model" if channel == "model" else "tool"
 
@@ -143,12 +145,19 @@ class ActionKey:
             f"coarse={self._coarse!r})"
         )
 
+    @property
+    def succeeded(self) -> bool:
+        """Whether the action is no failure: a visit, a model output, a call that returned
+        without reporting a failure."""
+        return self._coarse is None and (self._outcome is None or self._outcome == "ok")
+
     def __reduce__(self) -> tuple[Any, ...]:
         # rebuilt from its fields: a string's hash differs from one process to the next
+        kind = self._identity[2]
         return (
             ActionKey,
             (self._node, self._tool, self._outcome, self._digest, self._shown, self._channel,
-             self._coarse),
+             self._coarse, None if kind == self._outcome else kind),
         )  # fmt: skip
 
     def describe(self) -> str:

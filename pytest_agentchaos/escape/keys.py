@@ -18,9 +18,19 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from ..saferepr import safe_repr
-from .history import ActionKey, digest
+from .classify import ErrorClassifier
+from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import error_signature, error_template, mask, mask_args, text_tokens
+from .normalize import (
+    error_signature,
+    error_template,
+    mask,
+    mask_args,
+    mask_value_text,
+    text_shingles,
+)
+from .provenance import Provenance
+from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
 
@@ -80,16 +90,21 @@ def _coarse_of(
     result: Any,
     status: int | None,
     args: Any,
+    numbers: bool = True,
 ) -> str | None:
     """The coarse key of a failed call (tool and error, the arguments' words taken out), or
     of a call that returned a failure as data (a non-zero exit code, ``"error": ...``,
     ``"success": false``, an HTTP error status); None for a success."""
     if not ok:
-        return f"{channel}:{tool} -> {outcome} {error_signature(message, args)}".rstrip()
+        signature = error_signature(message, args, numbers=numbers)
+        return f"{channel}:{tool} -> {outcome} {signature}".rstrip()
     failure = failure_text(result, status)
     if failure is None:
         return None
-    return f"{channel}:{tool} -> failed {error_signature(failure, args)}".rstrip()
+    # no error was raised: the output is the failure's text, and its counts are what the
+    # agent reads ("7 failed" then "5 failed" is progress, not the same failure)
+    signature = error_signature(failure, args, numbers=False)
+    return f"{channel}:{tool} -> failed {signature}".rstrip()
 
 
 #: Result fields that hold a failure's text, in the order they are read.
@@ -148,8 +163,17 @@ class Keyer:
         self.ignore = frozenset(policy.ignore_fields)
         self.functions = dict(policy.keys)
         self.similarity = policy.text_similarity
+        self.error_numbers = policy.error_numbers == "ignore"
+        self.error_wording = policy.error_wording == "compare"
+        self.provenance = Provenance()
+        self.volatility = Volatility(max_step=policy.max_period)
+        self._states = Volatility(max_step=policy.max_period, fields=False)
+        self._classifier = ErrorClassifier()
+        self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         self._texts: OrderedDict[str, str] = OrderedDict()
-        self._recent: deque[tuple[frozenset[str], str]] = deque(maxlen=_RECENT_TEXTS)
+        self._recent: deque[tuple[frozenset[str], frozenset[str], str]] = deque(
+            maxlen=_RECENT_TEXTS
+        )
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
 
@@ -167,7 +191,13 @@ class Keyer:
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
         outcome = outcome_of(ok, error_type, status)
-        coarse = _coarse_of(tool, channel, ok, outcome, message, result, status, args)
+        transient = not ok and self.transient(error_type, message, status)
+        if transient:
+            coarse: str | None = f"{channel}:{tool} -> transient"
+        else:
+            coarse = _coarse_of(
+                tool, channel, ok, outcome, message, result, status, args, self.error_numbers
+            )
         own = self.functions.get(tool)
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
@@ -178,8 +208,50 @@ class Keyer:
                 self.failures.append((tool, f"{type(exc).__name__}: {safe_repr(exc, 200)}"))
             else:
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
-        shown = _call_digest(args, ok, outcome, result, message, self.ignore)
-        return ActionKey(None, tool, outcome, shown, args, channel, coarse)
+        ignore = self.ignore
+        # what the arguments' masking takes out (a temp path, a credential) is no handle
+        given = self.provenance.args(tool, mask_args(args, ignore))
+        if ok:
+            kind = outcome
+            shown = mask(self.provenance.result(result), ignore)
+            template = None
+        elif transient:  # no news: every transient failure of the call is one action
+            kind, shown, template = "error:transient", None, None
+        else:
+            kind, shown = outcome, None
+            if self.error_wording:
+                template = error_template(message, numbers=self.error_numbers)
+            else:  # the call is stuck whatever the wording: keyed by type and status
+                kind, template = f"error:{error_type or 'Error'}:{status}", None
+        try:
+            args_text = _CANONICAL(given)
+            rest_text = _CANONICAL([kind, shown, template])
+        except Exception:  # too deep, or not encodable: digested structurally
+            value = digest([given, kind, shown, template])
+            return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
+        if not ok:  # an error's template masks what varies by itself, per error_numbers
+            value = digest([args_text, rest_text])
+        else:
+            value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
+        return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
+
+    def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
+        """Whether a failure is transient (a timeout, a 5xx, a 429, a refused or reset
+        connection), as the error classifier's default tables say."""
+        probe = (error_type, status, (message or "")[:300])
+        known = self._transient.get(probe)
+        if known is None:
+            try:
+                found = self._classifier.classify(
+                    None, status=status, message=message, exception=error_type or message
+                )
+                known = found.kind == "transient"
+            except Exception:  # a classifier rule that cannot read this error: not transient
+                known = False
+            if len(self._transient) >= 1024:
+                self._transient.clear()
+            self._transient[probe] = known
+        return known
 
     def model(
         self,
@@ -189,41 +261,105 @@ class Keyer:
         output: Any = None,
         error_type: str | None = None,
         message: str | None = None,
+        input: Any = None,  # noqa: A002 - the model call's own name for it
     ) -> ActionKey:
         """The key of a completed model call: its output (near-duplicates share a key) or its
-        error."""
+        error, and what it answered: the latest message of its ``input`` when given (the same
+        reply to another prompt is another action: a label per review, not a loop; a chat
+        model's input grows, so only its newest turn is read)."""
+        prompt = None if input is None else digest(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
-            return ActionKey(None, model, outcome, digest(error_template(message)), None, "model")
+            value = digest([prompt, error_template(message)])
+            return ActionKey(None, model, outcome, value, None, "model")
         text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
-        return ActionKey(None, model, "ok", self._text_key(text), None, "model")
+        key = self._text_key(text)
+        if prompt is not None:
+            key = digest([prompt, key])
+        return ActionKey(None, model, "ok", key, None, "model")
 
-    def state(self, state: Any) -> str:
-        """The digest of a reported state, volatile fields masked."""
-        return state if isinstance(state, str) else digest(mask(state, self.ignore))
+    def state(self, state: Any, node: str | None = None) -> str:
+        """The digest of a reported state (at ``node``, when the agent visits one): volatile
+        fields masked, a transient error it holds masked as ``<transient>``, and what changes
+        on every report while the rest stays equal (a tick, an iteration count) learned."""
+        if isinstance(state, str):
+            return state
+        masked = self._transient_errors(mask(state, self.ignore), 0)
+        try:
+            text = _CANONICAL(masked)
+        except Exception:  # too deep, or not encodable: digested structurally
+            return digest(masked)
+        return self._states.key(node or "", "", text)
+
+    def _transient_errors(self, value: Any, depth: int) -> Any:
+        """``value`` with the text of each error field (``last_error``, ``error``) that the
+        classifier calls transient replaced by ``<transient>``: no news, whichever it is."""
+        if depth > 16:
+            return value
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                if isinstance(v, str) and _error_field(k) and self.transient(None, v, None):
+                    out[k] = "<transient>"
+                else:
+                    out[k] = self._transient_errors(v, depth + 1)
+            return out
+        if isinstance(value, list):
+            return [self._transient_errors(v, depth + 1) for v in value]
+        return value
 
     def _text_key(self, text: str) -> str:
         known = self._texts.get(text)
         if known is not None:
             self._texts.move_to_end(text)
             return known
-        words = text_tokens(text)
+        words, values = text_shingles(text)
         key = None
         best = 0.0
         size = len(words)
-        for other, other_key in self._recent:
+        for other, other_values, other_key in self._recent:
+            if values != other_values:
+                continue  # a short text's numbers and identifiers are what it says
             both = len(words & other)
             union = size + len(other) - both
             share = both / union if union else 1.0
             if share >= self.similarity and share > best:
                 key, best = other_key, share
         if key is None:
-            key = digest(sorted(words)) if words else digest(text)
-            self._recent.append((words, key))
+            key = digest([sorted(words), sorted(values)]) if words else digest(text)
+            self._recent.append((words, values, key))
         self._texts[text] = key
         if len(self._texts) > _EXACT_TEXTS:
             self._texts.popitem(last=False)
         return key
+
+
+#: How much of a model's input text is its newest turn, when the input is one text.
+_PROMPT_TAIL = 500
+
+
+def _latest(value: Any) -> Any:
+    """The newest turn of a model's input, masked: the last message of a list of messages
+    (``{"role": ..., "content": ...}``), the user's part of a ``{"system", "user"}`` table,
+    the tail of a text."""
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, dict):
+        for field in ("content", "user", "input", "prompt", "text", "message"):
+            if field in value:
+                value = value[field]
+                break
+    if isinstance(value, str):
+        return mask_value_text(value[-_PROMPT_TAIL:])
+    return mask(value)
+
+
+_ERROR_WORDS = ("error", "exception", "failure", "fault")
+
+
+def _error_field(name: Any) -> bool:
+    """Whether a field's name says it holds an error (``last_error``, ``lastException``)."""
+    return isinstance(name, str) and any(w in name.lower() for w in _ERROR_WORDS)
 
 
 def _as_text(value: Any) -> str:

@@ -7,7 +7,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..config import Validator, check_fields, count, fail, integer, number, parse_table
+from ..config import (
+    Validator,
+    check_fields,
+    choice,
+    count,
+    fail,
+    integer,
+    number,
+    parse_table,
+)
 from ..saferepr import short
 
 __all__ = ["MAX_PERIOD", "KeyFunction", "LoopCall", "LoopPolicy"]
@@ -41,6 +50,21 @@ class LoopPolicy:
     ``ignore_fields`` names fields (at any depth of arguments and results) whose values never
     matter; ``keys`` maps a tool name to a :data:`KeyFunction` of its own (in a profile, a
     ``"module:function"`` path).
+
+    Two conventions on which frameworks differ, for the identical call failing again:
+
+    - ``error_numbers``: its error differs only in a number (a line, a column, a position, a
+      count). ``"ignore"`` (the default): the same error, so three make a loop; the number
+      moving is the same failure reported at another place. ``"compare"``: another error
+      ("the error moves"), no loop for that alone.
+    - ``error_wording``: its errors are worded differently (not only in numbers or quoted
+      values). ``"compare"`` (the default): the world answers differently, which is news, so
+      no loop for that alone. ``"ignore"``: the call is stuck whatever the wording; the
+      failures are keyed by the call, the error type and the status.
+
+    Transient failures (timeouts, 5xx, 429, refused or reset connections, as the error
+    classifier says) are no news under either: the identical call failing transiently is the
+    same action whatever the error.
     """
 
     min_period: int = 1
@@ -54,6 +78,9 @@ class LoopPolicy:
     node_window_events: int = 64
     node_window_seconds: float = 60.0
     text_similarity: float = 0.8
+    error_streak_window: int = 10  # actions within which a tool's same-error failures count
+    error_numbers: str = "ignore"
+    error_wording: str = "compare"
     ignore_fields: tuple[str, ...] = ()
     keys: Mapping[str, KeyFunction] = field(default_factory=dict, hash=False)
 
@@ -154,6 +181,9 @@ _FIELDS: dict[str, Validator] = {
     "node_window_events": count(),
     "node_window_seconds": number(minimum=0, exclusive_min=True, unit="seconds", finite=False),
     "text_similarity": _similarity,
+    "error_streak_window": count(),
+    "error_numbers": choice(("ignore", "compare")),
+    "error_wording": choice(("compare", "ignore")),
     "ignore_fields": _field_names,
     "keys": _key_functions,
 }

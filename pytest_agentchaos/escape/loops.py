@@ -9,18 +9,22 @@ feeds four rules:
   not hide them, and every action, so a loop of model outputs and node visits is seen too.
   For each ``p`` a counter holds how many of the latest actions equal the one ``p`` before;
   the end of the stream is a ``k``-fold repeat iff it reaches ``(k - 1) * p``: O(max_period)
-  per action, whatever the history's length. The same rule over failed calls keyed by their
-  tool and error alone finds the same error coming back while the arguments vary
-  (``error_streak`` in a row).
+  per action, whatever the history's length.
+- **same error**: one tool failing with the same error (its tool and error template alone,
+  the arguments' words taken out) ``error_streak`` times while the arguments vary, each
+  failure within ``error_streak_window`` actions of the one before. Other calls may come
+  between, even ones that work; only a call of the failing tool that works ends the streak.
 - **state**: the same state seen ``state_repeats`` times within ``state_window`` actions,
   with no progress between the first sighting and the last.
 - **node**: a node visited ``node_visits`` times within ``node_window_events`` actions (or,
   when virtual time moves, ``node_window_seconds``), with no progress in between.
 
-*Progress* is something new that stays new: a call with a new result, a new state or node,
-seen for the first time and not seen again since. A hub whose every visit leads to new work
-makes progress; an agent cycling through the same states in a shuffled order does not, as
-each state it "discovers" on the first lap recurs on the next.
+*Progress* is something new that stays new: a call that worked with a new result, a new
+state or node, seen for the first time and not seen again since. A failure is never progress,
+whatever its message: a cycle whose failing step fails differently each lap learns nothing.
+A hub whose every visit leads to new work makes progress; an agent cycling through the same
+states in a shuffled order does not, as each state it "discovers" on the first lap recurs on
+the next.
 
 Alarms are about the present. A loop holds until the repetition really stops: a repeat until
 a call breaks the block (the model's text in between does not), a state or node loop until
@@ -228,7 +232,9 @@ class LoopDetector:
         self.policy = policy = policy or LoopPolicy()
         self._tools = _Periodic(policy)
         self._all = _Periodic(policy)
-        self._streak: tuple[str | None, int, int, deque[ActionKey]] = (None, 0, 0, deque())
+        # (channel, tool) -> [coarse key, failures, first step, position of the latest, key,
+        # whether the arguments varied]
+        self._streaks: dict[tuple[str, str | None], list[Any]] = {}
         window = max(512, 4 * max(policy.state_window, policy.node_window_events))
         self._novelty = _Novelty(window)
         # item -> (position, step) of its latest state_repeats sightings
@@ -243,6 +249,7 @@ class LoopDetector:
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
         self._tool_pos = -1  # the position of the latest tool call
+        self._moved = -1  # the position of the latest node or state seen for the first time
         self._n = 0
 
     @property
@@ -272,9 +279,11 @@ class LoopDetector:
             # before it are not repeated by the calls after it
             if self._tool_pos >= 0 and novelty.progress_since(self._tool_pos):
                 self._tools.reset()
-                self._streak = (None, 0, 0, deque())
-            novelty.see(key, pos)
+            if key.succeeded:
+                novelty.see(key, pos)
         if visited is not None:
+            if ("node", visited) not in novelty.seen:
+                self._moved = pos  # somewhere new: a held same-error alarm ends
             novelty.see(("node", visited), pos)
         subject = None
         entered = False
@@ -283,6 +292,8 @@ class LoopDetector:
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
             if entered:
+                if ("state", subject) not in novelty.seen:
+                    self._moved = pos
                 novelty.see(("state", subject), pos)
 
         # kind -> (the loop, whether this action continued it)
@@ -336,20 +347,28 @@ class LoopDetector:
         every = self._all.push(key, step)
         if stream == "tool":
             block = self._tools.push(key, step)
+            streak = self._same_error(key, step, pos)
+            self._tool_pos = pos
             if block is not None:
                 self._tool_loop = self._loop(block, "tool")
-            else:
-                self._tool_loop = self._same_error(key, step)
-            self._tool_pos = pos
-            if self._tool_loop is not None:
                 return self._tool_loop, True
+            if streak is not None:
+                self._tool_loop = streak[0]
+                return streak
+            self._tool_loop = None
         if every is not None:
             return self._loop(every, "all"), True
-        if self._tool_loop is not None:
-            if self._novelty.progress_since(self._tool_pos):
+        loop = self._tool_loop
+        if loop is not None:
+            if loop.rule == "same_error":
+                streak = self._live_streak(pos)
+                if streak is not None:
+                    return streak[0], False
+                self._tool_loop = None  # the failures are too far apart now
+            elif self._novelty.progress_since(self._tool_pos):
                 self._tool_loop = None  # a new node or state between the calls: moved on
             else:
-                return self._tool_loop, False
+                return loop, False
         return None
 
     @staticmethod
@@ -357,18 +376,49 @@ class LoopDetector:
         period, occurrences, began, block = found
         return Loop("repeat", period, occurrences, block, began, False, "", stream, "block")
 
-    def _same_error(self, key: ActionKey, step: int) -> Loop | None:
-        coarse, count, began, keys = self._streak
+    def _same_error(self, key: ActionKey, step: int, pos: int) -> tuple[Loop, bool] | None:
+        """The same-error streak that holds after this tool call, and whether this call
+        continued it. A failure continues its tool's streak when it fails the same way within
+        the window; a call of that tool that works ends it; other tools leave it be."""
+        streaks = self._streaks
+        tool = (key.channel, key.tool)
         if key.coarse is None:
-            self._streak = (None, 0, 0, deque())
-            return None
-        if key.coarse != coarse:
-            coarse, count, began, keys = key.coarse, 0, step, deque(maxlen=3)
-        count += 1
-        keys.append(key)
-        self._streak = (coarse, count, began, keys)
-        if count < self.policy.error_streak:
-            return None
+            streaks.pop(tool, None)  # the failing tool works: its streak ends
+            live = self._live_streak(pos)  # another tool's call between tries is part of it
+            return None if live is None else (live[0], True)
+        streak = streaks.get(tool)
+        window = self.policy.error_streak_window
+        if streak is None or streak[0] != key.coarse or pos - streak[3] > window:
+            streak = streaks[tool] = [key.coarse, 0, step, pos, key, False]
+            if len(streaks) > 64:  # bounded: drop the streaks the window has passed
+                for other in [t for t, s in streaks.items() if pos - s[3] > window]:
+                    del streaks[other]
+        elif key != streak[4]:
+            streak[5] = True  # the arguments varied: the identical call is the repeat rule's
+        streak[1] += 1
+        streak[3] = pos
+        streak[4] = key
+        if streak[1] >= self.policy.error_streak and streak[5]:
+            return self._streak_loop(streak), True
+        return self._live_streak(pos)
+
+    def _live_streak(self, pos: int) -> tuple[Loop, bool] | None:
+        """The longest streak at its threshold whose latest failure is within the window,
+        with no new node or state since (other tools' calls leave its alarm be, even ones
+        that work; an agent that went somewhere new has left it)."""
+        best = None
+        window, need = self.policy.error_streak_window, self.policy.error_streak
+        moved = self._moved
+        for streak in self._streaks.values():
+            live = streak[1] >= need and streak[5] and pos - streak[3] <= window
+            live = live and moved <= streak[3]
+            if live and (best is None or streak[1] > best[1]):
+                best = streak
+        return None if best is None else (self._streak_loop(best), False)
+
+    @staticmethod
+    def _streak_loop(streak: list[Any]) -> Loop:
+        _, count, began, _, key, _ = streak
         return Loop("repeat", 1, count, (key,), began, False, "", "tool", "same_error")
 
     def _state(

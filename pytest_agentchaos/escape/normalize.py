@@ -13,8 +13,10 @@ never mask to the same thing, and masking a masked value changes nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ..trace.values import TRUNCATED
@@ -27,6 +29,8 @@ __all__ = [
     "mask",
     "mask_args",
     "mask_text",
+    "mask_value_text",
+    "text_shingles",
     "text_tokens",
 ]
 
@@ -100,8 +104,13 @@ _TIME_QUALIFIERS = frozenset(
 )  # fmt: skip
 _USAGE_WORDS = frozenset({"tokens", "usage"})
 _STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
+#: Words of a field name that count the agent's rounds by themselves (the field-name rule's
+#: ``iteration``, with its Chinese spellings): ``tick``, ``hop``, ``迭代``, ``轮次``.
+_CLOCK_WORDS = frozenset(
+    {"tick", "ticks", "iteration", "iterations", "hop", "hops", "迭代", "轮次", "迭代次数"}
+)
 _NUMBER_WORDS = frozenset({"number", "num", "no", "count"})
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_A-Za-z]+")
 
 _UNITS = r"(?:ns|us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?)"
 _NOT_ALNUM_BEFORE = r"(?<![0-9A-Za-z])"
@@ -132,7 +141,7 @@ _TOKENS = rf"""
     |(?P<tmp>(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'"`,;)\]}}]*
       |[A-Za-z]:\\[^\s'"`]*?\\Temp\\[^\s'"`,;)\]}}]*
       |{_NOT_ALNUM_BEFORE}tmp[_-]?(?=[0-9A-Za-z_]*[0-9])[0-9A-Za-z_]{{5,}}{_NOT_ALNUM_AFTER})
-    |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![A-Za-z])
+    |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![0-9A-Za-z])
       |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
       |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|hrs?|hours?)
         (?![A-Za-z]))
@@ -245,6 +254,8 @@ def _volatile_field(name: str) -> bool:
         return True
     if _STEP_WORDS.intersection(words) and _NUMBER_WORDS.intersection(words):
         return True  # step_number, turnCount: which step of the run this is
+    if _CLOCK_WORDS.intersection(words):
+        return True  # tick, 迭代: how often the agent went round, not what it found
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
@@ -271,6 +282,15 @@ def _call_field(name: str) -> bool:
     return _counter_field([w.lower() for w in _NAME_WORDS.findall(name)])
 
 
+def _arg_field(name: str) -> bool:
+    """Whether an argument's value never matters: it names the call or is a credential."""
+    if _call_field(name):
+        return True
+    return _field(name) in _CREDENTIAL_WORDS or _credential_field(
+        [w.lower() for w in _NAME_WORDS.findall(name)]
+    )
+
+
 #: Words of a field name that make it a count of the attempts themselves
 #: (``consecutiveMistakeCount``, ``retry_count``, ``failed_attempts``).
 _ATTEMPT_WORDS = frozenset({"attempt", "attempts", "retry", "retries", "consecutive"})
@@ -292,7 +312,7 @@ def _is_volatile_name(name: str, returned: bool) -> bool:
     names = _RESULT_NAMES if returned else _ARG_NAMES
     found = names.get(name)
     if found is None:
-        found = _volatile_field(name) if returned else _call_field(name)
+        found = _volatile_field(name) if returned else _arg_field(name)
         if len(names) < 4096:
             names[name] = found
     return found
@@ -328,7 +348,7 @@ def mask_args(value: Any, ignore: Collection[str] = ()) -> Any:
 def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
     kind = type(value)  # the exact JSON types first: what a trace holds, at a dict lookup each
     if kind is str:
-        return mask_text(value) if returned else _mask_arg_text(value)
+        return mask_value_text(value, ignore) if returned else _mask_arg_text(value)
     if kind is dict:
         return _mask_mapping(value, ignore, returned)
     if kind is list:
@@ -338,7 +358,7 @@ def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
     if kind is int or kind is float:
         return "<epoch>" if returned and _epoch(value) else value
     if isinstance(value, str):
-        return mask_text(value) if returned else _mask_arg_text(value)
+        return mask_value_text(str(value), ignore) if returned else _mask_arg_text(str(value))
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -353,8 +373,9 @@ def _mask(value: Any, ignore: Collection[str], returned: bool) -> Any:
 def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: bool) -> Any:
     if TRUNCATED in value:
         return value
+    text: Callable[[str], str]
     if returned:
-        names, memo, text = _RESULT_NAMES, _MASKED, mask_text
+        names, memo, text = _RESULT_NAMES, _MASKED_VALUES, _mask_result_text
     else:
         names, memo, text = _ARG_NAMES, _MASKED_ARGS, _mask_arg_text
     masked: dict[Any, Any] = {}
@@ -368,6 +389,12 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
                 continue
         kind = type(item)  # the common leaves inline: a call per value is most of the cost
         if kind is str:
+            if not returned and type(key) is str and _label_field(key):
+                masked[key] = _mask_label(_mask_arg_text(item))
+                continue
+            if ignore and returned:  # JSON text inside is masked with the fields ignored too
+                masked[key] = mask_value_text(item, ignore)
+                continue
             known = memo.get(item)
             masked[key] = known if known is not None else text(item)
         elif kind is int and not returned:
@@ -377,30 +404,199 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
     return masked
 
 
+#: How much of a returned text is read: a longer one is masked at both ends (half each) and
+#: keeps its length, so a 100 MB output costs what 256 KB does.
+_VALUE_LIMIT = 256 * 1024
+#: The longest JSON text parsed before masking (longer ones are masked as text).
+_JSON_LIMIT = 1024 * 1024
+_MASKED_VALUES: dict[str, str] = {}
+
+#: ``name=value``, ``name: value``, ``"name": value`` in prose or in JSON-looking text that does
+#: not parse: the field-name rule applies to the value as it does in a dict.
+_PAIR = re.compile(
+    r"""(?P<name>(?<![\w.-])[^\W\d][\w.-]{0,48}(?<![.-]))(?P<sep>"?'?\s{0,3}[=:：]\s{0,3})"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.){0,200}"|'[^'\n]{0,200}'|[^\s,;&|)}\]'"，；。）】」]{1,200})"""
+)
+
+
+def mask_value_text(text: str, ignore: Collection[str] = ()) -> str:
+    """A returned text (a result, a state, a model's output) with what changes by itself
+    masked: JSON text (an object or array, as a shell wrapper, an MCP text content or an HTTP
+    body gives it) is parsed and masked as the data it holds, then written back as canonical
+    JSON; other text has the field-name rule applied to its ``name=value`` / ``name: value`` /
+    ``"name": value`` pairs (``request_id=...``, ``took: ...``) before :func:`mask_text`."""
+    if not ignore:
+        known = _MASKED_VALUES.get(text)
+        if known is not None:
+            return known
+    return _mask_result_text(text, ignore)
+
+
+def _mask_result_text(text: str, ignore: Collection[str] = ()) -> str:
+    short = len(text) <= _MEMO_LENGTH and not ignore
+    if len(text) > _VALUE_LIMIT:
+        half = _VALUE_LIMIT // 2
+        masked = (
+            f"{_mask_result_text(text[:half], ignore)}<cut {len(text)}>"
+            f"{_mask_result_text(text[-half:], ignore)}"
+        )
+    else:
+        masked = _mask_prose(text, ignore)
+    if short:
+        _remember(_MASKED_VALUES, text, masked)
+    return masked
+
+
+def _mask_prose(text: str, ignore: Collection[str]) -> str:
+    head = text.lstrip()[:1]
+    if head in ("{", "[") and len(text) <= _JSON_LIMIT:
+        parsed = _parse_json(text)
+        if parsed is not None:
+            try:
+                return _CANONICAL_TEXT(_mask(parsed, ignore, True))
+            except (ValueError, TypeError, RecursionError):
+                pass
+    if "=" in text or ":" in text or "：" in text:
+        text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
+    return mask_text(text)
+
+
+def _parse_json(text: str) -> Any:
+    """The object or array a JSON text holds; None for invalid or too deeply nested text."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _canonical_text(value: Any) -> str:
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
+    )
+
+
+_CANONICAL_TEXT = _canonical_text
+
+
+def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
+    name = match.group("name")
+    if _is_volatile_name(name, True) or (ignore and name in ignore):
+        value = match.group("value")
+        quote = value[0] if value[0] in "\"'" else ""
+        return f"{name}{match.group('sep')}{quote}<volatile>{quote}"
+    return match.group(0)
+
+
 _ARG_KINDS = frozenset({"tmp", "counter"})
 
 
 #: What an argument's text holds when masking may change it: a temp path's or a counter's
-#: words (a superset: the tokens of :data:`_ARG_KINDS` all begin with or hold one of these).
+#: words, a time of day with seconds (a stamp), a credential's words (a superset: the tokens
+#: masked in arguments all begin with or hold one of these).
 _ARG_HINT = re.compile(
-    r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\[",
+    r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\["
+    r"|\d:\d\d:\d\d|bearer|basic|token|key|auth|secret|pass|cookie|sig|session",
     re.IGNORECASE,
 )
+#: A credential in text: an authorization scheme and its token.
+_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
+#: A time of day with seconds that are not ``:00`` or with a fraction: a stamp from a clock,
+#: not a time the agent chose (a departure at ``10:00:00`` is content).
+_STAMP = re.compile(r"\d:\d\d:(?!00(?![.,]\d))\d\d(?![0-9])|:\d\d[.,]\d")
 
 
 def _mask_arg_text(text: str) -> str:
+    if len(text) > _VALUE_LIMIT:
+        # bounded work: both ends masked, the middle kept as its digest (an argument is
+        # content: two that differ only in the middle stay apart)
+        half = _VALUE_LIMIT // 2
+        middle = hashlib.blake2b(
+            text[half:-half].encode("utf-8", "surrogatepass"), digest_size=8
+        ).hexdigest()
+        return (
+            f"{_mask_arg_text(text[:half])}<cut {len(text)} {middle}>{_mask_arg_text(text[-half:])}"
+        )
     known = _MASKED_ARGS.get(text)
     if known is not None:
         return known
-    if _ARG_HINT.search(text) is None:  # no temp path, no counter: nothing to mask
+    if _ARG_HINT.search(text) is None:  # nothing an argument's text masks
         return text
-    return _masked(text, _MASKED_ARGS, _replace_in_arg)
+    masked = text
+    if len(masked) <= _VALUE_LIMIT:
+        masked = _SCHEME.sub(r"\1\2<credential>", masked)
+        if "=" in masked or ":" in masked:
+            masked = _PAIR.sub(_mask_arg_pair, masked)
+    masked = _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
+    if len(text) <= _MEMO_LENGTH:
+        _remember(_MASKED_ARGS, text, masked)
+    return masked
+
+
+def _mask_arg_pair(match: re.Match[str]) -> str:
+    name = match.group("name")
+    if _is_volatile_name(name, False):
+        value = match.group("value")
+        quote = value[0] if value[0] in "\"'" else ""
+        return f"{name}{match.group('sep')}{quote}<volatile>{quote}"
+    return match.group(0)
 
 
 def _replace_in_arg(match: re.Match[str]) -> str:
-    if match.lastgroup in _ARG_KINDS:
+    group = match.lastgroup
+    if group in _ARG_KINDS:
         return _replace(match)
+    if group == "time" and _STAMP.search(match.group(0)):
+        return "<time>"
     return match.group(0)
+
+
+#: Words of an argument's name that make its value a credential (an authorization header, a
+#: token, an API key, a cookie, a password): fresh on every call, never what it is about.
+_CREDENTIAL_WORDS = frozenset(
+    {"authorization", "auth", "token", "password", "passwd", "secret", "cookie", "cookies",
+     "credential", "credentials", "signature", "bearer", "apikey", "csrf", "xsrf",
+     # a cursor is a handle: it says where a listing is, never what the agent asks for
+     "cursor", "continuation"}
+)  # fmt: skip
+_KEY_OWNERS = frozenset({"api", "access", "secret", "private", "session", "auth", "client"})
+
+
+def _credential_field(words: list[str]) -> bool:
+    """Whether an argument's name (its words, lowercased) names a credential."""
+    if _CREDENTIAL_WORDS.intersection(words):
+        return "max" not in words and "limit" not in words  # max_token: a budget
+    return "key" in words and bool(_KEY_OWNERS.intersection(words))
+
+
+#: Words of an argument's name that make its text a cosmetic label: a running counter at its
+#: end (``"label": "attempt 4"``, ``"title": "retry-3"``) names the call, not what it does.
+_LABEL_WORDS = frozenset(
+    {"label", "title", "description", "desc", "comment", "note", "notes", "tag", "caption",
+     "memo", "summary", "reason", "display"}
+)  # fmt: skip
+_LABEL_NAMES: dict[str, bool] = {}
+#: A counter at the end of a label: ``4``, ``#4``, ``(4)``, ``4/5``, ``-3``, ``_3``, ``v2``.
+_TRAILING_COUNTER = re.compile(
+    r"(?<=[^\d\s])(?P<sep>[\s_#-]*[(\[]?\s*#?)\d+(?:\s*/\s*\d+)?(?P<close>\s*[)\]]?\s*)$"
+)
+
+
+def _label_field(name: str) -> bool:
+    found = _LABEL_NAMES.get(name)
+    if found is None:
+        words = {w.lower() for w in _NAME_WORDS.findall(name)}
+        found = bool(_LABEL_WORDS.intersection(words))
+        if len(_LABEL_NAMES) < 4096:
+            _LABEL_NAMES[name] = found
+    return found
+
+
+def _mask_label(text: str) -> str:
+    """A label without its trailing counter (``attempt 4`` -> ``attempt <n>``)."""
+    if len(text) > 200 or not text[-1:].isdigit() and text.rstrip()[-1:] not in (")", "]"):
+        return text
+    return _TRAILING_COUNTER.sub(lambda m: f"{m.group('sep')}<n>{m.group('close')}", text, count=1)
 
 
 #: How much of an error message its template keeps (tracebacks run long; the head says it).
@@ -423,14 +619,21 @@ def _message_part(match: re.Match[str]) -> str:
     return f"<{match.lastgroup}>"
 
 
-def error_template(message: str | None) -> str:
+def _message_part_but_numbers(match: re.Match[str]) -> str:
+    group = match.lastgroup
+    return match.group(0) if group == "number" else f"<{group}>"
+
+
+def error_template(message: str | None, *, numbers: bool = True) -> str:
     """An error message as a template: volatile tokens, URLs, quoted values, paths and
     numbers masked, whitespace collapsed. The same error about another file, line or id
-    gives the same template; a different error gives a different one."""
+    gives the same template; a different error gives a different one. ``numbers=False``
+    keeps the numbers: an error at another line is then another error."""
     if not message:
         return ""
     text = mask_text(message[:_TEMPLATE_LIMIT])
-    return _SPACE.sub(" ", _MESSAGE_PARTS.sub(_message_part, text)).strip()
+    part = _message_part if numbers else _message_part_but_numbers
+    return _SPACE.sub(" ", _MESSAGE_PARTS.sub(part, text)).strip()
 
 
 _WORD = re.compile(r"<[a-z]+>|[^\W_]+(?:'[^\W_]+)?")
@@ -449,18 +652,85 @@ def text_tokens(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(masked.lower()))
 
 
+#: A text with fewer tokens than this is short: its numbers and identifiers are what it says.
+SHORT_TEXT = 16
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
+#: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
+_COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
+                  "turn", "tick", "第", "次", "轮", "遍")  # fmt: skip
+
+
+def _counter_word(word: str) -> bool:
+    return bool(word) and word.startswith(_COUNTER_WORDS)
+
+
+def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a model's text says, for near-duplicate checks: ``(tokens, values)``. Tokens are
+    its words (lowercased, volatile tokens masked) and, for Chinese or Japanese, its
+    characters and character pairs. ``values`` are the numbers and identifiers of a short
+    text (fewer than :data:`SHORT_TEXT` tokens), CJK numerals included, unless a counter word
+    precedes them: two short texts that differ in them are different ("step 1" and "step
+    2", "方案一" and "方案二"). A long text's numbers are masked, so a thought that differs by
+    a count is the same thought. Masking never empties a text: a text of volatile tokens
+    alone (a stream of random chunks) keeps them."""
+    head = text[:_TEXT_LIMIT]
+    masked = mask_text(head)
+    if not _WORD_CHARS.search(_PLACEHOLDER.sub("", masked)):
+        masked = head  # masking would leave nothing: the tokens are the content
+    words = _SHINGLE.findall(masked.lower())
+    tokens: set[str] = set()
+    values: set[str] = set()
+    count = 0
+    for word in words:
+        count += (len(word) + 1) // 2 if _CJK_RUN.match(word) else 1
+    short = count < SHORT_TEXT
+    previous = ""
+    for word in words:
+        if _CJK_RUN.match(word):
+            # characters in a short text (a one-character change costs one token, as a word
+            # does), character pairs in a long one (the same characters in another order
+            # are another text)
+            if short or len(word) == 1:
+                tokens.update(word)
+            else:
+                tokens.update(word[i : i + 2] for i in range(len(word) - 1))
+            if short:
+                for i, ch in enumerate(word):
+                    before = word[i - 1] if i else previous[-1:]
+                    if ch in _CJK_NUMERALS and not _counter_word(before):
+                        values.add(ch)
+        elif any(c.isdigit() for c in word):
+            if short and not _counter_word(previous) and not word.startswith("<"):
+                values.add(word)
+                tokens.add(word)
+            else:
+                tokens.add(_NUMBER.sub("<n>", word))
+        else:
+            tokens.add(word)
+        previous = word
+    return frozenset(tokens), frozenset(values)
+
+
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+_WORD_CHARS = re.compile(r"[^\W_]")
+
+
 #: How much of the arguments an error signature reads for the words they lend the message.
 _ARGS_LIMIT = 8000
 
 
-def error_signature(message: str | None, args: Any) -> str:
+def error_signature(message: str | None, args: Any, *, numbers: bool = True) -> str:
     """What stays of an error when the call's own input is taken out: the words of its
     message that do not occur in the call's arguments, in order, without what its template
     (:func:`error_template`) masks (numbers, quoted values, paths, URLs, volatile tokens).
     An error that echoes what it was given ("column 'created' does not exist: SELECT ...",
     "pod 'api-7d9f-2xkqp' not found") has one signature whatever the agent passed, so the
     same error coming back while the arguments vary is seen; a different error keeps a
-    different signature."""
+    different signature. ``numbers=False`` keeps the numbers (a failure a tool reports as data,
+    "7 failed" then "5 failed": the count is what the agent reads)."""
     if not message:
         return ""
     given: set[str] = set()
@@ -473,7 +743,7 @@ def error_signature(message: str | None, args: Any) -> str:
     text = message[:_TEMPLATE_LIMIT]
     if given:
         text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
-    words = _WORD.findall(error_template(text).lower())
+    words = _WORD.findall(error_template(text, numbers=numbers).lower())
     return " ".join(w for w in words if not w.startswith("<"))
 
 

@@ -59,6 +59,7 @@ class LoopObserver:
         self.detections: list[Detection] = []
         self._position = start
         self._calls: dict[tuple[str, str, int], Any] = {}
+        self._prompts: dict[tuple[str, int], Any] = {}
         self._open: dict[str, Any] | None = None  # the episode that holds now
         self._episodes = 0
         self._key_errors = 0
@@ -91,7 +92,8 @@ class LoopObserver:
                 channel=event.channel,
             )
         elif isinstance(event, ModelCall):
-            pass  # a model call is keyed by its output, never its input
+            # kept for its result: the reply is keyed with the newest turn it answers
+            self._prompts[(event.model, event.index)] = event.input
         elif isinstance(event, ModelResult):
             key = self.keyer.model(
                 event.model,
@@ -99,10 +101,11 @@ class LoopObserver:
                 output=event.output,
                 error_type=event.error_type,
                 message=event.message,
+                input=self._prompts.pop((event.model, event.index), None),
             )
         elif isinstance(event, Step):
             if event.state is not None:
-                state = self.keyer.state(event.state)
+                state = self.keyer.state(event.state, event.label)
             if event.label:  # a visit: the node and the state there are the action
                 node = event.label
                 key = ActionKey(node=node, digest=state)

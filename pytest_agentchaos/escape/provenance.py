@@ -1,0 +1,239 @@
+"""Value provenance: a value a tool result issued and the agent passes back is a handle.
+
+A job id, a cursor, a run handle, a scratch directory: the agent did not choose it, a tool
+gave it, and a stuck agent that resubmits, polls or retries gets a fresh one every lap. Such a
+value is told apart by where it came from, not by its shape: first seen in a tool's result,
+then passed back as (part of) an argument. There it is ``<handle>``, and so it is in the
+result of the call that passed it (``status(job=<handle>)`` -> ``job <handle> pending``), so
+two laps that differ only in their handles key alike, and two calls with other content never
+do (only the handle is masked). Other results keep it: they were keyed before it was a handle,
+and a lap must key as the one before it did.
+
+A value the agent passed before any result showed it is the agent's own choice (a query, a
+file it names) and never becomes a handle. Nor does an item the agent works through: ids that
+one listing issued together and the agent passes one after another in the same argument are
+the same call on different items. A handle is *fresh*: issued after the value the same
+argument held last time was used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["HANDLE", "Provenance"]
+
+#: What a handle is masked to.
+HANDLE = "<handle>"
+
+#: The tokens of a text that can be handles: a run of word characters and ``.-/:`` holding a
+#: digit (``7``, ``r-12``, ``item_3``, ``./scratch_3``, ``job:41``).
+_TOKEN = re.compile(r"[\w./:-]*\d[\w./:-]*")
+_DIGIT = re.compile(r"\d")
+#: What may precede a one-digit handle in a text: ``job=7``, ``job: 7``, ``#7``.
+_NAMED = ("=", ":", "#")
+#: A value longer than this is content, not a handle; a table bigger than this starts over.
+_MAX_VALUE = 120
+_MAX_VALUES = 4096
+#: How much of one value is read for tokens, and how many leaves of one value are read.
+_TEXT_LIMIT = 4096
+_LEAVES = 512
+
+
+class Provenance:
+    """Remembers the values tool results issued, and which of them came back as arguments.
+
+    Use one per run: :meth:`args` masks the handles in a call's arguments (and learns the
+    values that become handles there), :meth:`result` masks known handles in what a call
+    returned and records the values it issues. Both return new data; inputs are not changed.
+    """
+
+    __slots__ = ("_given", "_handles", "_issued", "_passed", "_slots", "_tick")
+
+    def __init__(self) -> None:
+        self._issued: dict[str, int] = {}  # value first seen in a result -> when
+        self._given: set[str] = set()  # values the agent passed before any result issued them
+        self._handles: set[str] = set()  # issued values passed back: masked everywhere
+        self._slots: dict[tuple[str, str], tuple[str, int]] = {}  # argument -> (value, when)
+        self._passed: set[str] = set()  # the handles the latest call's arguments passed
+        self._tick = 0
+
+    @property
+    def handles(self) -> frozenset[str]:
+        """The values known to be handles so far."""
+        return frozenset(self._handles)
+
+    def args(self, tool: str, args: Any) -> Any:
+        """``args`` of a call of ``tool`` with every handle masked: a leaf equal to a value a
+        result issued, or a token of a text leaf that is one (``cat ./scratch_3/out.txt``)."""
+        self._tick += 1
+        self._passed = set()
+        if not self._issued:
+            self._walk_given(args, [_LEAVES])
+            return args
+        if isinstance(args, Mapping):
+            return {k: self._walk(v, (tool, str(k)), [_LEAVES]) for k, v in args.items()}
+        return self._walk(args, (tool, ""), [_LEAVES])
+
+    def result(self, value: Any) -> Any:
+        """``value`` (what the latest call returned) with the handles its arguments passed
+        masked; its candidate values are recorded as issued (those the agent did not pass
+        first)."""
+        self._tick += 1
+        masked = self._walk(value, None, [_LEAVES]) if self._passed else value
+        self._issue(value, [_LEAVES])
+        return masked
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _walk(self, value: Any, slot: tuple[str, str] | None, budget: list[int]) -> Any:
+        if budget[0] <= 0:
+            return value
+        budget[0] -= 1
+        kind = type(value)
+        if kind is str or isinstance(value, str):
+            return self._text(str(value), slot)
+        if kind is bool or value is None:
+            return value
+        if kind is int or (isinstance(value, int) and not isinstance(value, bool)):
+            found = self._match(str(value), slot)
+            return value if found is None else found
+        if isinstance(value, Mapping):
+            return {k: self._walk(v, slot, budget) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._walk(v, slot, budget) for v in value]
+        return value
+
+    def _text(self, text: str, slot: tuple[str, str] | None) -> str:
+        if slot is None:
+            if text in self._passed:
+                return HANDLE
+        elif len(text) <= _MAX_VALUE and (text in self._issued or text in self._handles):
+            found = self._match(text, slot)
+            return text if found is None else found
+        if _DIGIT.search(text[:_TEXT_LIMIT]) is None:
+            return text
+        head, tail = text[:_TEXT_LIMIT], text[_TEXT_LIMIT:]
+        return _TOKEN.sub(lambda m: self._token(m.group(0), slot), head) + tail
+
+    def _token(self, token: str, slot: tuple[str, str] | None) -> str:
+        found = self._match(token, slot)
+        if found is not None:
+            return found
+        # a path or a handle with a prefix: its longest issued piece (./scratch_3/out.txt)
+        for piece in _pieces(token):
+            found = self._match(piece, slot)
+            if found is not None:
+                return token.replace(piece, found, 1)
+        return token
+
+    def _match(self, value: str, slot: tuple[str, str] | None) -> str | None:
+        """``<handle>`` for a handle; in an argument (``slot``), an issued value that is fresh
+        for its argument becomes one."""
+        if slot is None:
+            return HANDLE if value in self._passed else None
+        issued = self._issued.get(value)
+        if issued is None and value not in self._handles:
+            self._remember(self._given, value)
+            return None
+        last = self._slots.get(slot)
+        self._slots[slot] = (value, self._tick)
+        if len(self._slots) > _MAX_VALUES:
+            self._slots.clear()
+        if value in self._handles and (last is None or last[0] == value):
+            self._passed.add(value)
+            return HANDLE
+        if issued is not None and (last is None or last[0] == value or issued > last[1]):
+            self._handles.add(value)
+            self._passed.add(value)
+            return HANDLE
+        return None
+
+    def _walk_given(self, value: Any, budget: list[int]) -> None:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        if isinstance(value, str):
+            if len(value) <= _MAX_VALUE:
+                self._remember(self._given, value)
+            if _DIGIT.search(value[:_TEXT_LIMIT]) is not None:
+                for token in _TOKEN.findall(value[:_TEXT_LIMIT]):
+                    self._remember(self._given, token)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            self._remember(self._given, str(value))
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                self._walk_given(item, budget)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                self._walk_given(item, budget)
+
+    def _issue(self, value: Any, budget: list[int]) -> None:
+        """Record the candidate handles of a result: its scalars holding a digit and the
+        tokens of its texts (iteratively, at most ``budget`` leaves: every result pays it)."""
+        issued, given, tick = self._issued, self._given, self._tick
+        found: list[str] = []
+        todo = [value]
+        leaves = budget[0]
+        while todo and leaves > 0:
+            item = todo.pop()
+            leaves -= 1
+            kind = type(item)
+            if kind is str:
+                if _DIGIT.search(item) is None:
+                    continue
+                if len(item) <= _MAX_VALUE and item.strip() == item:
+                    found.append(item)
+                text = item[:_TEXT_LIMIT]
+                for match in _TOKEN.finditer(text):
+                    token = match.group(0)
+                    if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
+                        continue  # a lone digit is a handle only when named (job=7, #7)
+                    found.append(token)
+                    if "/" in token or ":" in token:
+                        found.extend(_pieces(token))
+            elif kind is int:
+                found.append(str(item))
+            elif kind is dict or isinstance(item, Mapping):
+                todo.extend(item.values())
+            elif kind is list or kind is tuple:
+                todo.extend(item)
+            elif isinstance(item, str):
+                todo.append(str(item))
+        for text in found:
+            if text not in issued and text not in given and len(text) <= _MAX_VALUE:
+                if len(issued) >= _MAX_VALUES:
+                    issued.clear()
+                issued[text] = tick
+
+    def _add(self, text: str) -> None:
+        if text not in self._given and text not in self._issued and len(text) <= _MAX_VALUE:
+            if len(self._issued) >= _MAX_VALUES:
+                self._issued.clear()
+            self._issued[text] = self._tick
+
+    @staticmethod
+    def _remember(table: set[str], text: str) -> None:
+        if len(table) >= _MAX_VALUES:
+            table.clear()
+        table.add(text)
+
+
+_SPLIT = re.compile(r"[/:]")
+
+
+def _pieces(token: str) -> list[str]:
+    """The parts of a path-like token that hold a digit (``./scratch_3/out.txt`` ->
+    ``./scratch_3``, ``scratch_3``), longest first."""
+    if "/" not in token and ":" not in token:
+        return []
+    parts = _SPLIT.split(token)
+    out = []
+    for i, part in enumerate(parts):
+        if part and _DIGIT.search(part):
+            out.append(part)
+            prefix = "/".join(parts[: i + 1])
+            if prefix != part:
+                out.append(prefix)
+    return sorted(set(out), key=len, reverse=True)

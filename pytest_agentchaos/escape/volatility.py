@@ -1,0 +1,201 @@
+"""Learned volatility: what changes on every call of a tool while the rest stays equal.
+
+Masking by shape (:mod:`.normalize`) misses the short handles and counters that have none:
+``job=7``, ``run r-12``, ``item_3``, ``scratch_4``. What gives them away is their behaviour
+across repeats: the same tool, called again with otherwise equal content, answers with the
+same text except at one or two numbers, and those numbers change on every call.
+
+:class:`Volatility` reads an action as its canonical text (masked arguments, outcome, masked
+result) split at its digit runs: the text between them is the action's *skeleton*, the runs
+are its *positions*. Two calls of a tool with equal skeletons are compared position by
+position. A call that differs from the previous one of its skeleton only at a few positions,
+the same positions that changed at the comparison before too, gets the previous call's key
+(so a loop whose laps differ in a handle is seen from its third lap on: the second lap is
+the first evidence, never enough by itself). A position that stayed
+equal is never masked; calls whose skeletons differ (any other content) are never merged.
+
+Only a handle's kind of token can change by itself: an identifier (``r-12``, ``item_3``,
+``eyJZQOKlCTn``), a number named by ``#``, or a bare number that counts up by one from call
+to call (``job=7``, ``job=8``). A bare number that moves otherwise is a quantity, and a
+quantity that moves is news (a poll's progress 8 -> 21, a queue draining 12 -> 5, ``57/400``
+files indexed). Nor:
+- a change in the arguments (``page=2``, ``step2``): the agent asked for something else
+  (a handle it passes back is masked before, by :mod:`.provenance`);
+- more than ``max_values`` distinct new values in one call (a page of new rows);
+- a percentage or a fraction (``45%``, ``3/10``), even one counting up by one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["Volatility"]
+
+#: Positions: words holding a digit (``7``, ``item_3``, ``sp_362c8d23``; a handle glued to a
+#: name by a dash, ``r-12``, is judged by its neighbours)...
+_DIGITS = re.compile(r"(\b\w*\d\w*)")
+#: ...or, in a text holding an opaque token (eight or more letters mixing case, a cursor),
+#: whole tokens: identifiers holding a digit, and opaque tokens.
+_OPAQUE = re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z]")
+_TOKENS = re.compile(
+    r"((?<![A-Za-z0-9_-])(?:[A-Za-z_-]*\d[A-Za-z0-9_-]*"
+    r"|(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z][A-Za-z_-]*)(?![A-Za-z0-9_-]))"
+)
+_RATIO = re.compile(r"\s?(?:/|of|out of)\s?$")
+#: Groups (tool and skeleton) remembered; past this the memory starts over.
+_MAX_GROUPS = 4096
+#: Texts longer than this are keyed as they are (no learning): bounded work per call.
+_MAX_TEXT = 16384
+#: Positions compared in one call at most (a text with more digit runs is keyed as it is).
+_MAX_POSITIONS = 256
+
+
+class _Group:
+    """The calls of one tool with one skeleton: the latest one's positions, the key its
+    chain has, and the positions that changed at the latest comparison (None before the
+    first; empty after one where nothing changed: a position must then change twice in a row
+    before it is taken for volatile)."""
+
+    __slots__ = ("args", "key", "learned", "random", "rest", "steps")
+
+    def __init__(self, args: list[str], rest: list[str], key: str) -> None:
+        self.args = args
+        self.rest = rest
+        self.key = key
+        self.learned: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        self.steps: dict[int, int] = {}  # position -> how much its number rose last time
+        self.random: set[int] = set()  # positions whose number went both up and down
+
+
+def _digest(args: str, rest: str) -> str:
+    text = f"{args}\x1f{rest}"
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class Volatility:
+    """Keys actions, learning per tool which positions change by themselves. One per run."""
+
+    __slots__ = ("_groups", "fields", "max_step", "max_values")
+
+    def __init__(self, max_values: int = 2, max_step: int = 8, *, fields: bool = True) -> None:
+        self.max_values = max_values
+        self.max_step = max_step
+        #: whether a number field counting up (``{"job": 8}``) can be a handle, as in a
+        #: result; in a state a number field that rises is the work done (``"processed": 8``),
+        #: and only a number in a text counts ("Please continue 8")
+        self.fields = fields
+        self._groups: dict[str, _Group] = {}
+
+    def key(self, tool: str, args: str, rest: str) -> str:
+        """The digest of a call of ``tool`` from its canonical texts: ``args`` (the masked
+        arguments) and ``rest`` (outcome, masked result or error). Equal texts give equal
+        digests; a text that differs from the previous call of its skeleton only at the
+        positions that changed last time too, by few values, gets that call's digest."""
+        if len(args) + len(rest) > _MAX_TEXT:
+            return _digest(args, rest)
+        # whole tokens where an opaque one is (rarer, slower: so a cursor is a position too)
+        opaque = _OPAQUE.search(rest) is not None or _OPAQUE.search(args) is not None
+        splitter = _TOKENS if opaque else _DIGITS
+        split_args = splitter.split(args)
+        split_rest = splitter.split(rest)
+        if len(split_args) == 1 and len(split_rest) == 1:
+            return _digest(args, rest)  # no digit: nothing can vary by itself
+        nums_args, nums_rest = split_args[1::2], split_rest[1::2]
+        if len(nums_args) + len(nums_rest) > _MAX_POSITIONS:
+            return _digest(args, rest)
+        skeleton = "\x1f".join([tool, *split_args[0::2], "\x1e", *split_rest[0::2]])
+        groups = self._groups
+        group = groups.get(skeleton)
+        if group is None:
+            if len(groups) >= _MAX_GROUPS:
+                groups.clear()
+            key = _digest(args, rest)
+            groups[skeleton] = _Group(nums_args, nums_rest, key)
+            return key
+        changed_args = tuple(i for i, n in enumerate(nums_args) if n != group.args[i])
+        changed_rest = tuple(i for i, n in enumerate(nums_rest) if n != group.rest[i])
+        before = group.rest
+        group.args, group.rest = nums_args, nums_rest
+        if not changed_args and not changed_rest:
+            group.learned = ((), ())  # every position stayed equal: none of them is volatile
+            return group.key
+        changes = (changed_args, changed_rest)
+        if self._volatile(split_rest, group, before, changes) and group.learned == changes:
+            group.learned = changes
+            return group.key
+        group.learned = changes
+        group.key = _digest(args, rest)
+        return group.key
+
+    def _volatile(
+        self,
+        split_rest: list[str],
+        group: _Group,
+        before: list[str],
+        changes: tuple[tuple[int, ...], tuple[int, ...]],
+    ) -> bool:
+        """Whether the changed positions can be ones that change by themselves: few new
+        values, each a handle's kind of token, and no changed argument."""
+        changed_args, changed_rest = changes
+        new = {split_rest[2 * i + 1] for i in changed_rest}
+        if not changed_rest or len(new) > self.max_values or changed_args:
+            return False  # many new values, or the agent asked for something else
+        steps, last = {}, group.steps
+        if group.learned != changes:
+            group.random = set()
+        ok = True
+        for i in changed_rest:
+            step = _step(split_rest[2 * i + 1], before[i])
+            if step is not None:
+                steps[i] = step
+                previous = last.get(i)
+                if previous is not None and step * previous < 0:
+                    group.random.add(i)  # up, then down: no quantity moves that way
+            if not self.fields and split_rest[2 * i].endswith(":"):
+                step = None  # a number field of a state: a count of work, not a counter
+            if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
+                # a random number (a pid, a port) changes by itself only when it is the one
+                # thing that changed: two numbers moving are more likely measurements
+                ok = ok and i in group.random and len(changed_rest) == 1
+        group.steps = steps
+        return ok
+
+
+def _step(token: str, old: str) -> int | None:
+    """How much a bare number rose since the last call (None when either is no number)."""
+    if token.isdigit() and old.isdigit() and len(token) < 10 and len(old) < 10:
+        return int(token) - int(old)
+    return None
+
+
+def _handle_like(
+    parts: list[str], i: int, step: int | None, last: int | None, max_step: int
+) -> bool:
+    """Whether token ``i`` of a split text (``parts[2 * i + 1]``) is a handle's kind of
+    token: an identifier, a number named by ``#``, or a counter (a bare number that rose by
+    one, or by the same step as last time, at most ``max_step``: one per action of a lap).
+    (A random number, one that went both up and down, is judged by the caller.) A quantity
+    moves one way (a poll's progress, a queue draining); a percentage, a fraction, a decimal,
+    a date or a range is never a handle."""
+    head, tail = parts[2 * i], parts[2 * i + 2]
+    token = parts[2 * i + 1]
+    if not token.isdigit():  # a whole token: r-12, item_3, 7a, eyJZQOKlCTn
+        return not token.replace("-", "").replace("_", "").isdigit()  # not 2026-11-26, 3_4
+
+    last_char = head[-1:]
+    if tail[:1].isalpha() or tail[:1] == "_" or last_char.isalpha() or last_char == "_":
+        return True  # a digit run glued to a name: 7a, 12_b, r12, item_3
+    if last_char == "-" and head[-2:-1].isalpha():
+        return True  # r-12 (not 3-4, a range; not 2026-11-26, a date)
+    if last_char == "-" or tail[:1] == "-":
+        return False
+    if tail[:1] == "%" or head[-1:] in "/." or tail[:1] == "." or head.endswith(" of "):
+        return False  # a percentage, a decimal, a fraction's denominator
+    if 2 * i + 3 < len(parts) and _RATIO.match(tail):
+        return False  # a fraction's numerator: 3/10, 3 of 10
+    if head[-1:] == "#":
+        return True  # #41
+    if step is None or last is None:
+        return False
+    return step == 1 or (step == last and 1 <= step <= max_step)

@@ -1,0 +1,213 @@
+"""Properties of keying (issue 29): masking is idempotent and never merges calls whose
+non-volatile content differs; learned volatility never masks a position that stayed equal;
+provenance masking is symmetric. And keying survives hostile input with bounded work."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_agentchaos.escape.keys import Keyer
+from pytest_agentchaos.escape.loops import LoopDetector
+from pytest_agentchaos.escape.normalize import mask, mask_args, text_shingles
+from pytest_agentchaos.escape.provenance import HANDLE, Provenance
+from pytest_agentchaos.escape.volatility import Volatility
+
+WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+NAMES = st.sampled_from(
+    ["q", "path", "request_id", "took_ms", "status", "label", "token", "created_at", "job", "id"]
+)
+SCALAR = st.one_of(
+    WORD,
+    st.integers(-5, 10**12),
+    st.booleans(),
+    st.none(),
+    st.uuids().map(str),
+    st.datetimes().map(lambda d: d.isoformat()),
+    st.builds(lambda w, n: f"{w}={n}", WORD, st.integers(0, 999)),
+    st.builds(lambda w, n: f"{w} took {n} ms", WORD, st.integers(0, 999)),
+)
+VALUE = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(NAMES, inner, max_size=4),
+        st.dictionaries(NAMES, inner, max_size=3).map(json.dumps),  # JSON as text
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUE)
+def test_masking_is_idempotent(value: Any) -> None:
+    once = mask(value)
+    assert mask(once) == once
+    args = mask_args(value)
+    assert mask_args(args) == args
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(WORD, min_size=1, max_size=4), WORD, st.data())
+def test_calls_whose_words_differ_never_share_a_key(
+    words: list[str], other: str, data: st.DataObject
+) -> None:
+    """Two calls of a tool whose results differ in a word (content, not a volatile token) never
+    key alike, whatever came before them: neither masking nor learning merges them."""
+    keyer = Keyer()
+    history = data.draw(st.lists(st.integers(0, 50), max_size=6))
+    for n in history:  # whatever the tool answered before, volatile-looking or not
+        keyer.tool("t", {"q": "x"}, result=f"{' '.join(words)} job={n}")
+    i = data.draw(st.integers(0, len(words) - 1))
+    changed = [*words[:i], other, *words[i + 1 :]]
+    if changed == words:
+        return
+    first = keyer.tool("t", {"q": "x"}, result=" ".join(words) + " job=7")
+    second = keyer.tool("t", {"q": "x"}, result=" ".join(changed) + " job=8")
+    assert first != second
+
+
+def _rendered(values: list[int]) -> str:
+    return " ".join(f"f{i}={v}" for i, v in enumerate(values))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=2, max_size=8))
+def test_learned_volatility_never_masks_a_position_that_stayed_equal(
+    calls: list[list[int]],
+) -> None:
+    """When two consecutive calls key alike, every position where they differ changed at the
+    comparison before as well: a position that stayed equal there is never masked now."""
+    learner = Volatility()
+    keys = [learner.key("t", "{}", _rendered(values)) for values in calls]
+    for i in range(1, len(calls)):
+        before, now = calls[i - 1], calls[i]
+        differs = {p for p in range(3) if before[p] != now[p]}
+        if keys[i] == keys[i - 1] and differs:
+            assert i >= 2, "the first comparison is evidence, never enough by itself"
+            earlier = calls[i - 2]
+            stayed = {p for p in range(3) if earlier[p] == before[p]}
+            assert not (differs & stayed)
+
+
+HANDLES = st.lists(
+    st.text("abcdefghjkmnpqrstuvwxyz23456789", min_size=6, max_size=10).filter(
+        lambda h: any(c.isdigit() for c in h)
+    ),
+    min_size=4,
+    max_size=4,
+    unique=True,
+)
+
+
+def _run(handles: list[str]) -> list[Any]:
+    """A run that submits a job, gets a fresh handle and passes it back, each lap."""
+    keyer = Keyer()
+    keys = []
+    for handle in handles:
+        keys.append(keyer.tool("submit", {"spec": "build"}, result={"job": handle}))
+        keys.append(keyer.tool("status", {"job": handle}, result=f"job {handle}: failed"))
+    return keys
+
+
+@settings(max_examples=100, deadline=None)
+@given(HANDLES, HANDLES)
+def test_provenance_masking_is_symmetric(first: list[str], second: list[str]) -> None:
+    """The handle is masked alike where it is passed and where that call's result shows it,
+    so two runs that differ only in their handles key alike, call by call."""
+    assert [k.digest for k in _run(first)][1::2] == [k.digest for k in _run(second)][1::2]
+    provenance = Provenance()
+    provenance.args("submit", {"spec": "build"})
+    provenance.result({"job": first[0]})
+    masked_args = provenance.args("status", {"job": first[0]})
+    masked_result = provenance.result(f"job {first[0]}: failed")
+    assert masked_args == {"job": HANDLE}
+    assert masked_result == f"job {HANDLE}: failed"
+
+
+def test_a_value_the_agent_chose_first_is_never_a_handle() -> None:
+    provenance = Provenance()
+    provenance.args("search", {"q": "order 4417"})
+    provenance.result({"orders": ["4417"]})
+    assert provenance.args("get_order", {"id": "4417"}) == {"id": "4417"}
+
+
+def test_items_of_one_listing_are_not_handles() -> None:
+    provenance = Provenance()
+    provenance.args("ls", {})
+    provenance.result({"items": ["item_3", "item_4", "item_5"]})
+    shown = [provenance.args("get", {"id": f"item_{i}"}) for i in (3, 4, 5)]
+    assert shown[1:] == [{"id": "item_4"}, {"id": "item_5"}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh0123456789"), min_size=6, max_size=24).map("".join))
+def test_masking_never_empties_a_short_text(chunk: str) -> None:
+    words, _ = text_shingles(chunk)
+    assert words or not any(c.isalnum() for c in chunk)
+
+
+def test_short_texts_keep_their_numbers_unless_a_counter_word_precedes_them() -> None:
+    assert text_shingles("step 1: check the logs") != text_shingles("step 2: check the logs")
+    assert text_shingles("方案一：重启服务") != text_shingles("方案二：重启服务")
+    assert text_shingles("Retrying (1/5) now") == text_shingles("Retrying (2/5) now")
+    assert text_shingles("第3次尝试") == text_shingles("第4次尝试")
+
+
+# -- hostile input: bounded work, never an exception ----------------------------------------------
+
+
+class Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr for you")
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str either")
+
+
+def test_a_result_whose_repr_raises_is_keyed() -> None:
+    keyer = Keyer()
+    detector = LoopDetector()
+    for i in range(4):
+        result = {"v": Unprintable(), "n": [Unprintable()]}
+        key = keyer.tool("t", {"x": Unprintable()}, result=result)
+        detector.observe(key, i, 0.0)
+    assert keyer.model("m", output=Unprintable(), input=Unprintable()).digest
+
+
+def test_a_100_mb_string_costs_bounded_work() -> None:
+    huge = "x" * 50_000_000 + " request_id=abc " + "y" * 50_000_000
+    keyer = Keyer()
+    start = time.perf_counter()
+    keyer.tool("t", {"q": huge}, result=huge)
+    keyer.tool("t", {"q": "a"}, ok=False, error_type="Error", message=huge)
+    keyer.model("m", output=huge, input=huge)
+    keyer.state({"log": huge})
+    small = time.perf_counter()
+    keyer.tool("t", {"q": "a" * 1_000_000}, result="b" * 1_000_000)
+    small = time.perf_counter() - small
+    # 100 times the size costs far less than 100 times the time: masking reads a bounded part
+    assert time.perf_counter() - start < 60 * max(small, 0.05)
+
+
+def test_deeply_nested_json_text_is_keyed() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    keyer = Keyer()
+    first = keyer.tool("t", {}, result=deep)
+    assert first == keyer.tool("t", {}, result=deep)
+    assert first != keyer.tool("t", {}, result="[" * 99_999 + "]" * 99_999)
+
+
+def test_invalid_json_that_looks_like_json_is_masked_as_prose() -> None:
+    broken = '{"status": "pending", "request_id": "%s", "took_ms": %d, '
+    keyer = Keyer()
+    keys = {keyer.tool("t", {}, result=broken % (f"r{i}x9", 10 + i)) for i in range(3)}
+    assert len(keys) == 1
+    assert (
+        mask(broken % ("abc", 5)) == '{"status": "pending", "request_id": "<volatile>", '
+        '"took_ms": <volatile>, '
+    )
