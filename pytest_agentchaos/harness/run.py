@@ -355,7 +355,8 @@ def build_run(
             virtual_sleep=plan.virtual_sleep,
             allow_hosts=plan.allow,
             max_value=plan.max_value,
-            schedule=recorded.schedule if recorded is not None else None,
+            schedule=recorded.schedule if recorded is not None else spec.schedule,
+            schedule_beyond="none" if recorded is not None else spec.beyond,
         )
         stack.callback(chaos.close)
         # The agent's own randomness (an SDK's retry jitter, a framework's ids) draws from
