@@ -57,6 +57,12 @@ def _runs(value: str) -> int:
     return runs
 
 
+def _search_options() -> tuple[tuple[str, dict[str, Any]], ...]:
+    from .search import SEARCH_OPTIONS
+
+    return SEARCH_OPTIONS
+
+
 #: Every option, by its name after ``--agentchaos-`` / ``--chaos-``: ``addoption``'s arguments.
 OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
@@ -151,6 +157,8 @@ OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
 )
+
+OPTIONS = (*OPTIONS, *_search_options())
 
 
 def dest(name: str) -> str:

@@ -1,0 +1,319 @@
+"""The plugin's side of schedule search: ``--chaos-explore``, ``--chaos-schedule`` and
+``--chaos-schedule-dir``. Thin: it re-runs a chaos test's body through
+:mod:`..harness.rerun` and asks :mod:`..search` what to run and what was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..errors import ChaosConfigError
+
+if TYPE_CHECKING:
+    from ..harness.rerun import Attempt
+    from ..harness.run import Run
+    from ..harness.spec import RunSpec
+    from ..inject.chaos import Chaos
+    from ..search.schedule import ScheduleFile
+
+__all__ = ["SEARCH_OPTIONS", "SearchHooks"]
+
+_PREFIX = "pytest-agentchaos"
+#: Where found schedules are kept (relative to the rootdir) unless ``--chaos-schedule-dir``.
+DEFAULT_DIR = ".agentchaos/schedules"
+
+
+def _explore(value: str) -> int:
+    from ..harness.spec import MAX_EXPLORE
+
+    try:
+        found = int(value)
+    except ValueError:
+        found = -1
+    if not 1 <= found <= MAX_EXPLORE:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_EXPLORE} schedules, got {value!r}")
+    return found
+
+
+#: The search's options, by their name after ``--agentchaos-`` / ``--chaos-``.
+SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "explore",
+        {
+            "metavar": "N",
+            "type": _explore,
+            "default": None,
+            "help": "search up to N fault schedules per chaos test, re-running its body "
+            "in-process on virtual time, and shrink the first that fails to a minimal one, "
+            "printed as a marker and written to a schedule file; a failing test's own faults "
+            "are shrunk too (default: off; chaos(explore=N) asks for one test)",
+        },
+    ),
+    (
+        "schedule",
+        {
+            "metavar": "FILE",
+            "default": None,
+            "help": "run the test a schedule file names (written by --chaos-explore) under "
+            "exactly its faults (default: none)",
+        },
+    ),
+    (
+        "schedule-dir",
+        {
+            "metavar": "DIR",
+            "default": None,
+            "help": "where --chaos-explore writes the schedules it finds and reads them back "
+            f"to try first next time (default: {DEFAULT_DIR} under the rootdir)",
+        },
+    ),
+)
+
+_PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
+_INTERRUPTS = (KeyboardInterrupt, pytest.exit.Exception, SystemExit)
+
+
+class SearchHooks:
+    """Registered by the plugin at configure time: the search's hooks, its state per session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from .options import option
+
+        self.config = config
+        self.explore: int | None = option(config, "explore")
+        raw_dir = option(config, "schedule-dir")
+        self.dir = (
+            config.invocation_params.dir / raw_dir if raw_dir else config.rootpath / DEFAULT_DIR
+        )
+        self.pinned: ScheduleFile | None = None
+        raw = option(config, "schedule")
+        if raw:
+            from ..search.schedule import read_schedule_file
+
+            try:
+                self.pinned = read_schedule_file(config.invocation_params.dir / raw)
+            except ChaosConfigError as exc:
+                raise pytest.UsageError(f"{_PREFIX}: --chaos-schedule: {exc}") from None
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """A schedule file names one test: it must be among those collected."""
+        pinned = self.pinned
+        if pinned is None or not items:
+            return
+        if not any(item.nodeid == pinned.get("test") for item in items):
+            raise pytest.UsageError(
+                f"{_PREFIX}: --chaos-schedule: {pinned['path']} is for test "
+                f"{pinned.get('test')!r}, which is not among the tests collected here; run "
+                "pytest from the rootdir the schedule was found from"
+            )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """The test a schedule file names runs under exactly its faults."""
+        from ..harness.spec import RunSpec
+        from .state import SPEC
+
+        pinned = self.pinned
+        if pinned is None or item.nodeid != pinned.get("test"):
+            return
+        spec = item.stash.get(SPEC, None) or RunSpec()
+        if spec.error is not None:
+            return
+        item.stash[SPEC] = dataclasses.replace(
+            spec,
+            schedule=pinned.decisions,
+            beyond=pinned["beyond"],
+            seed=pinned.get("seed", spec.seed),
+            profile=pinned.get("profile", spec.profile),
+            explore=None,
+        )
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        """After a chaos test's body ran (and its run was judged): search schedules, or shrink
+        the faults of a run that failed, as ``--chaos-explore`` / ``chaos(explore=N)`` ask."""
+        from .state import RUN, SPEC
+
+        run = item.stash.get(RUN, None)
+        spec = item.stash.get(SPEC, None)
+        budget = spec.explore if spec is not None and spec.explore else self.explore
+        if run is None or not budget or (spec is not None and spec.schedule is not None):
+            return (yield)
+        error: BaseException | None = None
+        try:
+            result = yield
+        except (*_PASS_THROUGH, *_INTERRUPTS):
+            raise
+        except BaseException as exc:
+            error = exc
+        self._search(item, run, spec, budget, error)
+        if error is not None:
+            raise error
+        return result
+
+    def _search(
+        self,
+        item: pytest.Item,
+        run: Run,
+        spec: RunSpec | None,
+        budget: int,
+        error: BaseException | None,
+    ) -> None:
+        from ..harness.rerun import failure_of, not_rerunnable, run_attempt
+        from ..harness.run import safe_file_name
+        from ..harness.spec import RunSpec
+        from ..search.explore import explore, space_of
+        from ..search.schedule import marker_line, write_schedule_file
+        from ..search.shrink import canonical
+        from .state import RUN, STATE, VARIANT
+
+        state = item.config.stash[STATE]
+        callspec = getattr(item, "callspec", None)
+        variant = callspec.params.get(VARIANT) if callspec is not None else None
+        spec = spec or RunSpec()
+        if variant is not None:
+            spec = variant.apply(spec)
+        spec = dataclasses.replace(spec, seed=run.plan.seed, profile=run.plan.profile.name)
+        first_failure, _ = failure_of(run, error)
+        first_schedule = canonical(run.trace.schedule())
+        calls = run.session.calls_seen()
+        args = _first_args(run)
+        faults = (*spec.faults, *run.plan.profile.faults)
+        run.close()  # the attempts need the process: runs cannot overlap
+        body = _body(item, run.chaos)
+
+        def attempt(schedule: Any, keep_trace: bool = False) -> Attempt:
+            return run_attempt(
+                state.settings,
+                spec,
+                item.nodeid,
+                state.registry,
+                body,
+                schedule,
+                interrupts=_INTERRUPTS,
+                keep_trace=keep_trace,
+            )
+
+        where = f"{_PREFIX}: --chaos-explore: {item.nodeid}"
+        path = self.dir / f"{safe_file_name(item.nodeid)}.json"
+        if first_failure is not None:
+            if not first_schedule:
+                return  # it fails with no fault: nothing to shrink
+            first = attempt(first_schedule)
+            if first.failure != first_failure:
+                pytest.fail(
+                    f"{where}: its failing run cannot be shrunk: "
+                    f"{not_rerunnable(calls, first) or 'a second run failed otherwise'}",
+                    pytrace=False,
+                )
+            exploration = explore(
+                space_of((), {}),
+                attempt,
+                budget=budget,
+                seed=run.plan.seed,
+                first=(first_schedule, first),
+            )
+        else:
+            again = attempt(first_schedule)
+            reason = not_rerunnable(calls, again)
+            if reason is not None:
+                pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
+            exploration = explore(
+                space_of(faults, calls, args),
+                attempt,
+                budget=budget,
+                seed=run.plan.seed,
+                known=_known(path, item.nodeid),
+            )
+            exploration = dataclasses.replace(
+                exploration, search_attempts=exploration.search_attempts + 1
+            )
+        if exploration.shrunk is None:
+            return
+        final = attempt(exploration.shrunk, keep_trace=True)
+        path = write_schedule_file(
+            path,
+            test=item.nodeid,
+            schedule=exploration.shrunk,
+            seed=spec.seed or 0,
+            profile=spec.profile or "none",
+            failure={"kind": str(exploration.failure), "explanation": final.explanation},
+        )
+        item.stash[RUN] = final.run  # the report shows the shrunk run
+        replay = f"pytest {item.nodeid} {state.settings.flag_prefix}schedule={path}"
+        final.run.plan = dataclasses.replace(final.run.plan, replay=replay)
+        found = len(exploration.found or ())
+        if first_failure is not None:
+            head = f"its run failed ({exploration.failure}) with {found} fault(s)"
+        else:
+            source = "a previous search's schedule" if exploration.known else "a schedule"
+            head = (
+                f"{source} of {found} fault(s) failed ({exploration.failure}) after "
+                f"{exploration.search_attempts} attempt(s)"
+            )
+        lines = [
+            f"{where}: {head}; shrunk to {len(exploration.shrunk)} fault(s) in "
+            f"{exploration.shrink_attempts} more attempt(s)"
+            + (" (stopped at the budget)" if exploration.exhausted else ""),
+            final.explanation or "(the shrunk schedule fails without an explanation)",
+        ]
+        if final.failure != exploration.failure:
+            lines.append(
+                f"note: run again, the shrunk schedule failed otherwise ({final.failure}): the "
+                "body does not run the same way twice"
+            )
+        lines += [
+            "pin it as a regression test:",
+            marker_line(exploration.shrunk, seed=spec.seed),
+            f"schedule file: {path} (replay: {replay})",
+        ]
+        pytest.fail("\n".join(lines), pytrace=False)
+
+
+def _first_args(run: Run) -> dict[tuple[str, str], Any]:
+    from ..trace.events import ToolCall
+
+    found: dict[tuple[str, str], Any] = {}
+    for event in run.trace:
+        if isinstance(event, ToolCall) and event.index == 1:
+            found.setdefault((event.channel, event.tool), event.args)
+    return found
+
+
+def _known(path: Path, test: str) -> list[Any]:
+    """The schedule a previous search kept for ``test`` (none when the file is unreadable)."""
+    from ..search.schedule import read_schedule_file
+
+    if not path.is_file():
+        return []
+    with contextlib.suppress(ChaosConfigError):
+        found = read_schedule_file(path)
+        if found.get("test") == test:
+            return [found.decisions]
+    return []
+
+
+def _body(item: pytest.Item, original: Chaos) -> Any:
+    """Run the test's body again with ``chaos`` in place of the first run's fixture value."""
+
+    def body(chaos: Chaos) -> None:
+        funcargs: dict[str, Any] = getattr(item, "funcargs", {})
+        names = [name for name, value in funcargs.items() if value is original]
+        for name in names:
+            funcargs[name] = chaos
+        try:
+            item.runtest()
+        except _PASS_THROUGH:
+            pass
+        finally:
+            for name in names:
+                funcargs[name] = original
+
+    return body
