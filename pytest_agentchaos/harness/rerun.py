@@ -18,13 +18,24 @@ from ..saferepr import safe_str
 from .run import Run, build_run
 
 if TYPE_CHECKING:
+    from ..faults.plan import FaultSpec
     from ..inject.chaos import Chaos
     from ..profiles.profile import ProfileRegistry
+    from ..search.explore import Exploration
     from ..trace.trace import Trace
     from .settings import SessionSettings
     from .spec import RunSpec
 
-__all__ = ["Attempt", "FailureKind", "failure_of", "not_rerunnable", "run_attempt"]
+__all__ = [
+    "Attempt",
+    "FailureKind",
+    "FirstRun",
+    "NotRerunnable",
+    "failure_of",
+    "not_rerunnable",
+    "run_attempt",
+    "search_schedules",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,16 +101,18 @@ def run_attempt(
     test_id: str,
     registry: ProfileRegistry,
     body: Callable[[Chaos], Any],
-    schedule: Sequence[Mapping[str, Any]],
+    schedule: Sequence[Mapping[str, Any]] | None,
     *,
     interrupts: tuple[type[BaseException], ...] = (KeyboardInterrupt, SystemExit),
     keep_trace: bool = False,
 ) -> Attempt:
-    """Run ``body(chaos)`` once under exactly ``schedule`` (other calls fault-free) and judge
-    it. ``interrupts`` propagate (the run is undone first); anything else the body raises is
-    its failure. ``keep_trace``: write the trace where the settings say (an attempt of a
-    search writes none)."""
-    spec = replace(spec, schedule=tuple(schedule), beyond="none", explore=None)
+    """Run ``body(chaos)`` once under exactly ``schedule`` (other calls fault-free; ``None``:
+    an ordinary run, its faults drawn from the profile) and judge it. ``interrupts``
+    propagate (the run is undone first); anything else the body raises is its failure.
+    ``keep_trace``: write the trace where the settings say (an attempt of a search writes
+    none)."""
+    if schedule is not None:
+        spec = replace(spec, schedule=tuple(schedule), beyond="none", explore=None)
     if not keep_trace:
         settings = replace(settings, trace_dir=None)
     error: BaseException | None = None
@@ -111,7 +124,7 @@ def run_attempt(
         except BaseException as exc:  # noqa: BLE001 - the body's failure is the attempt's result
             error = exc
         failure, explanation = failure_of(run, error)
-    return Attempt(tuple(schedule), failure, explanation, run, error)
+    return Attempt(tuple(run.trace.schedule()), failure, explanation, run, error)
 
 
 def not_rerunnable(first: Mapping[tuple[str, str], int], again: Attempt) -> str | None:
@@ -146,3 +159,88 @@ def not_rerunnable(first: Mapping[tuple[str, str], int], again: Attempt) -> str 
 
 def _calls(counts: Mapping[tuple[str, str], int]) -> str:
     return ", ".join(f"{t} x{n}" for (_, t), n in sorted(counts.items())) or "no calls"
+
+
+class NotRerunnable(Exception):
+    """The body cannot be searched: running it again does not run the same way."""
+
+
+@dataclass(frozen=True)
+class FirstRun:
+    """What a search learns from a test's first (ordinary) run."""
+
+    failure: FailureKind | None
+    #: the fault decisions the run made
+    schedule: tuple[Mapping[str, Any], ...]
+    #: how many calls each (channel, target) received
+    calls: Mapping[tuple[str, str], int]
+    #: each target's first arguments
+    args: Mapping[tuple[str, str], Any]
+    #: the faults the search may place (the test's and its profile's)
+    faults: tuple[FaultSpec, ...]
+    seed: int
+
+    @classmethod
+    def of(cls, run: Run, error: BaseException | None, faults: Sequence[FaultSpec]) -> FirstRun:
+        """The first run ``run`` (finished, or finished now with ``error``)."""
+        from ..search.shrink import canonical
+        from ..trace.events import ToolCall
+
+        failure, _ = failure_of(run, error)
+        args: dict[tuple[str, str], Any] = {}
+        for event in run.trace:
+            if isinstance(event, ToolCall) and event.index == 1:
+                args.setdefault((event.channel, event.tool), event.args)
+        return cls(
+            failure,
+            canonical(run.trace.schedule()),
+            run.session.calls_seen(),
+            args,
+            tuple(faults),
+            run.plan.seed,
+        )
+
+
+def search_schedules(
+    first: FirstRun,
+    attempt: Callable[[Sequence[Mapping[str, Any]]], Attempt],
+    *,
+    budget: int,
+    known: Sequence[Sequence[Mapping[str, Any]]] = (),
+) -> Exploration[Attempt] | None:
+    """Search and shrink from a first run (see :func:`..search.explore.explore`).
+
+    A first run that failed with faults is shrunk (after one attempt checks that its schedule
+    fails the same way again); one that passed is replayed once (the re-runnability check),
+    then schedules are searched. ``None``: a first run that failed without any fault (nothing
+    to shrink). Raises :class:`NotRerunnable` with the reason.
+    """
+    from ..search.explore import explore, space_of
+
+    if first.failure is not None:
+        if not first.schedule:
+            return None
+        again = attempt(first.schedule)
+        if again.failure != first.failure:
+            otherwise = again.failure or "it passed"
+            reason = not_rerunnable(first.calls, again) or (
+                f"a second run with the same faults failed otherwise ({otherwise}, not "
+                f"{first.failure})"
+            )
+            raise NotRerunnable(reason)
+        exploration = explore(
+            space_of((), {}), attempt, budget=budget, seed=first.seed, first=(first.schedule, again)
+        )
+        return replace(exploration, search_attempts=1)
+    again = attempt(first.schedule)
+    why = not_rerunnable(first.calls, again)
+    if why is not None:
+        raise NotRerunnable(why)
+    exploration = explore(
+        space_of(first.faults, first.calls, first.args),
+        attempt,
+        budget=budget,
+        seed=first.seed,
+        known=known,
+    )
+    return replace(exploration, search_attempts=exploration.search_attempts + 1)

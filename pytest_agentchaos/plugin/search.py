@@ -166,12 +166,10 @@ class SearchHooks:
         budget: int,
         error: BaseException | None,
     ) -> None:
-        from ..harness.rerun import failure_of, not_rerunnable, run_attempt
+        from ..harness.rerun import FirstRun, NotRerunnable, run_attempt, search_schedules
         from ..harness.run import safe_file_name
         from ..harness.spec import RunSpec
-        from ..search.explore import explore, space_of
         from ..search.schedule import marker_line, write_schedule_file
-        from ..search.shrink import canonical
         from .state import RUN, STATE, VARIANT
 
         state = item.config.stash[STATE]
@@ -181,11 +179,7 @@ class SearchHooks:
         if variant is not None:
             spec = variant.apply(spec)
         spec = dataclasses.replace(spec, seed=run.plan.seed, profile=run.plan.profile.name)
-        first_failure, _ = failure_of(run, error)
-        first_schedule = canonical(run.trace.schedule())
-        calls = run.session.calls_seen()
-        args = _first_args(run)
-        faults = (*spec.faults, *run.plan.profile.faults)
+        first = FirstRun.of(run, error, (*spec.faults, *run.plan.profile.faults))
         run.close()  # the attempts need the process: runs cannot overlap
         body = _body(item, run.chaos)
 
@@ -203,38 +197,15 @@ class SearchHooks:
 
         where = f"{_PREFIX}: --chaos-explore: {item.nodeid}"
         path = self.dir / f"{safe_file_name(item.nodeid)}.json"
-        if first_failure is not None:
-            if not first_schedule:
-                return  # it fails with no fault: nothing to shrink
-            first = attempt(first_schedule)
-            if first.failure != first_failure:
-                pytest.fail(
-                    f"{where}: its failing run cannot be shrunk: "
-                    f"{not_rerunnable(calls, first) or 'a second run failed otherwise'}",
-                    pytrace=False,
-                )
-            exploration = explore(
-                space_of((), {}),
-                attempt,
-                budget=budget,
-                seed=run.plan.seed,
-                first=(first_schedule, first),
+        try:
+            exploration = search_schedules(
+                first, attempt, budget=budget, known=_known(path, item.nodeid)
             )
-        else:
-            again = attempt(first_schedule)
-            reason = not_rerunnable(calls, again)
-            if reason is not None:
-                pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
-            exploration = explore(
-                space_of(faults, calls, args),
-                attempt,
-                budget=budget,
-                seed=run.plan.seed,
-                known=_known(path, item.nodeid),
-            )
-            exploration = dataclasses.replace(
-                exploration, search_attempts=exploration.search_attempts + 1
-            )
+        except NotRerunnable as exc:
+            pytest.fail(f"{where} is not re-runnable: {exc}", pytrace=False)
+        if exploration is None:
+            return
+        first_failure = first.failure
         if exploration.shrunk is None:
             return
         final = attempt(exploration.shrunk, keep_trace=True)
@@ -275,16 +246,6 @@ class SearchHooks:
             f"schedule file: {path} (replay: {replay})",
         ]
         pytest.fail("\n".join(lines), pytrace=False)
-
-
-def _first_args(run: Run) -> dict[tuple[str, str], Any]:
-    from ..trace.events import ToolCall
-
-    found: dict[tuple[str, str], Any] = {}
-    for event in run.trace:
-        if isinstance(event, ToolCall) and event.index == 1:
-            found.setdefault((event.channel, event.tool), event.args)
-    return found
 
 
 def _known(path: Path, test: str) -> list[Any]:
