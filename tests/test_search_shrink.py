@@ -37,7 +37,9 @@ schedules = st.lists(
 
 def burst_of_two(schedule: Any) -> bool:
     """Fails on two rate limits in a row on ``search``."""
-    idx = sorted(d["index"] for d in schedule if (d["target"], d["kind"]) == ("search", "rate_limit"))
+    idx = sorted(
+        d["index"] for d in schedule if (d["target"], d["kind"]) == ("search", "rate_limit")
+    )
     return any(b == a + 1 for a, b in zip(idx, idx[1:], strict=False))
 
 

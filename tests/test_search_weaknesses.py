@@ -188,7 +188,9 @@ def test_a_body_that_keeps_state_between_runs_is_not_re_runnable() -> None:
     first = run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, None)
     info = FirstRun.of(first.run, None, FAULTS)
     with pytest.raises(NotRerunnable, match="other calls .*keeps state between runs"):
-        search_schedules(info, lambda s: run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, s), budget=5)
+        search_schedules(
+            info, lambda s: run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, s), budget=5
+        )
 
 
 def test_tools_wrapped_by_the_first_run_are_not_re_runnable() -> None:
@@ -202,7 +204,9 @@ def test_tools_wrapped_by_the_first_run_are_not_re_runnable() -> None:
     first = run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, None)
     info = FirstRun.of(first.run, None, FAULTS)
     with pytest.raises(NotRerunnable, match="wrapped by a run that has ended"):
-        search_schedules(info, lambda s: run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, s), budget=5)
+        search_schedules(
+            info, lambda s: run_attempt(SETTINGS, SPEC, "t", REGISTRY, body, s), budget=5
+        )
 
 
 def test_a_schedule_naming_a_target_never_called_has_no_effect_and_is_shrunk_away() -> None:

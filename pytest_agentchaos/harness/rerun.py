@@ -141,8 +141,9 @@ def not_rerunnable(first: Mapping[tuple[str, str], int], again: Attempt) -> str 
         )
     if first and not again.calls:
         return (
-            "a second run of its body made none of the calls the first made (tools wrapped "
-            "outside the body, or state kept between runs)"
+            "a second run of its body made none of the calls the first made: its tools were "
+            "wrapped outside the body (in a fixture?) or it keeps state between runs; wrap them "
+            "inside the test body, with the chaos fixture it is given"
         )
     if dict(first) != again.calls:
         return (

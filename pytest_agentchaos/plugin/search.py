@@ -202,7 +202,11 @@ class SearchHooks:
                 first, attempt, budget=budget, known=_known(path, item.nodeid)
             )
         except NotRerunnable as exc:
-            pytest.fail(f"{where} is not re-runnable: {exc}", pytrace=False)
+            reason = str(exc)
+        else:
+            reason = None
+        if reason is not None:  # outside the except: one message, not a chain
+            pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
         if exploration is None:
             return
         first_failure = first.failure
