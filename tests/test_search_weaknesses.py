@@ -227,5 +227,5 @@ def test_a_schedule_naming_a_target_never_called_has_no_effect_and_is_shrunk_awa
         lambda s: run_attempt(SETTINGS, SPEC, "t", REGISTRY, two_rate_limits_in_a_row, s),
         budget=50,
     )
-    assert found is not None
+    assert found is not None and found.shrunk is not None
     assert [d["target"] for d in found.shrunk] == ["search", "search"]

@@ -197,14 +197,13 @@ class SearchHooks:
 
         where = f"{_PREFIX}: --chaos-explore: {item.nodeid}"
         path = self.dir / f"{safe_file_name(item.nodeid)}.json"
+        reason: str | None = None
         try:
             exploration = search_schedules(
                 first, attempt, budget=budget, known=_known(path, item.nodeid)
             )
         except NotRerunnable as exc:
             reason = str(exc)
-        else:
-            reason = None
         if reason is not None:  # outside the except: one message, not a chain
             pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
         if exploration is None:
