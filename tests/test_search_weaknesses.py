@@ -72,7 +72,7 @@ def two_rate_limits_in_a_row(chaos: Chaos) -> None:
 
 
 def timeout_after_success(chaos: Chaos) -> None:
-    """A timeout right after a successful ``book`` corrupts its cache; any other order is fine
+    """A timeout right after a successful round corrupts its cache; any other order is fine
     (a failed ``search`` skips that round's ``book``)."""
     search, book = _tools(chaos)
     last_ok = False
@@ -138,7 +138,12 @@ def test_two_rate_limits_in_a_row_shrink_to_the_first_two_calls_of_search() -> N
 def test_a_timeout_after_a_success_shrinks_to_one_timeout_on_the_second_call() -> None:
     found, _ = _search(timeout_after_success)
     assert str(found.failure) == "error LookupError"
-    assert _user(found) == [{"target": "book", "call": 2, "kind": "timeout", "seconds": 0}]
+    # one timeout on a second call: on either tool it follows a success
+    ((entry),) = _user(found)
+    assert entry in (
+        {"target": "book", "call": 2, "kind": "timeout", "seconds": 0},
+        {"target": "search", "call": 2, "kind": "timeout", "seconds": 0},
+    )
 
 
 def test_latency_shrinks_to_the_least_that_still_fails() -> None:

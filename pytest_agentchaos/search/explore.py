@@ -25,6 +25,8 @@ __all__ = ["Exploration", "Option", "Outcome", "Space", "explore", "schedules", 
 
 #: Calls past the first run's count a schedule may still name (retries make more calls).
 SLACK = 3
+#: Schedules drawn per hypothesis example: hypothesis's cost per example is spread over them.
+BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -86,50 +88,65 @@ def space_of(
 _SHAPES = ("single", "burst", "after_recovery")
 
 
-def schedules(space: Space, max_episodes: int = 3) -> Any:
-    """A hypothesis strategy of schedules (decisions) over ``space``."""
+def schedules(space: Space) -> Any:
+    """A hypothesis strategy of schedules (decisions) over ``space``.
+
+    A schedule is drawn as one *gene*, an integer hypothesis draws (small ones, boundary ones,
+    the same one again ...), decoded into one to three episodes of faults (:func:`decode`).
+    One draw per schedule keeps a schedule cheap: a schedule is drawn per attempt, and
+    hypothesis's cost per draw would otherwise rival the attempt's own.
+    """
     from hypothesis import strategies as st
 
-    @st.composite
-    def draw_schedule(draw: Any) -> Schedule:
-        placed: dict[tuple[str, str, int], dict[str, Any]] = {}
-        episodes = draw(st.integers(1, max_episodes))
-        for _ in range(episodes):
-            option = draw(st.sampled_from(space.options))
-            top = option.calls + SLACK
-            start = draw(st.one_of(st.integers(1, 2), st.integers(1, top)))
-            shape = draw(st.sampled_from(_SHAPES))
-            if shape == "single":
-                steps = [(start, option)]
-            elif shape == "burst":
-                length = draw(st.integers(2, 4))
-                steps = [(start + k, option) for k in range(length)]
-            else:  # fault, one call that succeeds, fault again (maybe another kind)
-                second = draw(
-                    st.sampled_from(
-                        [
-                            o
-                            for o in space.options
-                            if (o.channel, o.target) == (option.channel, option.target)
-                        ]
-                    )
-                )
-                steps = [(start, option), (start + 2, second)]
-            rng = draw(st.randoms(use_true_random=False))
-            for index, chosen in steps:
-                detail = chosen.decide(rng, index)
-                if detail is None:
-                    continue
-                placed[(chosen.channel, chosen.target, index)] = {
+    return st.integers(0, GENES).map(lambda gene: decode(space, gene))
+
+
+#: The largest gene.
+GENES = 2**64 - 1
+
+
+def decode(space: Space, gene: int) -> Schedule:
+    """The schedule of ``gene``: one to three episodes (:func:`episode`), a later one winning a
+    call two of them name."""
+    rng = random.Random(gene)
+    placed: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        for decision in episode(space, rng):
+            placed[(decision["channel"], decision["target"], decision["index"])] = decision
+    return canonical(list(placed.values()))
+
+
+def episode(space: Space, rng: random.Random) -> list[dict[str, Any]]:
+    """The faults one gene places, biased toward what breaks agents: half the episodes start
+    on a target's first or second call; a third are one fault, a third a burst of 2 to 4 on
+    consecutive calls, a third a failure right after a recovery (fault, a call that succeeds,
+    fault again, maybe of another kind). Severities come from each fault's own ranges."""
+    every = space.options
+    option = every[rng.randrange(len(every))]
+    top = option.calls + SLACK
+    start = rng.randint(1, 2) if rng.random() < 0.5 else rng.randint(1, top)
+    shape = _SHAPES[rng.randrange(len(_SHAPES))]
+    if shape == "single":
+        steps = [(start, option)]
+    elif shape == "burst":
+        steps = [(start + k, option) for k in range(rng.randint(2, 4))]
+    else:
+        same = [o for o in every if (o.channel, o.target) == (option.channel, option.target)]
+        steps = [(start, option), (start + 2, same[rng.randrange(len(same))])]
+    out = []
+    for index, chosen in steps:
+        detail = chosen.decide(rng, index)
+        if detail is not None:
+            out.append(
+                {
                     "channel": chosen.channel,
                     "target": chosen.target,
                     "index": index,
                     "kind": chosen.spec.kind.name,
                     "detail": detail,
                 }
-        return canonical(list(placed.values()))
-
-    return draw_schedule()
+            )
+    return out
 
 
 class Outcome(Protocol):
@@ -240,12 +257,13 @@ def _search(
     """Draw schedules with hypothesis until one fails (None: none of ``budget`` did)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
 
     found: list[tuple[Schedule, OutcomeT]] = []
     count = [0]
 
     @settings(
-        max_examples=budget,
+        max_examples=-(-budget // BATCH) + 1,
         phases=[Phase.generate],
         database=None,
         deadline=None,
@@ -254,17 +272,19 @@ def _search(
         derandomize=False,
         print_blob=False,
     )
-    @given(schedules(space))
-    def search(schedule: Schedule) -> None:
-        if found:  # hypothesis replays the failing example once: it is known
+    @given(st.lists(st.integers(0, GENES), min_size=BATCH, max_size=BATCH))
+    def search(genes: list[int]) -> None:
+        if found or count[0] >= budget:  # hypothesis replays the example that stopped it
             raise _Found
-        if count[0] >= budget:
-            return
-        count[0] += 1
-        outcome = run(schedule)
-        if outcome.failure is not None:
-            found.append((schedule, outcome))
-            raise _Found
+        for gene in genes:  # decoded only when tried: a batch may end past the budget
+            if count[0] >= budget:
+                raise _Found
+            count[0] += 1
+            schedule = decode(space, gene)
+            outcome = run(schedule)
+            if outcome.failure is not None:
+                found.append((schedule, outcome))
+                raise _Found
 
     search = hypothesis_seed(seed)(search)
     with contextlib.suppress(_Found):
