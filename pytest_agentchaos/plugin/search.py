@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..harness.run import Run
     from ..harness.spec import RunSpec
     from ..inject.chaos import Chaos
+    from ..search.breaking import BreakingPoint, Target
     from ..search.schedule import ScheduleFile
 
 __all__ = ["SEARCH_OPTIONS", "SearchHooks"]
@@ -41,6 +42,11 @@ def _explore(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_EXPLORE} schedules, got {value!r}")
     return found
 
+
+#: Seeds each probed value of a breaking point runs under.
+BREAKING_RUNS = 10
+#: A test's breaking point, as its summary row carries it.
+BREAKING = pytest.StashKey[dict[str, Any]]()
 
 #: The search's options, by their name after ``--agentchaos-`` / ``--chaos-``.
 SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -63,6 +69,18 @@ SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
             "default": None,
             "help": "run the test a schedule file names (written by --chaos-explore) under "
             "exactly its faults (default: none)",
+        },
+    ),
+    (
+        "breaking-point",
+        {
+            "metavar": "FAULT.PARAM",
+            "default": None,
+            "help": "after each chaos test, bisect one severity parameter (latency.seconds, "
+            "rate_limit.retry_after, timeout.probability, timeout.first ...) to the least value "
+            f"where the test's pass rate over {BREAKING_RUNS} seeds falls below its "
+            "min_pass_rate (1 by default), and report it with the pass rate's interval there "
+            "(default: off)",
         },
     ),
     (
@@ -93,6 +111,16 @@ class SearchHooks:
             config.invocation_params.dir / raw_dir if raw_dir else config.rootpath / DEFAULT_DIR
         )
         self.pinned: ScheduleFile | None = None
+        self.breaking: Target | None = None
+        self.points: list[tuple[str, BreakingPoint]] = []
+        raw_point = option(config, "breaking-point")
+        if raw_point:
+            from ..search.breaking import parse_target
+
+            try:
+                self.breaking = parse_target(raw_point)
+            except ChaosConfigError as exc:
+                raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
         raw = option(config, "schedule")
         if raw:
             from ..search.schedule import read_schedule_file
@@ -143,6 +171,8 @@ class SearchHooks:
 
         run = item.stash.get(RUN, None)
         spec = item.stash.get(SPEC, None)
+        if run is not None and self.breaking is not None:
+            return (yield from self._breaking_point(item, run, spec, self.breaking))
         budget = spec.explore if spec is not None and spec.explore else self.explore
         if run is None or not budget or (spec is not None and spec.schedule is not None):
             return (yield)
@@ -157,6 +187,82 @@ class SearchHooks:
         if error is not None:
             raise error
         return result
+
+    def _breaking_point(
+        self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target
+    ) -> Generator[None, Any, Any]:
+        """Run the test's body as usual, then bisect ``target`` over fresh runs of it."""
+        error: BaseException | None = None
+        try:
+            result = yield
+        except (*_PASS_THROUGH, *_INTERRUPTS):
+            raise
+        except BaseException as exc:
+            error = exc
+        point = self._bisect(item, run, spec, target)
+        self.points.append((item.nodeid, point))
+        item.stash[BREAKING] = point.as_dict()
+        if error is not None:
+            raise error
+        return result
+
+    def _bisect(
+        self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target
+    ) -> BreakingPoint:
+        from ..harness.rerun import run_attempt
+        from ..harness.spec import RunSpec
+        from ..rng import derive_seed
+        from ..search.breaking import Probe, bisect, vary
+        from .state import STATE
+
+        state = item.config.stash[STATE]
+        spec = spec or RunSpec()
+        profile = run.plan.profile
+        faults = (*spec.faults, *profile.faults)
+        seed = run.plan.seed
+        run.close()  # the probes need the process: runs cannot overlap
+        body = _body(item, run.chaos)
+
+        def probe(value: float) -> Probe:
+            registry: Any = _Varied(state.registry, vary(faults, target, value))
+            passed = 0
+            for k in range(BREAKING_RUNS):
+                varied = dataclasses.replace(
+                    spec,
+                    faults=(),
+                    profile=profile.name,
+                    seed=derive_seed(seed, f"breaking-{k}"),
+                    explore=None,
+                )
+                attempt = run_attempt(
+                    state.settings, varied, item.nodeid, registry, body, None,
+                    interrupts=_INTERRUPTS,
+                )  # fmt: skip
+                passed += attempt.failure is None
+            return Probe(value, passed, BREAKING_RUNS)
+
+        min_rate = spec.min_pass_rate if spec.min_pass_rate is not None else 1.0
+        return bisect(target, probe, min_pass_rate=min_rate)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Put a test's breaking point in its summary row (the report's index)."""
+        report = yield
+        row = getattr(report, "agentchaos", None)
+        point = item.stash.get(BREAKING, None)
+        if isinstance(row, dict) and point is not None:
+            row["breaking_point"] = point
+        return report
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print each test's breaking point."""
+        if not self.points:
+            return
+        terminalreporter.write_sep("-", "agentchaos: breaking points")
+        for node_id, point in self.points:
+            terminalreporter.write_line(f"{node_id}: {point.describe()}")
 
     def _search(
         self,
@@ -281,3 +387,18 @@ def _body(item: pytest.Item, original: Chaos) -> Any:
                 funcargs[name] = original
 
     return body
+
+
+class _Varied:
+    """A profile registry whose profiles carry ``faults`` instead of their own (the probes of
+    a breaking point vary one parameter of them)."""
+
+    def __init__(self, registry: Any, faults: tuple[Any, ...]) -> None:
+        self._registry = registry
+        self._faults = faults
+
+    def get(self, name: str) -> Any:
+        return dataclasses.replace(self._registry.get(name), faults=self._faults)
+
+    def path(self, name: str) -> Any:
+        return self._registry.path(name)
