@@ -113,6 +113,7 @@ def test_agent(chaos):
         "--chaos-seed=3", f"--chaos-schedule={path}", "--chaos-trace-dir=replayed"
     )
     replay.assert_outcomes(failed=1)
+    replay.stdout.fnmatch_lines(["replay: pytest test_agent.py::test_agent --chaos-schedule=*"])
     (replayed,) = (pytester.path / "replayed").glob("*.json")
     assert replayed.read_bytes() == explored.read_bytes()
 

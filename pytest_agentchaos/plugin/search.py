@@ -167,10 +167,15 @@ class SearchHooks:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
         """After a chaos test's body ran (and its run was judged): search schedules, or shrink
         the faults of a run that failed, as ``--chaos-explore`` / ``chaos(explore=N)`` ask."""
-        from .state import RUN, SPEC
+        from .state import RUN, SPEC, STATE
 
         run = item.stash.get(RUN, None)
         spec = item.stash.get(SPEC, None)
+        pinned = self.pinned
+        if run is not None and pinned is not None and item.nodeid == pinned.get("test"):
+            flag = item.config.stash[STATE].settings.flag_prefix
+            replay = f"pytest {item.nodeid} {flag}schedule={pinned['path']}"
+            run.plan = dataclasses.replace(run.plan, replay=replay)
         if run is not None and self.breaking is not None:
             return (yield from self._breaking_point(item, run, spec, self.breaking))
         budget = spec.explore if spec is not None and spec.explore else self.explore
