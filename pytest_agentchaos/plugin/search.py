@@ -112,7 +112,6 @@ class SearchHooks:
         )
         self.pinned: ScheduleFile | None = None
         self.breaking: Target | None = None
-        self.points: list[tuple[str, BreakingPoint]] = []
         raw_point = option(config, "breaking-point")
         if raw_point:
             from ..search.breaking import parse_target
@@ -205,7 +204,6 @@ class SearchHooks:
         except BaseException as exc:
             error = exc
         point = self._bisect(item, run, spec, target)
-        self.points.append((item.nodeid, point))
         item.stash[BREAKING] = point.as_dict()
         if error is not None:
             raise error
@@ -262,12 +260,18 @@ class SearchHooks:
         return report
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print each test's breaking point."""
-        if not self.points:
+        """Print each test's breaking point (from the summary rows: under xdist the
+        controller has them from every worker)."""
+        from .state import STATE
+
+        state = self.config.stash.get(STATE, None)
+        rows = state.rows if state is not None else []
+        found = [(r.get("test"), r["breaking_point"]) for r in rows if r.get("breaking_point")]
+        if not found:
             return
         terminalreporter.write_sep("-", "agentchaos: breaking points")
-        for node_id, point in self.points:
-            terminalreporter.write_line(f"{node_id}: {point.describe()}")
+        for node_id, point in sorted(found, key=lambda f: str(f[0])):
+            terminalreporter.write_line(f"{node_id}: {point.get('description', point)}")
 
     def _search(
         self,

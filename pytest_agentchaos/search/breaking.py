@@ -136,6 +136,7 @@ class BreakingPoint:
             "holds": probe(self.holds),
             "min_pass_rate": self.min_pass_rate,
             "probes": len(self.probes),
+            "description": self.describe(),
         }
 
 
