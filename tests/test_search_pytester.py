@@ -286,3 +286,28 @@ def test_the_readme_example_is_found_and_shrunk_as_the_readme_says(
         [line.replace("[", "[[]") for line in shown[1:4]] + ["@pytest.mark.chaos(schedule=*"]
     )
     assert _marker(result.stdout.str()) == shown[4]
+
+
+def test_a_schedule_naming_a_target_never_called_says_so(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent="""
+        import pytest
+
+        @pytest.mark.chaos(schedule=[
+            {"target": "serch", "call": 1, "kind": "timeout"},
+            {"target": "search", "call": 5, "kind": "timeout"},
+        ])
+        def test_typo(chaos):
+            chaos.wrap(lambda q: q, name="search")(1)
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "note: test_agent.py::test_typo: schedule: call 5 of 'search' (timeout) never came: "
+            "the run made 1 such call(s)",
+            "note: test_agent.py::test_typo: schedule: call 1 of 'serch' (timeout) never came: "
+            "no tool call of 'serch' was made",
+        ]
+    )

@@ -253,6 +253,18 @@ class FaultPlan:
             return []
         return [i for i, matched in enumerate(self._matched) if not matched]
 
+    def unreached(self, calls: Mapping[tuple[str, str], int]) -> list[tuple[str, str, int, str]]:
+        """The scheduled decisions (channel, target, call, kind) whose call the run never made,
+        given how many calls each (channel, target) received: a target that is never called
+        (a typo?) or a call number past the last one."""
+        if self._schedule is None:
+            return []
+        return [
+            (channel, target, index, decision.kind.name)
+            for (channel, target, index), decision in sorted(self._schedule.items())
+            if calls.get((channel, target), 0) < index
+        ]
+
     def decide(self, call: CallInfo) -> Decision | None:
         """The decision for ``call``, or ``None`` when no fault fires."""
         if self._schedule is not None:
