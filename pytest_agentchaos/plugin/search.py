@@ -236,6 +236,8 @@ class SearchHooks:
                     profile=profile.name,
                     seed=derive_seed(seed, f"breaking-{k}"),
                     explore=None,
+                    schedule=None,  # a pinned schedule would leave no fault to vary
+                    beyond="none",
                 )
                 attempt = run_attempt(
                     state.settings, varied, item.nodeid, registry, body, None,
