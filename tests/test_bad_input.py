@@ -44,7 +44,7 @@ SELECTORS = "tools, channels, probability, first, nth, every, max_count, window"
 BUDGETS = "max_steps, max_tool_calls, max_model_calls, max_seconds, max_tokens"
 CHAOS_ARGS = (
     "profile, seed, faults, virtual_sleep, freeze_time, allow_hosts, wall_timeout, runs, "
-    "min_pass_rate, " + BUDGETS
+    "min_pass_rate, schedule, beyond, explore, " + BUDGETS
 )
 NOT_A_NAME = "is not a profile name (letters, digits, '_', '-', '.'; no paths)"
 NOT_A_HOST = "is not a host name, an IP address, a network (10.0.0.0/8), 'localhost' or '*'"

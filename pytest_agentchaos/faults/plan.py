@@ -119,6 +119,8 @@ class FaultPlan:
         self._matched = [False] * len(self.faults)
         self._keys = _fault_keys(self.faults)
         self._schedule: dict[tuple[str, str, int], Decision] | None = None
+        #: a schedule's unnamed calls are drawn from ``faults`` (``beyond="profile"``)
+        self._beyond = False
         self._by_channel: dict[str, tuple[int, ...]] = {
             channel: tuple(i for i, f in enumerate(self.faults) if f.applies_to(channel))
             for channel in CHANNELS
@@ -129,17 +131,26 @@ class FaultPlan:
 
     @classmethod
     def from_schedule(
-        cls, schedule: Iterable[Mapping[str, Any]], faults: Sequence[FaultSpec] = ()
+        cls,
+        schedule: Iterable[Mapping[str, Any]],
+        faults: Sequence[FaultSpec] = (),
+        *,
+        beyond: str = "none",
+        seed: int = 0,
     ) -> FaultPlan:
         """A plan that replays exactly the decisions in ``schedule`` (see ``Trace.schedule``).
 
         Each entry needs ``channel``, ``target``, ``index``, ``kind`` and the ``detail`` its kind
         decided (``fault``, the fault's position in the plan, is informative); every
         entry is validated first (a bad one is a ``ChaosConfigError`` naming it and its key).
+        ``beyond`` says what happens to the calls the schedule does not name: ``"none"``
+        (the default) leaves them fault-free, ``"profile"`` lets ``faults`` decide them under
+        ``seed`` as a seeded plan would.
         """
         if isinstance(schedule, (str, bytes, Mapping)) or not isinstance(schedule, Iterable):
             raise fail("schedule", f"expected a list of decisions, got {short(schedule)}")
-        plan = cls(faults)
+        beyond = choice(BEYOND)(beyond, "schedule: beyond")
+        plan = cls(faults, seed)
         table: dict[tuple[str, str, int], Decision] = {}
         for i, entry in enumerate(schedule):
             where = f"schedule[{i}]"
@@ -159,6 +170,17 @@ class FaultPlan:
                 )
             table[(channel, target, index)] = Decision(fault, kind_cls(), detail)
         plan._schedule = table
+        if beyond == "profile":
+            plan._beyond = True
+            for c, t, _ in table:  # a scheduled target is a candidate even if no fault matches
+                plan._by_target[(c, t)] = (*plan.candidates(c, t), -1)
+            plan._by_channel = {
+                c: (*plan._by_channel[c], -1)
+                if any(k[0] == c for k in table)
+                else plan._by_channel[c]
+                for c in CHANNELS
+            }
+            return plan
         plan._by_channel = {c: (0,) if any(k[0] == c for k in table) else () for c in CHANNELS}
         plan._by_target = {(c, t): (0,) for c, t, _ in table}
         return plan
@@ -187,9 +209,15 @@ class FaultPlan:
 
     def _replaying(self) -> list[tuple[FaultKind, Mapping[str, Any] | None]]:
         """Each kind of the plan with its decided detail (``None``: any it may decide)."""
+        drawn: list[tuple[FaultKind, Mapping[str, Any] | None]] = [
+            (f.kind, None) for f in self.faults
+        ]
         if self._schedule is not None:
-            return [(d.kind, d.detail) for d in self._schedule.values()]
-        return [(f.kind, None) for f in self.faults]
+            named: list[tuple[FaultKind, Mapping[str, Any] | None]] = [
+                (d.kind, d.detail) for d in self._schedule.values()
+            ]
+            return named + drawn if self._beyond else named
+        return drawn
 
     def fired(self) -> list[int]:
         """How many times each fault has fired so far."""
@@ -206,7 +234,7 @@ class FaultPlan:
         key = (channel, target)
         found = self._by_target.get(key)
         if found is None:
-            if self._schedule is not None:
+            if self._schedule is not None and not self._beyond:
                 return ()
             found = tuple(
                 i
@@ -221,9 +249,21 @@ class FaultPlan:
     def unmatched(self) -> list[int]:
         """Indexes of the faults whose ``tools`` matched no call so far (a typo in a glob,
         or a tool the agent never called): worth telling the user."""
-        if self._schedule is not None:
+        if self._schedule is not None and not self._beyond:
             return []
         return [i for i, matched in enumerate(self._matched) if not matched]
+
+    def unreached(self, calls: Mapping[tuple[str, str], int]) -> list[tuple[str, str, int, str]]:
+        """The scheduled decisions (channel, target, call, kind) whose call the run never made,
+        given how many calls each (channel, target) received: a target that is never called
+        (a typo?) or a call number past the last one."""
+        if self._schedule is None:
+            return []
+        return [
+            (channel, target, index, decision.kind.name)
+            for (channel, target, index), decision in sorted(self._schedule.items())
+            if calls.get((channel, target), 0) < index
+        ]
 
     def decide(self, call: CallInfo) -> Decision | None:
         """The decision for ``call``, or ``None`` when no fault fires."""
@@ -231,8 +271,11 @@ class FaultPlan:
             decision = self._schedule.get((call.channel, call.target, call.index))
             if decision is not None and not decision.kind.fits(decision.detail, call):
                 return None
-            return decision
+            if decision is not None or not self._beyond:
+                return decision
         for i in self.candidates(call.channel, call.target):
+            if i < 0:  # the marker of a scheduled target (see from_schedule)
+                continue
             spec = self.faults[i]
             sel = spec.selector
             if sel.max_count is not None and self._fired[i] >= sel.max_count:
@@ -267,6 +310,9 @@ class _LazyRandom:
             rng = self._rng = stable_random("d", *self._key)
         return getattr(rng, name)
 
+
+#: What a schedule's plan does with the calls it does not name.
+BEYOND = ("none", "profile")
 
 _ENTRY_KEYS = ("channel", "target", "index", "kind", "detail", "fault")
 

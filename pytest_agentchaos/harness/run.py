@@ -297,6 +297,14 @@ class Run:
         plan = self.session.plan
         seen = self.session.calls_seen()
         notes = []
+        if self.plan.recorded is None:  # a replay says where it diverged instead
+            for channel, target, index, kind in plan.unreached(seen):
+                made = seen.get((channel, target), 0)
+                notes.append(
+                    f"schedule: call {index} of {safe_repr(target, 60)} ({kind}) never came: "
+                    + (f"the run made {made} such call(s)" if made else f"no {channel} call "
+                       f"of {safe_repr(target, 60)} was made")
+                )  # fmt: skip
         for i in plan.unmatched():
             spec = plan.faults[i]
             if spec.selector.tools == ("*",):
@@ -355,7 +363,8 @@ def build_run(
             virtual_sleep=plan.virtual_sleep,
             allow_hosts=plan.allow,
             max_value=plan.max_value,
-            schedule=recorded.schedule if recorded is not None else None,
+            schedule=recorded.schedule if recorded is not None else spec.schedule,
+            schedule_beyond="none" if recorded is not None else spec.beyond,
         )
         stack.callback(chaos.close)
         # The agent's own randomness (an SDK's retry jitter, a framework's ids) draws from

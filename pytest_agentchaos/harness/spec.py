@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import MAX_COUNT, boolean, fail, integer, number, optional, text
+from ..config import MAX_COUNT, boolean, choice, fail, integer, number, optional, text
 from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
 from ..saferepr import short
 
@@ -23,9 +23,13 @@ MARKERS = {
     "chaos": (
         "chaos(profile=None, seed=None, faults=[...], max_steps=..., max_tool_calls=..., "
         "max_model_calls=..., max_seconds=..., max_tokens=..., virtual_sleep=False, "
-        "freeze_time=False, allow_hosts=[...], wall_timeout=..., runs=1, min_pass_rate=None): "
+        "freeze_time=False, allow_hosts=[...], wall_timeout=..., runs=1, min_pass_rate=None, "
+        "schedule=[...], beyond='none', explore=None): "
         "run this test under a chaos profile, extra faults and budgets (runs: under that many "
-        "seeds, each its own test; it passes if all do, or if min_pass_rate of them do)"
+        "seeds, each its own test; it passes if all do, or if min_pass_rate of them do; "
+        "schedule: exactly these faults, e.g. [{'target': 'search', 'call': 2, 'kind': "
+        "'timeout'}], other calls fault-free or, with beyond='profile', drawn from the "
+        "profile; explore: search up to that many schedules for one that fails, and shrink it)"
     ),
     "must_halt": (
         "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
@@ -82,8 +86,14 @@ _CHAOS_KEYS = (
     "wall_timeout",
     "runs",
     "min_pass_rate",
+    "schedule",
+    "beyond",
+    "explore",
     *BUDGET_KEYS,
 )
+
+#: Most schedules one exploration may try (``explore=``, ``--chaos-explore``).
+MAX_EXPLORE = 100_000
 
 #: Most runs of one test (``runs=``, ``--chaos-runs``): more is a typo.
 MAX_RUNS = 10_000
@@ -131,6 +141,12 @@ class RunSpec:
     #: Which of the runs this is (1-based; set per test item, not by a marker): its seed is
     #: ``seed``, derived from the session seed, not pinned by the user.
     run: int | None = None
+    #: ``schedule=``: the fault decisions to replay exactly (as ``Trace.schedule()`` has them)
+    schedule: tuple[Mapping[str, Any], ...] | None = None
+    #: ``beyond=``: what the calls a schedule does not name get (``none`` or ``profile``)
+    beyond: str = "none"
+    #: ``explore=``: how many schedules a search may try (None: ``--chaos-explore``)
+    explore: int | None = None
 
 
 _HALT_KEYS = (*BUDGET_KEYS, "by", "not_before")
@@ -198,6 +214,16 @@ def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, An
         if "min_pass_rate" in kw:
             kw["min_pass_rate"] = number(minimum=0, maximum=1)(
                 kw["min_pass_rate"], f"{where}: min_pass_rate"
+            )
+        if "schedule" in kw:
+            from ..search.schedule import parse_schedule
+
+            kw["schedule"] = parse_schedule(kw["schedule"], f"{where}: schedule")
+        if "beyond" in kw:
+            kw["beyond"] = choice(("none", "profile"))(kw["beyond"], f"{where}: beyond")
+        if "explore" in kw:
+            kw["explore"] = integer(minimum=1, maximum=MAX_EXPLORE)(
+                kw["explore"], f"{where}: explore"
             )
         if "faults" in kw:
             from ..faults.plan import parse_faults
@@ -320,6 +346,13 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
             "@pytest.mark.chaos: runs",
             "runs > 1 with a pinned seed would run the same seed again; drop one of them",
         )
+    if values.get("beyond", "none") != "none" and values.get("schedule") is None:
+        raise fail("@pytest.mark.chaos: beyond", "only means something with schedule=[...]")
+    if values.get("schedule") is not None and values.get("explore") is not None:
+        raise fail(
+            "@pytest.mark.chaos: explore",
+            "a test with a pinned schedule= has nothing to search; drop one of them",
+        )
     return RunSpec(
         profile=values.get("profile"),
         seed=values.get("seed"),
@@ -340,4 +373,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         marked=tuple(name for name in MARKERS if by_name[name]),
         runs=values.get("runs"),
         min_pass_rate=values.get("min_pass_rate"),
+        schedule=values.get("schedule"),
+        beyond=values.get("beyond", "none"),
+        explore=values.get("explore"),
     )

@@ -59,6 +59,7 @@ class Chaos:
         clock: Clock | None = None,
         test_id: str = "",
         schedule: Sequence[Mapping[str, Any]] | None = None,
+        schedule_beyond: str = "none",
         freeze_time: bool = False,
         virtual_sleep: bool = False,
         allow_hosts: AllowList | None = None,
@@ -68,7 +69,9 @@ class Chaos:
         profile writes them) go before the profile's; ``budgets`` override the profile's.
 
         With ``schedule`` (e.g. ``Trace.schedule()`` of an earlier run) the run replays those
-        decisions instead of drawing. ``freeze_time`` / ``virtual_sleep`` make global time
+        decisions instead of drawing (``schedule_beyond="profile"``: the calls it does not name
+        are drawn from the faults as without one; ``"none"``: they are fault-free).
+        ``freeze_time`` / ``virtual_sleep`` make global time
         follow the virtual clock (see :func:`pytest_agentchaos.clock.install`).
         ``allow_hosts`` lets HTTP requests without a declared route through to those hosts;
         ``max_value`` caps each value the trace records (JSON characters).
@@ -84,7 +87,7 @@ class Chaos:
             given = tuple(f for f in faults if isinstance(f, FaultSpec))
         specs = (*given, *profile.faults)
         plan = (
-            FaultPlan.from_schedule(schedule, specs)
+            FaultPlan.from_schedule(schedule, specs, beyond=schedule_beyond, seed=seed)
             if schedule is not None
             else FaultPlan(specs, seed)
         )

@@ -77,9 +77,17 @@ def pytest_configure(config: pytest.Config) -> None:
         state.settings = dataclasses.replace(state.settings, trace_dir=Path(made))
     config.stash[STATE] = state
     config.pluginmanager.register(Summary(state, config), "agentchaos-summary")
+    _register_search(config)
     if config.pluginmanager.hasplugin("xdist"):
         traces = state.settings.trace_dir if state.settings.temp_traces else None
         config.pluginmanager.register(XdistSeed(state.settings.seed, traces), "agentchaos-xdist")
+
+
+def _register_search(config: pytest.Config) -> None:
+    """The hooks of ``--chaos-explore`` and ``--chaos-schedule`` (see :mod:`.search`)."""
+    from .search import SearchHooks
+
+    config.pluginmanager.register(SearchHooks(config), "agentchaos-search")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -70,6 +70,12 @@ def _runs(value: str) -> int | AutoRuns:
     return AutoRuns(runs) if auto else runs
 
 
+def _search_options() -> tuple[tuple[str, dict[str, Any]], ...]:
+    from .search import SEARCH_OPTIONS
+
+    return SEARCH_OPTIONS
+
+
 #: Every option, by its name after ``--agentchaos-`` / ``--chaos-``: ``addoption``'s arguments.
 OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
@@ -165,6 +171,8 @@ OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
 )
+
+OPTIONS = (*OPTIONS, *_search_options())
 
 
 def dest(name: str) -> str:

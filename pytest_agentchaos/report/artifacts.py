@@ -108,8 +108,7 @@ def index_data(
             "halted": list(row.get("halted") or []),
             "capped": list(row.get("capped") or []),
             "metrics": dict(row.get("metrics") or {}),
-            **{k: row[k] for k in ("case", "run", "min_pass_rate", "auto_runs")
-               if row.get(k) is not None},
+            **{k: row[k] for k in _OPTIONAL if row.get(k) is not None},
         })  # fmt: skip
     profiles: dict[str, list[Mapping[str, Any]]] = {}
     for test in tests:
@@ -183,6 +182,10 @@ def _profile(group: list[Mapping[str, Any]]) -> dict[str, Any]:
         "faults": dict(sorted(faults.items())),
         **total_metrics(t["metrics"] for t in group),
     }
+
+
+#: Keys of a summary row that an index entry carries when the row has them.
+_OPTIONAL = ("case", "run", "min_pass_rate", "auto_runs", "breaking_point")
 
 
 def write_index(directory: Path, data: Mapping[str, Any]) -> Path:
