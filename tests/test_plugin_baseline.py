@@ -529,3 +529,17 @@ def test_under_xdist_the_saved_cases_are_the_same(pytester: pytest.Pytester) -> 
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["agentchaos: baseline *: saved 2 case(s)"])
     assert cases(pytester) == alone
+
+
+def test_an_interrupted_session_saves_no_baseline(pytester: pytest.Pytester) -> None:
+    # Ctrl-C part-way: the few runs done would become the yardstick of every later comparison
+    source = SUITE + """
+
+def test_three(chaos):
+    raise KeyboardInterrupt
+"""
+    result = run(pytester, "--chaos-baseline=baseline.json", "--chaos-baseline-save",
+                 source=source)  # fmt: skip
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*baseline.json: not saved: the session was interrupted*"])
+    assert not (pytester.path / "baseline.json").exists()

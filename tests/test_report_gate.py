@@ -182,6 +182,27 @@ def test_runs_needed_is_where_the_projected_rates_first_regress(
         == REGRESSED  # fmt: skip
 
 
+@settings(max_examples=100, deadline=None)
+@given(counts(40), counts(40), st.integers(0, 20))
+def test_runs_needed_is_the_fewest_that_decide(
+    now: tuple[int, int], was: tuple[int, int], tolerance: int
+) -> None:
+    rate, base = now[0] / now[1], was[0] / was[1]
+    found = runs_needed(rate, base, tolerance)
+    if found is None or found > 256:
+        return
+    for n in range(2, found):  # none fewer decides (the rounding makes it jump about)
+        gate = rate_gate(round(rate * n), n, round(base * n), n, tolerance)
+        assert gate.decision != REGRESSED, n
+
+
+def test_the_runs_that_decide_may_be_fewer_than_either_side_has() -> None:
+    # 1 of 2 against 20 of 20: 4 of 8 against 8 of 8 already regresses (Fisher p = 0.038)
+    assert rate_gate(1, 2, 20, 20).runs_needed == 8
+    assert rate_gate(4, 8, 8, 8).decision == REGRESSED
+    assert rate_gate(1, 10, 16, 38).runs_needed == 14
+
+
 def test_a_small_drop_needs_many_runs_and_a_tiny_one_more_than_allowed() -> None:
     gate = rate_gate(99, 100, 100, 100, tolerance=0.5)
     assert (gate.decision, gate.runs_needed) == (INCONCLUSIVE, 451)

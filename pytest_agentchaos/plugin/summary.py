@@ -53,6 +53,7 @@ class Summary:
             report_dir=s.report_dir, html=s.html, baseline_path=s.baseline,
             baseline_save=s.baseline_save, baseline=self.state.baseline,
             tolerances=s.tolerances, verbosity=self.config.get_verbosity(),
+            interrupted=session.exitstatus == pytest.ExitCode.INTERRUPTED,
         )  # fmt: skip
         if end.errors:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

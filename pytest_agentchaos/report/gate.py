@@ -118,9 +118,7 @@ def rate_gate(
         decision = INCONCLUSIVE
     needed = None
     if decision == INCONCLUSIVE:
-        needed = runs_needed(
-            passed / runs, base_passed / base_runs, tolerance, alpha, max(runs, base_runs)
-        )
+        needed = runs_needed(passed / runs, base_passed / base_runs, tolerance, alpha)
     return RateGate(decision, passed, runs, base_passed, base_runs, tolerance, p, needed, alpha)
 
 
@@ -129,21 +127,33 @@ def runs_needed(
 ) -> int | None:
     """The smallest number of runs of each side, above ``start``, at which pass rates of
     ``rate`` and ``base_rate`` (rounded to whole runs) would be a significant regression;
-    None when none up to 10,000 is. Found by doubling, then bisection: the p-value falls as
-    the runs grow (but for the rounding, hence "about")."""
+    None when none up to 10,000 is. Up to :data:`_SCAN` runs every count is tried (rounding
+    makes the p-value jump about, so a bisection there can step over the fewest); beyond it,
+    doubling then bisection, as the p-value falls with the runs but for the rounding (hence
+    "about")."""
 
     def decides(n: int) -> bool:
         return _regressed(round(rate * n), n, round(base_rate * n), n, tolerance, alpha)[0]
 
-    low, high = max(1, start), max(2, 2 * start)
-    while not decides(high):
+    low = max(1, start)
+    for n in range(low + 1, min(_SCAN, MAX_RUNS) + 1):
+        if decides(n):
+            return n
+    low = max(low, _SCAN)
+    high = 2 * low
+    while not decides(min(high, MAX_RUNS)):
         if high >= MAX_RUNS:
             return None
-        low, high = high, min(MAX_RUNS, 2 * high)
+        low, high = high, 2 * high
+    high = min(high, MAX_RUNS)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if decides(middle) else (middle, high)
     return high
+
+
+#: Up to this many runs, ``runs_needed`` tries every count.
+_SCAN = 256
 
 
 def needed_passes(min_pass_rate: float, runs: int) -> int:

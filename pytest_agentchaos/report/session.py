@@ -52,13 +52,20 @@ def end_session(
     baseline: Mapping[str, Mapping[str, Any]] | None = None,
     tolerances: Any = None,
     verbosity: int = 0,
+    interrupted: bool = False,
 ) -> SessionEnd:
-    """Judge the pass rates, save or compare the baseline, write ``index.json`` (into
-    ``report_dir``) and the HTML report (``html``; traces read from the index's files).
+    """Judge the pass rates, save or compare the baseline (an ``interrupted`` session saves
+    none), write ``index.json`` (into ``report_dir``) and the HTML report (``html``; traces
+    read from the index's files).
     A file that cannot be written is an error line; nothing raises for it."""
     end = SessionEnd(rates=case_rates(rows))
     end.failed = any(not r.ok for r in end.rates)
-    if baseline_path is not None:
+    if baseline_path is not None and baseline_save and interrupted:
+        # a partial session's runs would become the yardstick of every later comparison
+        end.lines.append(
+            f"agentchaos: baseline {baseline_path}: not saved: the session was interrupted"
+        )
+    elif baseline_path is not None:
         _baseline(end, rows, baseline_path, baseline_save, baseline, tolerances, verbosity,
                   {"session_seed": seed, "profile_option": profile_option})  # fmt: skip
     if report_dir is None and html is None:
