@@ -331,7 +331,7 @@ class Watch:
             elif jaccard >= limit - CLOSE:
                 close.append((old, "lexical", jaccard))
         if pending and self.embedder is not None:
-            vectors = self.embedder.encode([step.masked] + [o.masked for o in pending])
+            vectors = self.embedder.encode([step.output] + [o.output for o in pending])
             limit = self.policy.semantic_similarity
             for old, vector in zip(pending, vectors[1:], strict=True):
                 score = cosine(vectors[0], vector)
@@ -355,7 +355,9 @@ class Watch:
             mine = _call(step)
             found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
         # it says it does something again: what it names that a step of the same tool did
-        again = _stems(step.tokens) if _AGAIN.search(step.output[:4000]) else frozenset()
+        again = (
+            _stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
+        )
         # words close to an earlier step's but about a thing not named before: the next item
         fresh = bool(names(step.output) - self.named)
         for old in recent:
@@ -363,7 +365,7 @@ class Watch:
                 continue
             if step.args is not None and old.args is not None:
                 continue  # other arguments: another call
-            if (old.index in close and not fresh) or again & _stems(old.tokens):
+            if (old.index in close and not fresh) or again & _stems(old.tokens | old.info):
                 found[old.index] = old
         return [found[i] for i in sorted(found)]
 
@@ -507,9 +509,9 @@ class Watch:
             and w not in self.task_words
         }  # fmt: skip
         work_shared = (content & self.vocabulary.keys()) - common
-        if task_shared or len(work_shared) >= 2:
+        if _weight(task_shared) >= 1 or _weight(work_shared) >= 2:
             self.on_topic_seen = True
-            if informative or task_shared:
+            if informative or _weight(task_shared) >= 1:
                 # on the task, or on the work it led to with progress: its words are topic
                 for word in content - common:
                     self.vocabulary[word] = step.index
@@ -663,13 +665,31 @@ def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
     found: set[str] = set()
     for word in words:
         for part in {word, *re.split(r"[-/._:]+", word)}:
-            if len(part) < 2 or part in STOPWORDS:
+            if len(part) < 2 or part in STOPWORDS or _cjk_function(part):
                 continue
             found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
     return frozenset(found)
 
 
 _STEM = re.compile(r"(?:ing|ed|es|s)$")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: Chinese function characters (particles, pronouns, measure words): a character pair with
+#: one of them is grammar ("里的", "这个", "一份"), not a topic.
+_FUNCTION_CHARS = frozenset(
+    "的了和是在我你他她它们这那个一不也就都而及与或被把让给对从到请吗呢吧啊么里些着过"
+)
+
+
+def _cjk_function(part: str) -> bool:
+    return bool(_CJK_CHAR.match(part)) and any(ch in _FUNCTION_CHARS for ch in part)
+
+
+def _weight(words: set[str] | frozenset[str]) -> float:
+    """Shared topic words as evidence: a word counts 1, a CJK character pair a half (one
+    generic pair is not a topic)."""
+    return sum(1.0 for w in words)
+
+
 #: Up to this many tokens (values masked), an answer restated with the same values and no
 #: new name says the same, whatever its words.
 _SHORT = 30

@@ -174,7 +174,7 @@ class HaltMonitor:
         info = reading.values if ok is True else reading.values - counters
         if error_text:
             info |= read(error_text).values
-        new = frozenset(info - self._seen_info)
+        new = frozenset(info - self._seen_info - reading.weak)
         self._seen_info |= info
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)

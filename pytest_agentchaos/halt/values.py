@@ -191,6 +191,7 @@ class Reading:
     numbers: tuple[tuple[str, str], ...]
     masked: str
     counted: frozenset[str] = frozenset()  # "N word" pairs: counts with what they count
+    weak: frozenset[str] = frozenset()  # values only written as small number words
 
 
 def read(text: str) -> Reading:
@@ -219,6 +220,10 @@ def read(text: str) -> Reading:
     }
     kept = tuple((p, v) for p, v, weak in numbers if p not in enumerated and not weak)
     found: set[str] = {v for _, v in kept}
+    # a small number in words ("my last two messages") is a value to compare, not news
+    small = {v for m in _SMALL_WORD.finditer(plain) if (v := number(m[0])) is not None} - {
+        number(m) for m in _DIGIT_RUN.findall(plain)
+    }
     counted: set[str] = set()
     for token in information(plain):
         pair = _COUNT_PAIR.fullmatch(token)
@@ -237,9 +242,13 @@ def read(text: str) -> Reading:
         if len(words) > 1 and not _PATHLIKE.search(token):
             token = " ".join(sorted(words))  # quoted text: its words, in any order
         found.add(token)
-    return Reading(frozenset(found), kept, _mask(plain), frozenset(counted))
+    return Reading(
+        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found)
+    )
 
 
+_SMALL_WORD = re.compile(r"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b", re.IGNORECASE)
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
 _MASK = re.compile(
