@@ -318,7 +318,7 @@ class Watch:
                 continue
             if not old.tokens or not step.tokens or not step.info <= old.info:
                 continue  # naming a value that one did not: about something else (unencoded)
-            if (short and step.info and step.info == old.info and old.tool == step.tool
+            if (short and step.info and old.tool == step.tool
                     and old.args == step.args and names(step.output) <= self.named):  # fmt: skip
                 found.append((old, "restated", 1.0))
                 continue

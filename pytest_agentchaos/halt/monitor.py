@@ -171,10 +171,10 @@ class HaltMonitor:
         counters = self._counters.drop(index, reading.numbers)
         # a call that worked names the item it worked on ("page 4"): its number is no loop
         # counter there; talk and failures that only count their own attempts say nothing new
-        info = reading.values if ok is True else reading.values - counters
+        info = (reading.values if ok is True else reading.values - counters) - reading.weak
         if error_text:
             info |= read(error_text).values
-        new = frozenset(info - self._seen_info - reading.weak)
+        new = frozenset(info - self._seen_info)
         self._seen_info |= info
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)

@@ -61,10 +61,12 @@ _WORD_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _HAN_DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
+               "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9,
                "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
-_HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_HAN_UNITS = {"十": 10, "百": 100, "千": 1000, "拾": 10, "佰": 100, "仟": 1000}
 _HAN_BIG = {"万": 10**4, "亿": 10**8}
-_HAN_NUMBER = re.compile("[零〇○一二两三四五六七八九十百千万亿]+")
+_HAN = "零〇○一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟"
+_HAN_NUMBER = re.compile(f"[{_HAN}]+")
 _DIGITS = re.compile(r"(?<![\w.])[$€£¥]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w.]*\d)")
 
 
@@ -142,8 +144,49 @@ def _date(match: re.Match[str]) -> str:
             year, month, day = match[f"y{n}"], match[f"m{n}"], match[f"d{n}"]
             month_number = int(month) if month.isdigit() else _MONTHS[month.casefold()]
             if 1 <= month_number <= 12 and 1 <= int(day) <= 31:
-                return f" date_{int(year):04d}{month_number:02d}{int(day):02d} "
+                return (
+                    f" date_{int(year):04d}{month_number:02d}{int(day):02d}"
+                    f" md_{month_number:02d}{int(day):02d} "
+                )
     return match[0]
+
+
+_MONTH_DAY = re.compile(
+    rf"(?<![\d{_HAN}])(?P<m>\d{{1,2}}|[{_HAN}]{{1,3}})\s*月\s*(?P<d>\d{{1,2}}|[{_HAN}]{{1,3}})\s*[日号]"
+    rf"|\b(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})"
+    rf"|\b(?P<d3>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m3>{_MONTH})\b(?!\.?,?\s+\d{{4}})",
+    re.IGNORECASE,
+)
+
+
+def _month_day(match: re.Match[str]) -> str:
+    """A date without its year: ``3月16日``, ``三月十六号``, ``March 16``."""
+    month, day = match["m"] or match["m2"] or match["m3"], match["d"] or match["d2"] or match["d3"]
+    m = _MONTHS.get(month.casefold()) if month.isalpha() and month.isascii() else number(month)
+    d = number(day)
+    try:
+        m_number, d_number = int(m or 0), int(d or 0)
+    except ValueError:
+        return match[0]
+    if 1 <= m_number <= 12 and 1 <= d_number <= 31:
+        return f" md_{m_number:02d}{d_number:02d} "
+    return match[0]
+
+
+#: A sum in yuan with its jiao and fen ("一千一百五十六元五角", "12元5角3分").
+_YUAN = re.compile(
+    rf"(?P<y>[\d{_HAN}]+)\s*元(?:\s*(?P<j>[\d{_HAN}])\s*角)?(?:\s*(?P<f>[\d{_HAN}])\s*分)?整?"
+)
+
+
+def _yuan(match: re.Match[str]) -> str:
+    if not (match["j"] or match["f"]):
+        return match[0]
+    parts = [number(match[g] or "0") for g in ("y", "j", "f")]
+    if any(p is None for p in parts):
+        return match[0]
+    y, j, f = (float(p or 0) for p in parts)
+    return f" {number(str(round(y + j / 10 + f / 100, 2)))} 元"
 
 
 # -- volatile tokens and enumerations --------------------------------------------------------
@@ -164,7 +207,7 @@ _VOLATILE = re.compile(
 )
 #: An enumeration's marker: ``1.`` / ``2)`` / ``(3)`` / ``4、`` opening a line or clause, a
 #: circled number, ``第N步`` style ordinals are read by :func:`read` (runs 1..k dropped).
-_LIST_MARKER = re.compile(r"(?:^|(?<=[\n:;]))\s*(?:\(?\d{1,2}[.)、]|[①-⑳])(?=\s|\S)", re.MULTILINE)
+_LIST_MARKER = re.compile(r"(?:^|(?<=[\n:;]))\s*(?:\(?\d{1,2}[.)、](?!\d)|[①-⑳])", re.MULTILINE)
 _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -173,8 +216,8 @@ _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 #: A number with its place in the text: the word before it and the unit or word after it.
 _NUMBER_WORDS = "|".join([*_ONES, *_TENS])
 _NUMBER_IN_TEXT = re.compile(
-    r"(?P<num>(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_])"
-    r"|[零〇一二两三四五六七八九十百千万亿]+"
+    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])"
+    rf"|(?<!周)(?<!星期)(?<!礼拜)[{_HAN}]+"
     rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
 )
@@ -198,6 +241,8 @@ def read(text: str) -> Reading:
     """Read ``text`` for its values (see the module's docstring)."""
     plain = fold(text)
     plain = _DATES.sub(_date, plain)
+    plain = _MONTH_DAY.sub(_month_day, plain)
+    plain = _YUAN.sub(_yuan, plain)
     plain = _VOLATILE.sub(" ", plain)
     plain = _LIST_MARKER.sub(" ", plain)
     numbers: list[tuple[str, str, bool]] = []
@@ -230,7 +275,7 @@ def read(text: str) -> Reading:
         if pair:  # "24 errors": a count with what it counts
             counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
             continue
-        token = token.lstrip("#")
+        token = token.lstrip("#$€£¥￥")
         value = (
             number(token.rstrip("%")) if token[:1].isdigit() or _HAN_NUMBER.match(token) else None
         )
@@ -247,13 +292,18 @@ def read(text: str) -> Reading:
     )
 
 
-_SMALL_WORD = re.compile(r"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b", re.IGNORECASE)
-_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_])")
+_SMALL_WORD = re.compile(
+    r"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b|(?<![{0}])[二两三四五六七八九](?![{0}])".format(
+        _HAN
+    ),
+    re.IGNORECASE,
+)
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
 _MASK = re.compile(
     r"[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
-    rf"|[零〇一二两三四五六七八九十百千万亿]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
+    rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
     rf"|\b(?:{'|'.join([*_ONES, *_TENS, *_SCALES])})\b",
     re.IGNORECASE,
 )
