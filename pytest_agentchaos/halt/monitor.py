@@ -11,6 +11,7 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from .heuristics import (
 )
 from .policy import HaltPolicy
 from .state import plain, state_key
-from .streaks import signature
+from .streaks import error_class, signature
 from .text import MAX_TEXT, cjk_share, digest, tokens
 from .values import Counters, artefacts, read
 
@@ -104,6 +105,8 @@ class HaltMonitor:
         self.responder: Any = None
         self._seen_info: set[str] = set()
         self._counters = Counters()
+        # each tool's last failure without error text: (signature, counts, error class)
+        self._quiet: dict[str, tuple[str, frozenset[str], str]] = {}
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -128,6 +131,7 @@ class HaltMonitor:
         self.watch = Watch(self.policy, self.watch.task, self.embedder, extra=self.heuristics)
         self._seen_info = set()
         self._counters = Counters()
+        self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
 
@@ -199,12 +203,40 @@ class HaltMonitor:
             artefacts=artefacts(text),
             state=state_key(state) if given else None,
             state_value=plain(state) if given else None,
-            failure=signature(error_text, text) if ok is False else None,
+            failure=self._failure(tool, ok, error_text, text, new, reading.counted),
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)
         self.history.append(decision)
         return decision
+
+    def _failure(
+        self,
+        tool: str | None,
+        ok: bool | None,
+        error: str | None,
+        text: str,
+        new: frozenset[str],
+        counted: frozenset[str],
+    ) -> str | None:
+        """What makes this failure the same as another (None unless the call failed). With
+        error text: its class or its masked text (:func:`.streaks.signature`). Without: the
+        tool's output says what failed, in words that vary; it is the same failure as the
+        tool's previous one when it names no value new to the run (a count, a path, a test)
+        and states the same counts, and another failure otherwise."""
+        if ok is not False:
+            return None
+        if error or tool is None:
+            return signature(error, text)
+        kind = error_class(text)
+        hard = {v for v in new if _HARD.search(v)}
+        previous = self._quiet.get(tool)
+        if previous is not None and not hard and not _recounted(counted, previous[1]):
+            if not kind or not previous[2] or kind == previous[2]:
+                return previous[0]
+        mark = f"quiet:{tool}:{self.steps}:{kind}"
+        self._quiet[tool] = (mark, counted, kind)
+        return mark
 
     def _decide(self, step: Observation, signals: Sequence[Signal]) -> HaltDecision:
         hard = self._limit()
@@ -236,6 +268,25 @@ class HaltMonitor:
         if p.max_tokens and self.tokens_used > p.max_tokens:
             return f"limits: {self.tokens_used} tokens, over the limit of {p.max_tokens}"
         return ""
+
+
+#: A value that tells one failure from another: a number, a path, a name with a digit, a
+#: test id (not a quoted message in words).
+_HARD = re.compile(r"\d|[./_:]\w")
+
+
+def _recounted(now: frozenset[str], before: frozenset[str]) -> bool:
+    """Whether a count stated in both differs ("2 failed" after "3 failed"; "failed" and
+    "failures" are one word here)."""
+    counts: dict[str, str] = {}
+    for pair in before:
+        n, _, word = pair.partition(" ")
+        counts[word[:4]] = n
+    for pair in now:
+        n, _, word = pair.partition(" ")
+        if counts.get(word[:4], n) != n:
+            return True
+    return False
 
 
 def as_text(output: Any) -> str:

@@ -271,9 +271,11 @@ def read(text: str) -> Reading:
     }
     counted: set[str] = set()
     for token in information(plain):
+        token = token.strip(_EDGES)
         pair = _COUNT_PAIR.fullmatch(token)
-        if pair:  # "24 errors": a count with what it counts
-            counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
+        if pair:  # "24 errors": a count with what it counts (its number is scanned above)
+            if "." not in pair[1]:
+                counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
             continue
         token = token.lstrip("#$€£¥￥")
         value = (
@@ -301,6 +303,7 @@ _SMALL_WORD = re.compile(
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
+_EDGES = "\"'`()[]{}<>,;:!?."
 _MASK = re.compile(
     r"[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
     rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
