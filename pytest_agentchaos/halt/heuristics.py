@@ -198,6 +198,7 @@ class Watch:
     adrift: int = 0
     steps_read: int = 0
     stale: int = 0
+    format_words: frozenset[str] = frozenset()
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
 
@@ -491,7 +492,18 @@ class Watch:
             )  # fmt: skip
         if not self.task_words or not step.output.strip():
             return self._signal("drift", step, False, "")
-        content = _stems(step.tokens | step.info) - _FORMAT
+        # the format's own words: the labels that open a line ("Thought:", "Action Input:",
+        # a structured message's keys) and the tools' names, learnt as they come
+        self.format_words |= (
+            _stems(
+                frozenset(
+                    w.casefold() for m in _LABEL.finditer(step.output[:4000]) for w in m[1].split()
+                )
+                | frozenset({step.tool.casefold()} if step.tool else ())
+            )
+            - self.task_words
+        )
+        content = _stems(step.tokens | step.info) - _FORMAT - self.format_words
         self.steps_read += 1
         for word in content:
             self.seen_in[word] = self.seen_in.get(word, 0) + 1
@@ -509,7 +521,8 @@ class Watch:
             and w not in self.task_words
         }  # fmt: skip
         work_shared = (content & self.vocabulary.keys()) - common
-        if _weight(task_shared) >= 1 or _weight(work_shared) >= 2:
+        # a step that progressed needs one shared word, any other two
+        if _weight(task_shared) >= 1 or _weight(work_shared) >= (1 if informative else 2):
             self.on_topic_seen = True
             if informative or _weight(task_shared) >= 1:
                 # on the task, or on the work it led to with progress: its words are topic
@@ -664,14 +677,19 @@ def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
     "retry"), so that a step about the task's things shares words with it."""
     found: set[str] = set()
     for word in words:
-        for part in {word, *re.split(r"[-/._:]+", word)}:
-            if len(part) < 2 or part in STOPWORDS or _cjk_function(part):
+        parts = [p for p in re.split(r"[-/._:]+", word) if p != word]
+        for part in {word, *parts}:
+            # a part of a joined word is a topic word when it is a word ("py" of "dates.py",
+            # "md", "vs" are not)
+            short = len(part) < (3 if part is not word and part.isascii() else 2)
+            if short or part in STOPWORDS or _cjk_function(part):
                 continue
             found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
     return frozenset(found)
 
 
-_STEM = re.compile(r"(?:ing|ed|es|s)$")
+_STEM = re.compile(r"(?:ing|ed|(?<=ch|sh|ss)es|(?<=x)es|(?<!s)s)$")
+_LABEL = re.compile(r"^\s*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 #: Chinese function characters (particles, pronouns, measure words): a character pair with
 #: one of them is grammar ("里的", "这个", "一份"), not a topic.
