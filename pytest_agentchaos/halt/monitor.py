@@ -231,9 +231,14 @@ class HaltMonitor:
         kind = error_class(text)
         hard = {v for v in new if _HARD.search(v)}
         previous = self._quiet.get(tool)
-        if previous is not None and not hard and not _recounted(counted, previous[1]):
-            if not kind or not previous[2] or kind == previous[2]:
-                return previous[0]
+        same_class = not kind or not previous or not previous[2] or kind == previous[2]
+        if (
+            previous is not None
+            and not hard
+            and not _recounted(counted, previous[1])
+            and same_class
+        ):
+            return previous[0]
         mark = f"quiet:{tool}:{self.steps}:{kind}"
         self._quiet[tool] = (mark, counted, kind)
         return mark

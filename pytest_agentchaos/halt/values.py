@@ -295,9 +295,7 @@ def read(text: str) -> Reading:
 
 
 _SMALL_WORD = re.compile(
-    r"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b|(?<![{0}])[二两三四五六七八九](?![{0}])".format(
-        _HAN
-    ),
+    rf"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b|(?<![{_HAN}])[二两三四五六七八九](?![{_HAN}])",
     re.IGNORECASE,
 )
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
