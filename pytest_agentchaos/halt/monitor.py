@@ -106,7 +106,7 @@ class HaltMonitor:
         self._seen_info: set[str] = set()
         self._counters = Counters()
         # each tool's last failure without error text: (signature, counts, error class)
-        self._quiet: dict[str, tuple[str, frozenset[str], str]] = {}
+        self._quiet: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {}
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -203,7 +203,7 @@ class HaltMonitor:
             artefacts=artefacts(text),
             state=state_key(state) if given else None,
             state_value=plain(state) if given else None,
-            failure=self._failure(tool, ok, error_text, text, new, reading.counted),
+            failure=self._failure(tool, ok, error_text, text, new, reading.counted, info),
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)
@@ -218,6 +218,7 @@ class HaltMonitor:
         text: str,
         new: frozenset[str],
         counted: frozenset[str],
+        info: frozenset[str] = frozenset(),
     ) -> str | None:
         """What makes this failure the same as another (None unless the call failed). With
         error text: its class or its masked text (:func:`.streaks.signature`). Without: the
@@ -229,8 +230,11 @@ class HaltMonitor:
         if error or tool is None:
             return signature(error, text)
         kind = error_class(text)
-        hard = {v for v in new if _HARD.search(v)}
         previous = self._quiet.get(tool)
+        before = previous[3] if previous else frozenset()
+        # a value new to the run that is only a part of one the last failure named (the test
+        # of "tests/a.py::test_x") names nothing new
+        hard = {v for v in new if _HARD.search(v) and not any(v in old for old in before)}
         same_class = not kind or not previous or not previous[2] or kind == previous[2]
         if (
             previous is not None
@@ -240,7 +244,7 @@ class HaltMonitor:
         ):
             return previous[0]
         mark = f"quiet:{tool}:{self.steps}:{kind}"
-        self._quiet[tool] = (mark, counted, kind)
+        self._quiet[tool] = (mark, counted, kind, info)
         return mark
 
     def _decide(self, step: Observation, signals: Sequence[Signal]) -> HaltDecision:
