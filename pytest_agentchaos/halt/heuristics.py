@@ -16,14 +16,24 @@ tool with words close to an earlier step's (a paraphrase, :data:`CLOSE` below th
 "the same") or saying it does that again ("again", "once more", "re-reading"), about nothing
 that step did not name. A paraphrase spiral re-reads, re-searches and re-announces; templated
 work names another item each time.
+
+Information is evidence, not a veto (:mod:`.values`): values are compared in one writing
+(digits, number words, Chinese numerals, units), monotone counters are no news, texts are
+compared with their values masked, and an informative step *decays* the evidence gathered so
+far (halves it) instead of clearing it. Rising progress excuses no paraphrase: a counter of
+tasks done that rises while the agent says the same again in new words is still a repeat.
+With a logged state, a state seen again with nothing new since, or standing still while
+progress rises, is a strike of ``state``. Your own heuristics (:class:`Heuristic`) run beside
+these.
 """
 
 from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
@@ -32,7 +42,7 @@ from .policy import HEURISTICS, HaltPolicy
 from .streaks import Failures
 from .text import STOPWORDS, keywords, names, overlap
 
-__all__ = ["CLOSE", "Observation", "Signal", "Watch"]
+__all__ = ["CLOSE", "Heuristic", "Observation", "Signal", "Watch", "check_heuristics"]
 
 #: How far below the policy's limit for "says the same" (``semantic_similarity``, or
 #: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
@@ -63,6 +73,81 @@ class Observation:
     #: A call that worked at this step besides ``tool`` (the model call whose answer the
     #: output is): its failures so far are no streak any more.
     worked: str | None = None
+    #: The digest of the output with its values masked (:func:`.values.masked`).
+    shape: str = ""
+    #: The output with its values masked.
+    masked: str = ""
+    #: The artefacts the output hands back (code, a query, a formula), normalised.
+    artefacts: frozenset[str] = frozenset()
+    #: The state's key (:func:`.state.state_key`), or None when no state was logged.
+    state: str | None = None
+    #: The state as bounded plain data (for heuristics of your own), or None.
+    state_value: Any = None
+    #: What makes this failure the same as another (:func:`.streaks.signature`); None
+    #: unless the call failed.
+    failure: str | None = None
+
+
+@runtime_checkable
+class Heuristic(Protocol):
+    """A heuristic of your own: called with each step and the steps before it (the most
+    recent last, up to four windows of them), it returns a strike's reason (a non-empty
+    string, or ``True``) or no strike (``False``, ``None``, ``""``). Its ``name`` (a function's
+    ``__name__`` unless it has a ``name``) names it in decisions and must differ from the
+    built-in heuristics'; an optional ``weight`` (0 to 1, default 1) is its weight in the risk.
+
+        def same_board(step, history):
+            return bool(history) and step.state == history[-1].state and "board unchanged"
+
+        HaltMonitor(task, heuristics=[same_board])
+    """
+
+    def __call__(self, step: Observation, history: Sequence[Observation]) -> object: ...
+
+
+def heuristic_name(heuristic: Any) -> str:
+    """The name a heuristic of your own goes by."""
+    name = getattr(heuristic, "name", None) or getattr(heuristic, "__name__", None)
+    return name if isinstance(name, str) else type(heuristic).__name__
+
+
+def check_heuristics(heuristics: Any) -> tuple[Heuristic, ...]:
+    """``heuristics`` checked: callables with distinct names that are not built-in names, and
+    weights from 0 to 1. Raises ``TypeError`` / ``ValueError`` naming the one at fault."""
+    if heuristics is None:
+        return ()
+    if isinstance(heuristics, (str, bytes)) or not isinstance(heuristics, (list, tuple)):
+        raise TypeError(
+            "HaltMonitor(heuristics=...) takes a list of callables "
+            f"(step, history) -> reason or None, got {heuristics!r}"
+        )
+    names: set[str] = set()
+    for h in heuristics:
+        if not callable(h):
+            raise TypeError(
+                f"HaltMonitor(heuristics=...): {h!r} is not callable; a heuristic is called "
+                "as heuristic(step, history) and returns a strike's reason or None"
+            )
+        name = heuristic_name(h)
+        if not name or name == "<lambda>":
+            raise ValueError(
+                "HaltMonitor(heuristics=...): a lambda has no name; give the heuristic a "
+                "`name` attribute or define it with def"
+            )
+        if name in HEURISTICS or name == "limits":
+            raise ValueError(
+                f"HaltMonitor(heuristics=...): {name!r} is a built-in heuristic's name; "
+                f"built-in: {', '.join(HEURISTICS)}"
+            )
+        if name in names:
+            raise ValueError(f"HaltMonitor(heuristics=...): two heuristics are named {name!r}")
+        weight = getattr(h, "weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+            raise ValueError(
+                f"HaltMonitor(heuristics=...): {name!r} has weight {weight!r}; a number from 0 to 1"
+            )
+        names.add(name)
+    return tuple(heuristics)
 
 
 @dataclass(frozen=True)
@@ -88,6 +173,7 @@ class Watch:
     policy: HaltPolicy
     task: str = ""
     embedder: CachedEmbedder | None = None
+    extra: tuple[Heuristic, ...] = ()
     history: deque[Observation] = field(default_factory=deque)
     strikes: dict[str, deque[int]] = field(default_factory=dict)
     clusters: deque[int] = field(default_factory=deque)
@@ -102,12 +188,19 @@ class Watch:
     last_informative: int = -1
     last_news: int = -1
     rose_at: int = -1
-    vocabulary: frozenset[str] = frozenset()
+    #: topic words admitted from steps that progressed, with the step that last used them
+    vocabulary: dict[str, int] = field(default_factory=dict)
+    #: in how many steps each content word appeared (rarity weighting of shared words)
+    seen_in: dict[str, int] = field(default_factory=dict)
     named: set[str] = field(default_factory=set)
     off_topic: int = 0
     off_talk: int = 0
     adrift: int = 0
+    steps_read: int = 0
     stale: int = 0
+    format_words: frozenset[str] = frozenset()
+    state_at: dict[str, int] = field(default_factory=dict)
+    states: deque[str] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.task_words = _stems(keywords(self.task))
@@ -115,6 +208,8 @@ class Watch:
         self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
             self.strikes[name] = deque()
+        for h in self.extra:
+            self.strikes[heuristic_name(h)] = deque()
 
     # -- the step ---------------------------------------------------------------------------
 
@@ -125,23 +220,32 @@ class Watch:
             # failure heuristics read it (the same failure after "sorry, fixed"; a streak);
             # it repeats nothing, and brings no news nor drift
             apology = self._apology(step)  # before the streak counts this failure
-            failure = self._tool_failure(step)
+            failure = self._tool_failure(step, False)
             quiet = {"apology": apology, "tool_failure": failure}
-            return [
+            signals = [
                 quiet[name] if name in quiet else self._signal(name, step, False, "")
                 for name in HEURISTICS
             ]
+            return signals + self._custom(step)
         similar, close = self._similar(step)
         redone = self._redoes(step, close)
         self.named |= names(step.output)
         rising = self._progress_rises(step)
+        rose_before = self.rose_at
         exact = any(how == "exact" for _, how, _ in similar)
-        if step.new_info:
+        handed_back = any(how == "artefact" for _, how, _ in similar)
+        news = bool(step.new_info) and not handed_back
+        if news:
             self.last_news = step.index
-        # a counter that rises while the output is the very same is no progress; a tool call
-        # that worked and neither repeats nor redoes an earlier step did something
+        # a counter that rises while the output says the same again (in any words) is no
+        # progress; a tool call that worked and neither repeats nor redoes an earlier step
+        # did something
         acted = step.ok is True and not similar and not redone
-        informative = bool(step.new_info) or (rising and not exact) or acted
+        # a rising counter excuses a bare status line said again ("still importing"), not a
+        # step that says the same about the same items (an item counted again) nor the very
+        # same text
+        counted_again = exact or (bool(similar) and bool(step.info))
+        informative = news or (rising and not counted_again) or acted
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
         similar = [s for s in similar if s[0].index >= self.last_informative]
@@ -155,9 +259,11 @@ class Watch:
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
-            self._drift(step),
-            self._tool_failure(step),
+            self._drift(step, informative),
+            self._tool_failure(step, rising),
+            self._state(step, informative, rising, rose_before),
         ]
+        signals += self._custom(step)
         self.history.append(step)
         while len(self.history) > self.policy.window * 4:
             self.history.popleft()
@@ -178,28 +284,45 @@ class Watch:
     def _reset(self, name: str) -> None:
         self.strikes[name].clear()
 
+    def _decay(self, name: str) -> None:
+        """One informative step halves the evidence (the oldest strikes go): it does not
+        clear it."""
+        marks = self.strikes[name]
+        for _ in range((len(marks) + 1) // 2):
+            marks.popleft()
+
     # -- similarity ---------------------------------------------------------------------------
 
     def _similar(self, step: Observation) -> tuple[list[Match], list[Match]]:
         """Earlier outputs in the window that say the same as ``step`` (which, how, score),
         and every earlier output that is at least *close* to it: a paraphrase, its similarity
-        :data:`CLOSE` below the policy's limit for saying the same. Only the very same text
-        says the same as a step that names a value it did not ("pinning 2.6.4" after
-        "pinning 1.10.13" reads alike to a sentence model, but is the other answer)."""
+        :data:`CLOSE` below the policy's limit for saying the same. Texts are compared with
+        their values masked; only the very same values say the same ("pinning 2.6.4" after
+        "pinning 1.10.13" reads alike, but is the other answer). The same artefact handed back
+        (code, a query, a formula) says the same whatever the words around it, and so does a
+        short answer restating the same values with nothing else new."""
         recent = list(self.history)[-self.policy.window :]
         found: list[Match] = []
         close: list[Match] = []
         if not step.output.strip():
             return found, close
         pending: list[Observation] = []
+        short = len(step.tokens) <= _SHORT
         for old in recent:
             if not old.output.strip():
                 continue
-            if old.digest == step.digest:
+            if old.digest == step.digest or (old.shape == step.shape and step.info <= old.info):
                 found.append((old, "exact", 1.0))
+                continue
+            if step.artefacts and step.artefacts <= old.artefacts and old.tool == step.tool:
+                found.append((old, "artefact", 1.0))
                 continue
             if not old.tokens or not step.tokens or not step.info <= old.info:
                 continue  # naming a value that one did not: about something else (unencoded)
+            if (short and step.info and old.tool == step.tool
+                    and old.args == step.args and names(step.output) <= self.named):  # fmt: skip
+                found.append((old, "restated", 1.0))
+                continue
             jaccard = overlap(old.tokens, step.tokens)
             limit = self.policy.cjk_overlap if step.cjk else self.policy.lexical_overlap
             if jaccard >= limit:
@@ -233,7 +356,9 @@ class Watch:
             mine = _call(step)
             found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
         # it says it does something again: what it names that a step of the same tool did
-        again = _stems(step.tokens) if _AGAIN.search(step.output[:4000]) else frozenset()
+        again = (
+            _stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
+        )
         # words close to an earlier step's but about a thing not named before: the next item
         fresh = bool(names(step.output) - self.named)
         for old in recent:
@@ -241,7 +366,7 @@ class Watch:
                 continue
             if step.args is not None and old.args is not None:
                 continue  # other arguments: another call
-            if (old.index in close and not fresh) or again & _stems(old.tokens):
+            if (old.index in close and not fresh) or again & _stems(old.tokens | old.info):
                 found[old.index] = old
         return [found[i] for i in sorted(found)]
 
@@ -250,7 +375,7 @@ class Watch:
     def _repetition(self, step: Observation, similar: list[Any], informative: bool) -> Signal:
         strike = bool(similar) and not informative
         if not similar and informative:
-            self._reset("repetition")
+            self._decay("repetition")
         if not strike:
             return self._signal("repetition", step, False, "")
         old, how, score = max(similar, key=lambda s: s[2])
@@ -263,7 +388,7 @@ class Watch:
         progress), however they are worded: a paraphrase spiral says the same in new words."""
         if informative:
             self.stale = 0
-            self._reset("novelty")
+            self._decay("novelty")
             return self._signal("novelty", step, False, "")
         self.stale += 1
         strike = self.stale >= self.policy.novelty_steps
@@ -306,7 +431,7 @@ class Watch:
         claims = bool(_APOLOGY.search(step.output[:4000]))
         strike = False
         if step.ok is False and self.claimed_at is not None:
-            strike = self.failures.seen(step.tool or "", step.error)
+            strike = self.failures.seen(step.tool or "", step.failure or step.error)
         if claims:
             self.claimed_at = step.index
         if step.ok is True:
@@ -343,13 +468,18 @@ class Watch:
             and (len(c) < 4 or c[-2] == c[-4]) and not informative
         )  # fmt: skip
         if not strike and informative:
-            self._reset("oscillation")
+            self._decay("oscillation")
         return self._signal(
             "oscillation", step, strike,
             f"steps alternate between two answers (A -> B -> A) at step {step.index}",
         )  # fmt: skip
 
-    def _drift(self, step: Observation) -> Signal:
+    def _drift(self, step: Observation, informative: bool) -> Signal:
+        """Steps off the task's words and off the work it led to, weighted by rarity (a word
+        every step uses, such as a format's "Thought:" or "Action:", weighs next to nothing);
+        topic words come only from steps on the topic that progressed, and age out; being
+        back on topic halves the drift, it does not clear it. Talk (no call) off the topic
+        twice in a row is drift at once; actions, a third step in a row."""
         done = _DONE.search(step.output[:4000]) and step.ok is not False
         if done and self.completed_at is None:
             self.completed_at = step.index
@@ -362,16 +492,47 @@ class Watch:
             )  # fmt: skip
         if not self.task_words or not step.output.strip():
             return self._signal("drift", step, False, "")
-        content = _stems(step.tokens | step.info)
+        # the format's own words: the labels that open a line ("Thought:", "Action Input:",
+        # a structured message's keys) and the tools' names, learnt as they come
+        self.format_words |= (
+            _stems(
+                frozenset(
+                    w.casefold() for m in _LABEL.finditer(step.output[:4000]) for w in m[1].split()
+                )
+                | frozenset({step.tool.casefold()} if step.tool else ())
+            )
+            - self.task_words
+        )
+        content = _stems(step.tokens | step.info) - _FORMAT - self.format_words
+        self.steps_read += 1
+        for word in content:
+            self.seen_in[word] = self.seen_in.get(word, 0) + 1
+        if len(self.seen_in) > 50_000:
+            self.seen_in = {w: n for w, n in self.seen_in.items() if n > 1}
+        for word, last in list(self.vocabulary.items()):
+            if step.index - last > _TOPIC_AGE:
+                del self.vocabulary[word]  # the work moved on: an old step's words age out
         task_shared = content & self.task_words
-        work_shared = content & self.vocabulary
-        if task_shared or len(work_shared) >= 2:
-            # on the task, or on the work it led to: what this step says is the topic too
+        # a word of (nearly) every step, on the topic or off it, is the format's, not the
+        # topic's ("Thought", "Action", a JSON message's keys): it weighs nothing
+        common = {
+            w for w in content
+            if self.steps_read >= 4 and self.seen_in[w] >= 0.9 * self.steps_read
+            and w not in self.task_words
+        }  # fmt: skip
+        work_shared = (content & self.vocabulary.keys()) - common
+        # a step that progressed needs one shared word, any other two
+        if _weight(task_shared) >= 1 or _weight(work_shared) >= (1 if informative else 2):
             self.on_topic_seen = True
-            self.vocabulary |= content
+            if informative or _weight(task_shared) >= 1:
+                # on the task, or on the work it led to with progress: its words are topic
+                for word in content - common:
+                    self.vocabulary[word] = step.index
+            for word in work_shared:
+                self.vocabulary[word] = step.index
             self.off_topic = self.off_talk = self.adrift = 0
-            self._reset("drift")
-            return self._signal("drift", step, False, "")
+            self._decay("drift")
+            return self._signal("drift", step, False, "", window=10**9)
         self.off_topic += 1
         self.off_talk = self.off_talk + 1 if step.tool is None else 0
         # an aside or two is work too (a look-up, a note): the third in a row is drift. Talk
@@ -386,12 +547,15 @@ class Watch:
             window=10**9,
         )  # fmt: skip
 
-    def _tool_failure(self, step: Observation) -> Signal:
+    def _tool_failure(self, step: Observation, rising: bool) -> Signal:
         """The same failure again (see :mod:`.streaks`): the same tool failing the same way
         until it works, or the same call (tool and arguments) failing the same way within
         twice the window, whatever worked between. An error that changes is another
-        failure, not a streak."""
+        failure, not a streak, and so is rising progress. With no error text, the failure is
+        what the output says (:func:`.streaks.signature`)."""
         failures = self.failures
+        if rising:
+            failures.clear()
         if step.worked is not None:
             failures.success(step.worked, None)
         if step.tool is not None and step.ok is True:
@@ -405,14 +569,66 @@ class Watch:
             transient = bool(step.seconds) and (
                 _TRANSIENT.classify(None, message=step.error or "").transient
             )
-            count = failures.failure(step.index, step.tool, step.args, step.error, transient)
+            count = failures.failure(
+                step.index, step.tool, step.args, step.failure or step.error, transient
+            )
             strike = count >= 2  # once is a fault; twice the same is a pattern
             how = " (transient, retried after a wait: every other one counts)" if transient else ""
             reason = (f"{step.tool} failed the same way{how}: "
-                      f"{mask_text(step.error or '')[:120]}")  # fmt: skip
+                      f"{mask_text(step.error or step.output or '')[:120]}")  # fmt: skip
         worst = failures.worst(step.index)
         score = min(1.0, worst / self.policy.strikes) if worst >= 2 else 0.0
         return Signal("tool_failure", strike, worst, score, reason if strike else "")
+
+    #: Classifies a failure's message (no per-tool state: only ``transient`` is read).
+    def _state(
+        self, step: Observation, informative: bool, rising: bool, rose_before: int
+    ) -> Signal:
+        """The environment's state (when logged): seen again with nothing new since (back
+        where it was, or standing still while the agent talks), two states alternating, or
+        standing still while progress rises (the counter contradicts the state)."""
+        key = step.state
+        if key is None:
+            return self._signal("state", step, False, "")
+        last = self.state_at.get(key)
+        previous = self.states[-1] if self.states else None
+        strike = False
+        reason = ""
+        if previous == key and rising:
+            strike = True
+            reason = f"progress rises (to {step.progress:g}) while the state stands still"
+        elif last is not None and not informative and not rising and rose_before <= last:
+            strike = True
+            reason = (
+                "the state has not changed and nothing new was said" if previous == key
+                else f"the state is back to that of step {last} with nothing new since"
+            )  # fmt: skip
+        elif informative and previous != key:
+            self._decay("state")
+        self.state_at[key] = step.index
+        self.states.append(key)
+        while len(self.states) > 4:
+            self.states.popleft()
+        if len(self.state_at) > 10_000:
+            self.state_at = {k: i for k, i in self.state_at.items() if i > step.index - 100}
+        return self._signal("state", step, strike, reason, window=self.policy.window * 2)
+
+    def _custom(self, step: Observation) -> list[Signal]:
+        """The heuristics of your own: each one's strike counts like a built-in's."""
+        signals = []
+        history = tuple(self.history)
+        for heuristic in self.extra:
+            name = heuristic_name(heuristic)
+            said = heuristic(step, history)
+            if said is None or isinstance(said, (bool, str)):
+                reason = said if isinstance(said, str) else (f"{name} fired" if said else "")
+                signals.append(self._signal(name, step, bool(said), reason))
+            else:
+                raise TypeError(
+                    f"halt heuristic {name!r} returned {said!r}; it returns a strike's reason "
+                    "(a string or True) or no strike (None, False or '')"
+                )
+        return signals
 
 
 #: Classifies a failure's message (no per-tool state: only ``transient`` is read).
@@ -461,11 +677,92 @@ def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
     "retry"), so that a step about the task's things shares words with it."""
     found: set[str] = set()
     for word in words:
-        for part in {word, *re.split(r"[-/._:]+", word)}:
-            if len(part) < 2 or part in STOPWORDS:
+        parts = [p for p in re.split(r"[-/._:]+", word) if p != word]
+        for part in {word, *parts}:
+            # a part of a joined word is a topic word when it is a word ("py" of "dates.py",
+            # "md", "vs" are not)
+            short = len(part) < (3 if part is not word and part.isascii() else 2)
+            if short or part in STOPWORDS or _cjk_function(part):
                 continue
             found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
     return frozenset(found)
 
 
-_STEM = re.compile(r"(?:ing|ed|es|s)$")
+_STEM = re.compile(r"(?:ing|ed|(?<=ch|sh|ss)es|(?<=x)es|(?<!s)s)$")
+_LABEL = re.compile(r"^\s*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: Chinese function characters (particles, pronouns, measure words): a character pair with
+#: one of them is grammar ("里的", "这个", "一份"), not a topic.
+_FUNCTION_CHARS = frozenset(
+    "的了和是在我你他她它们这那个一不也就都而及与或被把让给对从到请吗呢吧啊么里些着过"
+)
+
+
+def _cjk_function(part: str) -> bool:
+    return bool(_CJK_CHAR.match(part)) and any(ch in _FUNCTION_CHARS for ch in part)
+
+
+def _weight(words: set[str] | frozenset[str]) -> float:
+    """Shared topic words as evidence: a word counts 1, a CJK character pair a half (one
+    generic pair is not a topic)."""
+    return sum(1.0 for w in words)
+
+
+#: Up to this many tokens (values masked), an answer restated with the same values and no
+#: new name says the same, whatever its words.
+_SHORT = 30
+#: Topic words unused for this many steps age out.
+_TOPIC_AGE = 24
+#: The rarity-weighted share of words that puts a step on the topic.
+_ON_TOPIC = 1.0
+#: Format words of agent transcripts (ReAct, JSON messages): never topic.
+_FORMAT = frozenset(
+    [
+        "thought",
+        "action",
+        "observation",
+        "input",
+        "output",
+        "final",
+        "answer",
+        "tool",
+        "tool_input",
+        "args",
+        "arguments",
+        "result",
+        "results",
+        "step",
+        "content",
+        "role",
+        "assistant",
+        "user",
+        "message",
+        "type",
+        "text",
+        "name",
+        "value",
+    ]
+) | frozenset(
+    {
+        "思考",
+        "行动",
+        "观察",
+        "结果",
+        "输入",
+        "输出",
+        "答案",
+        "一下",
+        "我们",
+        "进行",
+        "现在",
+        "然后",
+        "这个",
+        "那个",
+        "可以",
+        "需要",
+        "问题",
+        "一个",
+        "看看",
+        "已经",
+    }
+)

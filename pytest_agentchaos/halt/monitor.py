@@ -11,7 +11,8 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +20,19 @@ from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
 from .embed import MISSING_EXTRA, CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
-from .heuristics import Observation, Signal, Watch
+from .heuristics import (
+    Heuristic,
+    Observation,
+    Signal,
+    Watch,
+    check_heuristics,
+    heuristic_name,
+)
 from .policy import HaltPolicy
-from .text import cjk_share, digest, information, tokens
+from .state import plain, state_key
+from .streaks import error_class, signature
+from .text import MAX_TEXT, cjk_share, digest, tokens
+from .values import Counters, artefacts, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
 
@@ -49,13 +60,18 @@ class HaltMonitor:
     building the monitor is a ``ChaosConfigError`` naming it), ``"lexical"`` (or a
     :class:`~.embed.LexicalEmbedder`) or any :class:`~.embed.Embedder`; each
     distinct text is encoded once. CJK text is compared by character bigrams, never by the
-    English model's cosine."""
+    English model's cosine.
+
+    ``heuristics``: heuristics of your own, read after the built-in ones (see
+    :class:`~.heuristics.Heuristic`): each strike counts toward its own three strikes like a
+    built-in's, and its name appears in the decision."""
 
     def __init__(
         self,
         task: str = "",
         embedder: Embedder | str | None = None,
         policy: HaltPolicy | None = None,
+        heuristics: Sequence[Heuristic] = (),
     ) -> None:
         __tracebackhide__ = True
         if not isinstance(task, str):
@@ -71,9 +87,15 @@ class HaltMonitor:
                 "embedder must be None, 'lexical' or have encode(texts) -> vectors; "
                 f"got {embedder!r}"
             )
+        if policy is not None and not isinstance(policy, HaltPolicy):
+            raise TypeError(f"HaltMonitor(policy=...) takes a HaltPolicy, got {policy!r}")
         self.policy = policy or HaltPolicy()
+        self.heuristics = check_heuristics(heuristics)
+        self._weights = {
+            heuristic_name(h): float(getattr(h, "weight", 1.0)) for h in self.heuristics
+        }
         self.embedder = CachedEmbedder(embedder)
-        self.watch = Watch(self.policy, task, self.embedder)
+        self.watch = Watch(self.policy, task, self.embedder, extra=self.heuristics)
         self.steps = 0
         self.seconds = 0.0
         self.tokens_used = 0
@@ -82,6 +104,9 @@ class HaltMonitor:
         #: The :class:`~.interventions.Responder` answering this monitor's decisions, if any.
         self.responder: Any = None
         self._seen_info: set[str] = set()
+        self._counters = Counters()
+        # each tool's last failure without error text: (signature, counts, error class)
+        self._quiet: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {}
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -103,8 +128,10 @@ class HaltMonitor:
         """Forget the run's strikes and what it has seen (after a rollback or a restart the
         agent starts over, and what it says again is no repetition); its steps, seconds and
         tokens still count toward the hard limits."""
-        self.watch = Watch(self.policy, self.watch.task, self.embedder)
+        self.watch = Watch(self.policy, self.watch.task, self.embedder, extra=self.heuristics)
         self._seen_info = set()
+        self._counters = Counters()
+        self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
 
@@ -129,22 +156,33 @@ class HaltMonitor:
     ) -> HaltDecision:
         """Read one step: the agent's ``output`` (text, or anything: read as text), the
         ``tool`` it called and whether that was ``ok`` (with the tool's ``error``), the
-        ``progress`` it reports (None: no signal, not zero), its ``state`` (unused by the
-        default heuristics, kept for custom ones), the tokens it used and the seconds it took
-        (virtual), and the ``args`` of the tool call (so that the same call failing again is
+        ``progress`` it reports (None: no signal, not zero), the environment's ``state`` after
+        the step (any value; None: not logged; a state seen again with nothing new since, or
+        standing still while progress rises, is a strike), the tokens it used and the seconds
+        it took (virtual), and the ``args`` of the tool call (so that the same call failing again is
         told from another call failing). ``worked`` names another call that worked at this
         step (the model call that wrote ``output``, as its failures were named in ``tool``):
         the failures it had are no streak any more. Returns the decision for this step."""
-        text = output if isinstance(output, str) else safe_str(output, 20_000)
+        text = as_text(output)
         index = self.steps
         self.steps += 1
         self.tokens_used += int(tokens_used or 0)
         self.seconds += float(seconds or 0.0)
         error_text = None if error is None else safe_str(error, 2000)
-        # what a tool's error says is news too ("4 failed" after "12 failed")
-        info = information(text) | (information(error_text) if error_text else frozenset())
+        # information as values in one writing, monotone counters left out; what a tool's
+        # error says is news too ("4 failed" after "12 failed")
+        reading = read(text)
+        counters = self._counters.drop(index, reading.numbers)
+        # a call that worked names the item it worked on ("page 4"): its number is no loop
+        # counter there; talk and failures that only count their own attempts say nothing new
+        info = (reading.values if ok is True else reading.values - counters) - reading.weak
+        if error_text:
+            info |= read(error_text).values
         new = frozenset(info - self._seen_info)
         self._seen_info |= info
+        if len(self._seen_info) > 100_000:  # bounded memory for endless runs
+            self._seen_info = set(info)
+        given = state is not None
         step = Observation(
             index=index,
             output=text,
@@ -152,7 +190,7 @@ class HaltMonitor:
             ok=ok,
             error=error_text,
             progress=float(progress) if _number(progress) else None,  # type: ignore[arg-type]
-            tokens=tokens(text),
+            tokens=tokens(reading.masked),
             info=info,
             digest=digest(text),
             cjk=cjk_share(text) >= 0.3,
@@ -160,11 +198,54 @@ class HaltMonitor:
             args=None if args is None else _canonical(args),
             seconds=float(seconds) if seconds is not None and _number(seconds) else None,
             worked=worked,
+            shape=digest(reading.masked),
+            masked=reading.masked,
+            artefacts=artefacts(text),
+            state=state_key(state) if given else None,
+            state_value=plain(state) if given else None,
+            failure=self._failure(tool, ok, error_text, text, new, reading.counted, info),
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)
         self.history.append(decision)
         return decision
+
+    def _failure(
+        self,
+        tool: str | None,
+        ok: bool | None,
+        error: str | None,
+        text: str,
+        new: frozenset[str],
+        counted: frozenset[str],
+        info: frozenset[str] = frozenset(),
+    ) -> str | None:
+        """What makes this failure the same as another (None unless the call failed). With
+        error text: its class or its masked text (:func:`.streaks.signature`). Without: the
+        tool's output says what failed, in words that vary; it is the same failure as the
+        tool's previous one when it names no value new to the run (a count, a path, a test)
+        and states the same counts, and another failure otherwise."""
+        if ok is not False:
+            return None
+        if error or tool is None:
+            return signature(error, text)
+        kind = error_class(text)
+        previous = self._quiet.get(tool)
+        before = previous[3] if previous else frozenset()
+        # a value new to the run that is only a part of one the last failure named (the test
+        # of "tests/a.py::test_x") names nothing new
+        hard = {v for v in new if _HARD.search(v) and not any(v in old for old in before)}
+        same_class = not kind or not previous or not previous[2] or kind == previous[2]
+        if (
+            previous is not None
+            and not hard
+            and not _recounted(counted, previous[1])
+            and same_class
+        ):
+            return previous[0]
+        mark = f"quiet:{tool}:{self.steps}:{kind}"
+        self._quiet[tool] = (mark, counted, kind, info)
+        return mark
 
     def _decide(self, step: Observation, signals: Sequence[Signal]) -> HaltDecision:
         hard = self._limit()
@@ -172,7 +253,10 @@ class HaltMonitor:
             return HaltDecision(True, 1.0, ("limits",), hard, step.index, True, tuple(signals))
         remaining = 1.0
         for signal in signals:
-            remaining *= 1.0 - self.policy.weight(signal.heuristic) * signal.score
+            weight = self._weights.get(signal.heuristic)
+            if weight is None:
+                weight = self.policy.weight(signal.heuristic)
+            remaining *= 1.0 - weight * signal.score
         risk = round(1.0 - remaining, 6)
         ranked = sorted((s for s in signals if s.strike or s.score >= 1.0), key=lambda s: -s.score)
         fired = tuple(s.heuristic for s in ranked)
@@ -193,6 +277,57 @@ class HaltMonitor:
         if p.max_tokens and self.tokens_used > p.max_tokens:
             return f"limits: {self.tokens_used} tokens, over the limit of {p.max_tokens}"
         return ""
+
+
+#: A value that tells one failure from another: a number, a path, a name with a digit, a
+#: test id (not a quoted message in words).
+_HARD = re.compile(r"\d|[./_:]\w")
+
+
+def _recounted(now: frozenset[str], before: frozenset[str]) -> bool:
+    """Whether a count stated in both differs ("2 failed" after "3 failed"; "failed" and
+    "failures" are one word here)."""
+    counts: dict[str, str] = {}
+    for pair in before:
+        n, _, word = pair.partition(" ")
+        counts[word[:4]] = n
+    for pair in now:
+        n, _, word = pair.partition(" ")
+        if counts.get(word[:4], n) != n:
+            return True
+    return False
+
+
+def as_text(output: Any) -> str:
+    """An output as the heuristics read it: text as it is; a structured message (a dict or a
+    list, or JSON text of one) as its fields, one ``key: value`` line each, so that its keys
+    and quotes are format, not information; anything else as its (safe) ``str``."""
+    if isinstance(output, str):
+        head = output.lstrip()[:1]
+        if head not in ("{", "[") or len(output) > 200_000:
+            return output
+        try:
+            output = json.loads(output)
+        except ValueError:
+            return str(output)
+    if isinstance(output, (Mapping, list, tuple)):
+        lines: list[str] = []
+        _flatten(plain(output), "", lines)
+        return "\n".join(lines)[:MAX_TEXT]
+    return safe_str(output, MAX_TEXT)
+
+
+def _flatten(value: Any, key: str, lines: list[str]) -> None:
+    if len(lines) > 2000:
+        return
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _flatten(item, name, lines)
+    elif isinstance(value, list):
+        for item in value:
+            _flatten(item, key, lines)
+    elif value is not None and value != "":
+        lines.append(f"{key}: {value}" if key else str(value))
 
 
 def _canonical(args: Any) -> str:

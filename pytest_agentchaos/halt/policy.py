@@ -14,7 +14,7 @@ __all__ = ["HALT_DECIDERS", "HEURISTICS", "HaltPolicy"]
 #: The heuristics of the halt monitor, by name (weights and ``by=`` name them).
 HEURISTICS = (
     "repetition", "novelty", "progress", "apology", "self_reference", "oscillation", "drift",
-    "tool_failure",
+    "tool_failure", "state",
 )  # fmt: skip
 #: What may decide a halt: a heuristic, or the monitor's hard ``limits``.
 HALT_DECIDERS = (*HEURISTICS, "limits")

@@ -15,12 +15,14 @@ temp paths; counts kept, so "4 failed" after "12 failed" is an error changing to
 
 from __future__ import annotations
 
+import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ..escape.normalize import error_template, mask_text
+from .values import read
 
-__all__ = ["Failures"]
+__all__ = ["Failures", "error_class", "signature"]
 
 #: How much of an error (and of a call's arguments) is compared.
 _ERROR_LIMIT = 2000
@@ -51,6 +53,10 @@ class Failures:
         has now happened (by either way of counting, the larger; a ``transient`` error's
         every other time)."""
         masked = _masked(error or "")
+        # a changed failure of this tool ends its streak of the other one (a test run whose
+        # failures shrink is work, not the same failure again)
+        for key in [k for k in self.by_error if k[0] == tool and k[1] != masked]:
+            del self.by_error[key]
         if transient:
             self.transient.add(masked)
         self.by_error[tool, masked] += 1
@@ -63,9 +69,18 @@ class Failures:
 
     def seen(self, tool: str, error: str | None) -> bool:
         """Whether ``tool`` has failed with an error of the same template (numbers, paths and
-        quoted values masked too) since it last worked."""
-        template = error_template(error)
-        return any(k[0] == tool and error_template(k[1]) == template for k in self.by_error)
+        quoted values masked too; or of the same class) since it last worked."""
+        masked = _masked(error or "")
+        template = error_template(masked)
+        return any(
+            k[0] == tool and (k[1] == masked or error_template(k[1]) == template)
+            for k in self.by_error
+        )
+
+    def clear(self) -> None:
+        """Progress rose: every streak so far ends."""
+        self.by_error.clear()
+        self.by_call.clear()
 
     def worst(self, index: int) -> int:
         """The most times any one failure has happened (as of step ``index``)."""
@@ -83,4 +98,65 @@ class Failures:
 
 
 def _masked(text: str) -> str:
-    return mask_text(text[:_ERROR_LIMIT])
+    return text if text.startswith(_CLASS) else mask_text(text[:_ERROR_LIMIT])
+
+
+_CLASS = "class:"
+#: The class of an error, inside any wording: an HTTP status, an exception's name, a command
+#: or file not found, an errno name, an exit code.
+_CLASSES = (
+    ("http", re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?:[ _]code)?|code|error)\W{0,3}"
+                        r"([1-5]\d\d)\b|\b([45]\d\d)\s+(?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+)*",
+                        re.IGNORECASE)),
+    ("exception", re.compile(r"\b((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|"
+                             r"Timeout|Interrupt|Denied|Refused|NotFound))\b")),
+    ("command", re.compile(r"([\w.+-]+): (?:command )?not found|command not found:\s*([\w.+-]+)"
+                           r"|'([\w.+-]+)' is not recognized|找不到命令\W*([\w.+-]+)")),
+    ("errno", re.compile(r"\b(E(?:NOENT|ACCES|PERM|EXIST|CONNREFUSED|CONNRESET|TIMEDOUT|"
+                         r"ADDRINUSE|NOSPC|ISDIR|NOTDIR))\b")),
+    ("missing", re.compile(r"(?i)\b(no such file or directory|permission denied|"
+                           r"connection refused|not found|timed? ?out|unauthori[sz]ed|forbidden)\b"
+                           r"|(没有那个文件或目录|权限不够|拒绝连接|超时|未找到|找不到)")),
+    ("exit", re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: code| status)?\W{0,3}(\d{1,3})\b"
+                        r"|退出码\W{0,3}(\d{1,3})")),
+)  # fmt: skip
+
+
+def error_class(text: str) -> str:
+    """The classes of the error in ``text`` (``http:503``, ``exception:KeyError``,
+    ``command:mvn``, ...), sorted and joined; empty when none is recognised."""
+    head = text[:_ERROR_LIMIT]
+    found = set()
+    for name, pattern in _CLASSES:
+        for match in pattern.finditer(head):
+            value = next((g for g in match.groups() if g), match[0])
+            found.add(f"{name}:{value.casefold() if name == 'missing' else value}")
+    # "not found" says little beside a command or an exception that says more
+    if len(found) > 1:
+        found = {f for f in found if not f.startswith("missing:")} or found
+    return ",".join(sorted(found))
+
+
+def signature(error: str | None, output: str = "") -> str:
+    """What makes two failures the same: the error's class (with the failure counts it states
+    and the names it quotes) where one is recognised, so the same failure in other words is
+    the same; else the error masked (volatile details out, counts kept). With no error text,
+    the tool's output is read instead."""
+    text = (error if error else output)[:_ERROR_LIMIT]
+    kind = error_class(text)
+    if not kind:
+        return mask_text(text)
+    reading = read(mask_text(text))
+    numbers = set(re.findall(r"\d+", kind))
+    counts = sorted(c for c in reading.counted if c.split(" ", 1)[0] not in numbers)
+    # the names it is about (a quoted name, a file, a test id), not the program's own
+    names = sorted(
+        v for v in reading.values
+        if not kind.startswith("command:") and _NAMED.search(v) and not v.startswith("/")
+    )  # fmt: skip
+    names += sorted({q.casefold() for q in _QUOTED.findall(mask_text(text)) if q.strip()})
+    return f"{_CLASS}{kind}|{','.join(counts)}|{','.join(names)}"
+
+
+_QUOTED = re.compile(r"['\"`‘“]([^'\"`’”\n]{1,80})['\"`’”]")
+_NAMED = re.compile(r"::|\w\.\w{1,5}$| ")

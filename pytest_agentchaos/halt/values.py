@@ -1,0 +1,380 @@
+"""Values as the halt monitor compares them: the same value written another way is the same
+value, and a counter that only counts the agent's own attempts is no value at all.
+
+- :func:`fold` makes full-width and CJK punctuation plain, with a space after it, so that a
+  path is not glued to the number after it (``app.py，3`` reads ``app.py, 3``).
+- :func:`values` is a step's information (:func:`.text.information`) with each value in one
+  canonical form: digits, number words (``seven``, ``twenty-one``), Chinese numerals (``七``,
+  ``三百二十``, ``二〇二四``), with or without a unit (``7 items``, ``7件``, ``$7``), dates
+  (``2024-03-05``, ``March 5, 2024``, ``2024年3月5日``), quoted text as its bag of words; the
+  markers of an enumeration (``1.`` ``2.``, ``第一步 ... 第二步``) and volatile tokens (times,
+  durations, uuids, temp paths) left out.
+- :func:`masked` is the text with those values replaced by ``#``: what two steps say once
+  their values are set aside.
+- :class:`Counters` learns, step by step, the numbers that rise by one or two at the same
+  place of the text (``loop 3``, ``attempt #4``, ``第5次``): monotone counters, which are no
+  news however new their number.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .text import MAX_TEXT, information
+
+__all__ = ["Counters", "Reading", "fold", "masked", "number", "read", "values"]
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+#: CJK punctuation that NFKC leaves alone, as its plain counterpart.
+_PLAIN_PUNCT = str.maketrans(
+    {"。": ". ", "、": ", ", "「": ' "', "」": '" ', "『": ' "', "』": '" ', "【": " [",
+     "】": "] ", "《": ' "', "》": '" ', "〈": " <", "〉": "> ", "・": " ", "〜": "~"}
+)  # fmt: skip
+#: Full-width punctuation (NFKC makes it ASCII): a space after it, so words break there.
+_FULL_WIDTH = re.compile("([\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f])")
+
+
+def fold(text: str) -> str:
+    """``text`` (its head, :data:`.text.MAX_TEXT`) with full-width and CJK punctuation made
+    plain and followed by a space, then NFKC-normalised. Idempotent."""
+    head = _FULL_WIDTH.sub(r"\1 ", text[:MAX_TEXT]).translate(_PLAIN_PUNCT)
+    return unicodedata.normalize("NFKC", head)
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+_ONES = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}  # fmt: skip
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_NUMBER = re.compile(
+    r"\b(?:(?:" + "|".join([*_ONES, *_TENS, *_SCALES]) + r")(?:[\s-]+(?:and[\s-]+)?)?)+\b",
+    re.IGNORECASE,
+)
+_HAN_DIGITS = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
+               "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9,
+               "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
+_HAN_UNITS = {"十": 10, "百": 100, "千": 1000, "拾": 10, "佰": 100, "仟": 1000}
+_HAN_BIG = {"万": 10**4, "亿": 10**8}
+_HAN = "零〇○一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟"
+_HAN_NUMBER = re.compile(f"[{_HAN}]+")
+_DIGITS = re.compile(r"(?<![\w.])[$€£¥]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w.]*\d)")
+
+
+def number(text: str) -> str | None:
+    """The canonical form of one number written in digits (``1,234.50``), in English words
+    (``twenty-one``) or in Chinese numerals (``三百二十``, ``二〇二四``); None if it is not one.
+    """
+    text = text.strip()
+    plain = text.replace(",", "")
+    try:
+        value = float(plain)
+    except ValueError:
+        value = None
+    if value is None:
+        value = _han(text) if _HAN_NUMBER.fullmatch(text) else _words(text)
+    if value is None:
+        return None
+    return f"{value:g}" if value != int(value) or abs(value) >= 1e15 else str(int(value))
+
+
+def _words(text: str) -> float | None:
+    parts = [p for p in re.split(r"[\s-]+", text.casefold()) if p and p != "and"]
+    if not parts:
+        return None
+    total = current = 0
+    for part in parts:
+        if part in _ONES:
+            current += _ONES[part]
+        elif part in _TENS:
+            current += _TENS[part]
+        elif part == "hundred":
+            current = max(current, 1) * 100
+        elif part in _SCALES:
+            total += max(current, 1) * _SCALES[part]
+            current = 0
+        else:
+            return None
+    return float(total + current)
+
+
+def _han(text: str) -> float | None:
+    if all(ch in _HAN_DIGITS for ch in text) and len(text) > 1:
+        return float("".join(str(_HAN_DIGITS[ch]) for ch in text))  # 二〇二四: digit by digit
+    total = section = digit = 0
+    for ch in text:
+        if ch in _HAN_DIGITS:
+            digit = _HAN_DIGITS[ch]
+        elif ch in _HAN_UNITS:
+            section += max(digit, 1) * _HAN_UNITS[ch]
+            digit = 0
+        elif ch in _HAN_BIG:
+            total += (section + digit) * _HAN_BIG[ch]
+            section = digit = 0
+    return float(total + section + digit)
+
+
+# -- dates --------------------------------------------------------------------------------------
+
+_MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name} | {
+    name.casefold(): i for i, name in enumerate(calendar.month_abbr) if name
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATES = re.compile(
+    rf"(?P<iso>\b(?P<y1>\d{{4}})[-/.](?P<m1>\d{{1,2}})[-/.](?P<d1>\d{{1,2}})\b)"
+    rf"|(?P<han>(?P<y2>\d{{4}})\s*年\s*(?P<m2>\d{{1,2}})\s*月\s*(?P<d2>\d{{1,2}})\s*[日号])"
+    rf"|(?P<mdy>\b(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y3>\d{{4}})\b)"
+    rf"|(?P<dmy>\b(?P<d4>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m4>{_MONTH})\.?,?\s+(?P<y4>\d{{4}})\b)",
+    re.IGNORECASE,
+)
+
+
+def _date(match: re.Match[str]) -> str:
+    for n in "1234":
+        if match[f"y{n}"]:
+            year, month, day = match[f"y{n}"], match[f"m{n}"], match[f"d{n}"]
+            month_number = int(month) if month.isdigit() else _MONTHS[month.casefold()]
+            if 1 <= month_number <= 12 and 1 <= int(day) <= 31:
+                return (
+                    f" date_{int(year):04d}{month_number:02d}{int(day):02d}"
+                    f" md_{month_number:02d}{int(day):02d} "
+                )
+    return match[0]
+
+
+_MONTH_DAY = re.compile(
+    rf"(?<![\d{_HAN}])(?P<m>\d{{1,2}}|[{_HAN}]{{1,3}})\s*月\s*(?P<d>\d{{1,2}}|[{_HAN}]{{1,3}})\s*[日号]"
+    rf"|\b(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})"
+    rf"|\b(?P<d3>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m3>{_MONTH})\b(?!\.?,?\s+\d{{4}})",
+    re.IGNORECASE,
+)
+
+
+def _month_day(match: re.Match[str]) -> str:
+    """A date without its year: ``3月16日``, ``三月十六号``, ``March 16``."""
+    month, day = match["m"] or match["m2"] or match["m3"], match["d"] or match["d2"] or match["d3"]
+    m = _MONTHS.get(month.casefold()) if month.isalpha() and month.isascii() else number(month)
+    d = number(day)
+    try:
+        m_number, d_number = int(m or 0), int(d or 0)
+    except ValueError:
+        return match[0]
+    if 1 <= m_number <= 12 and 1 <= d_number <= 31:
+        return f" md_{m_number:02d}{d_number:02d} "
+    return match[0]
+
+
+#: A sum in yuan with its jiao and fen ("一千一百五十六元五角", "12元5角3分").
+_YUAN = re.compile(
+    rf"(?P<y>[\d{_HAN}]+)\s*元(?:\s*(?P<j>[\d{_HAN}])\s*角)?(?:\s*(?P<f>[\d{_HAN}])\s*分)?整?"
+)
+
+
+def _yuan(match: re.Match[str]) -> str:
+    if not (match["j"] or match["f"]):
+        return match[0]
+    parts = [number(match[g] or "0") for g in ("y", "j", "f")]
+    if any(p is None for p in parts):
+        return match[0]
+    y, j, f = (float(p or 0) for p in parts)
+    return f" {number(str(round(y + j / 10 + f / 100, 2)))} 元"
+
+
+# -- volatile tokens and enumerations --------------------------------------------------------
+
+_VOLATILE = re.compile(
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # uuid
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # stamp
+    r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?![\d:])"  # time of day
+    # measured durations (a timing that differs on every run): decimals, sub-second units,
+    # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value
+    r"|(?<![\w.])\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
+    r"|(?<![\w.])\d+\s?(?:ms|µs|us|ns)\b"
+    r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}\d+\s?(?:s|secs?|seconds?|mins?|minutes?)\b"
+    r"|(?<![\w.])\d+(?:\.\d+)?\s?毫秒|耗时\W{0,3}\d+(?:\.\d+)?\s?(?:秒钟?|分钟|s)"  # durations
+    r"|(?<![\w.])1\d{9}(?:\d{3})?(?:\.\d+)?(?![\d])"  # epoch
+    r"|(?:/private)?/(?:tmp|var/tmp|var/folders)/\S*",  # temp paths
+    re.IGNORECASE,
+)
+#: An enumeration's marker: ``1.`` / ``2)`` / ``(3)`` / ``4、`` opening a line or clause, a
+#: circled number, ``第N步`` style ordinals are read by :func:`read` (runs 1..k dropped).
+_LIST_MARKER = re.compile(r"(?:^|(?<=[\n:;]))\s*(?:\(?\d{1,2}[.)、](?!\d)|[①-⑳])", re.MULTILINE)
+_QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+# -- reading a step ----------------------------------------------------------------------------
+
+#: A number with its place in the text: the word before it and the unit or word after it.
+_NUMBER_WORDS = "|".join([*_ONES, *_TENS])
+_NUMBER_IN_TEXT = re.compile(
+    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])"
+    rf"|(?<!周)(?<!星期)(?<!礼拜)[{_HAN}]+"
+    rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
+    re.IGNORECASE,
+)
+_BEFORE = re.compile(rf"([^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*$", re.UNICODE)
+_AFTER = re.compile(rf"^\s*([^\W\d_]+|[{_CJK}]|[/%])", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One text read for its values: ``values`` (canonical), ``numbers`` (each number's place
+    and canonical value, for :class:`Counters`), ``masked`` (the text with values as ``#``)."""
+
+    values: frozenset[str]
+    numbers: tuple[tuple[str, str], ...]
+    masked: str
+    counted: frozenset[str] = frozenset()  # "N word" pairs: counts with what they count
+    weak: frozenset[str] = frozenset()  # values only written as small number words
+
+
+def read(text: str) -> Reading:
+    """Read ``text`` for its values (see the module's docstring)."""
+    plain = fold(text)
+    plain = _DATES.sub(_date, plain)
+    plain = _MONTH_DAY.sub(_month_day, plain)
+    plain = _YUAN.sub(_yuan, plain)
+    plain = _VOLATILE.sub(" ", plain)
+    plain = _LIST_MARKER.sub(" ", plain)
+    numbers: list[tuple[str, str, bool]] = []
+    places: dict[str, list[str]] = {}
+    for match in _NUMBER_IN_TEXT.finditer(plain):
+        raw = match["num"]
+        value = number(raw)
+        if value is None:
+            continue
+        before = _BEFORE.search(plain[max(0, match.start() - 24) : match.start()])
+        after = _AFTER.match(plain[match.end() : match.end() + 12])
+        place = f"{(before[1] if before else '').casefold()}_{(after[1] if after else '')[:1]}"
+        # "one more time", "一下": an article, not a count (unless it counts: "第一")
+        weak = raw.casefold() in ("one", "一") and not (before and before[1] == "第")
+        numbers.append((place, value, weak))
+        places.setdefault(place, []).append(value)
+    # an enumeration inside one text (第一步 ... 第二步 ..., step one ... step two): markers
+    enumerated = {
+        p for p, vs in places.items() if len(vs) >= 2 and vs == [str(i + 1) for i in range(len(vs))]
+    }
+    kept = tuple((p, v) for p, v, weak in numbers if p not in enumerated and not weak)
+    found: set[str] = {v for _, v in kept}
+    # a small number in words ("my last two messages") is a value to compare, not news
+    small = {v for m in _SMALL_WORD.finditer(plain) if (v := number(m[0])) is not None} - {
+        number(m) for m in _DIGIT_RUN.findall(plain)
+    }
+    counted: set[str] = set()
+    for token in information(plain):
+        token = token.strip(_EDGES)
+        pair = _COUNT_PAIR.fullmatch(token)
+        if pair:  # "24 errors": a count with what it counts (its number is scanned above)
+            if "." not in pair[1]:
+                counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
+            continue
+        token = token.lstrip("#$€£¥￥")
+        value = (
+            number(token.rstrip("%")) if token[:1].isdigit() or _HAN_NUMBER.match(token) else None
+        )
+        if value is not None:
+            continue  # numbers come from the scan above, with their places
+        if _HAN_NUMBER.match(token):
+            continue  # a Chinese count with its classifier ("三百二十条"): scanned above
+        words = _QUOTE_WORDS.findall(token)
+        if len(words) > 1 and not _PATHLIKE.search(token):
+            token = " ".join(sorted(words))  # quoted text: its words, in any order
+        found.add(token)
+    return Reading(
+        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found)
+    )
+
+
+_SMALL_WORD = re.compile(
+    rf"\b(?:zero|two|three|four|five|six|seven|eight|nine)\b|(?<![{_HAN}])[二两三四五六七八九](?![{_HAN}])",
+    re.IGNORECASE,
+)
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
+_PATHLIKE = re.compile(r"[./\\_]\w")
+_COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
+_EDGES = "\"'`()[]{}<>,;:!?."
+_MASK = re.compile(
+    r"[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
+    rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
+    rf"|\b(?:{'|'.join([*_ONES, *_TENS, *_SCALES])})\b",
+    re.IGNORECASE,
+)
+
+
+def _mask(plain: str) -> str:
+    return _MASK.sub("#", plain)
+
+
+def values(text: str) -> frozenset[str]:
+    """The canonical values of ``text`` (see the module's docstring)."""
+    return read(text).values
+
+
+def masked(text: str) -> str:
+    """``text`` with its values (numbers in any writing) replaced by ``#``."""
+    return read(text).masked
+
+
+@dataclass
+class Counters:
+    """Learns the places of the text whose number rises by one or two from one step to the
+    next: a loop, attempt or iteration counter, an enumeration across steps. Their numbers are
+    no news (:meth:`drop`)."""
+
+    last: dict[str, tuple[int, float]] = field(default_factory=dict)
+    limit: int = 256
+
+    def drop(self, index: int, numbers: Iterable[tuple[str, str]]) -> frozenset[str]:
+        """The values of step ``index`` that are counters' numbers (and only that: a value
+        also written elsewhere in the text stays news); then remember this step's places."""
+        counter: set[str] = set()
+        other: set[str] = set()
+        seen: dict[str, float] = {}
+        for place, value in numbers:
+            try:
+                now = float(value)
+            except ValueError:
+                continue
+            before = self.last.get(place)
+            rises = before is not None and index - before[0] <= 3 and 0 < now - before[1] <= 2
+            (counter if rises else other).add(value)
+            seen.setdefault(place, now)
+        for place, now in seen.items():
+            self.last[place] = (index, now)
+        while len(self.last) > self.limit:
+            self.last.pop(next(iter(self.last)))
+        return frozenset(counter - other)
+
+
+# -- artefacts ---------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.DOTALL)
+_SQL = re.compile(
+    r"\b(?:SELECT|WITH|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\b"
+    r"[^;]{8,}?(?:;|$)",
+    re.DOTALL,
+)
+_FORMULA = re.compile(r"(?<![\w=])=\s*[A-Z][A-Z0-9.]*\([^\n]{2,}")
+_SPACES = re.compile(r"\s+")
+
+
+def artefacts(text: str) -> frozenset[str]:
+    """The artefacts a reply hands back (fenced code, an SQL statement, a spreadsheet
+    formula), each with its spacing and case normalised: what an apology loop hands back
+    again in new words."""
+    head = fold(text)
+    found = [m[1] for m in _FENCE.finditer(head) if m[1].strip()]
+    if not found:
+        found = [m[0] for m in _SQL.finditer(head)] + [m[0] for m in _FORMULA.finditer(head)]
+    return frozenset(
+        _SPACES.sub(" ", a).strip(" ;").casefold() for a in found if len(a.strip()) >= 6
+    )
