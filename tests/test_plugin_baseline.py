@@ -538,8 +538,12 @@ def test_an_interrupted_session_saves_no_baseline(pytester: pytest.Pytester) -> 
 def test_three(chaos):
     raise KeyboardInterrupt
 """
-    result = run(pytester, "--chaos-baseline=baseline.json", "--chaos-baseline-save",
-                 source=source)  # fmt: skip
+    pytester.makepyfile(test_agent=source)
+    # in a subprocess: an in-process KeyboardInterrupt would reach this session (and xdist)
+    result = pytester.runpytest_subprocess(
+        f"--chaos-seed={SEED}", "-p", "no:randomly", "-p", "no:xdist",
+        "--chaos-baseline=baseline.json", "--chaos-baseline-save",
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*baseline.json: not saved: the session was interrupted*"])
     assert not (pytester.path / "baseline.json").exists()
