@@ -94,8 +94,8 @@ class McpCalls(Interceptor):
         except BaseException as exc:  # the SDK's own error, a cancellation: the call ends
             session.finish_error(state, exc)
             raise
-        if effect is not None and effect.lost is not None:
-            raise await session.alose(state, out, native=self.errors)
+        if effect is not None and effect.lost is not None:  # the trace keeps what was lost
+            raise await session.alose(state, wire_form(out), native=self.errors)
         return self.finish(state, out)
 
 
