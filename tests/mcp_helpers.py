@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
+import select
 import subprocess
 import sys
 import uuid
@@ -125,3 +127,77 @@ def git_repo(path: Path) -> Path:
     git("commit", "-q", "-m", "add notes")
     (path / "README.md").write_text("hello again\n")
     return path
+
+
+PROXY = (sys.executable, "-m", "pytest_agentchaos.adapters.mcp_client.cli")
+
+
+class RawClient:
+    """An MCP client in no particular language: newline-delimited JSON-RPC written to a
+    process's stdin and read from its stdout, byte for byte."""
+
+    def __init__(self, argv: Sequence[str], token: str) -> None:
+        env = {**os.environ, TOKEN_VAR: token}
+        self.process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def read_line(self, timeout: float = 30.0) -> bytes:
+        """The next line the process writes (b"" at its end)."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError(f"no line within {timeout} s")
+        return self.process.stdout.readline()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> bytes:
+        """Send a request; the raw line of its response (notifications in between skipped)."""
+        self.next_id += 1
+        request_id = self.next_id
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+        while True:
+            line = self.read_line()
+            if not line:
+                return line
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                return line
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        line = self.request("tools/call", {"name": name, "arguments": arguments})
+        return json.loads(line) if line else {}
+
+    def handshake(self) -> None:
+        line = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
+        assert json.loads(line)["result"]["serverInfo"]
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self, timeout: float = 30.0) -> tuple[int, str]:
+        """Close the process's stdin and wait: (exit status, stderr)."""
+        assert self.process.stdin is not None and self.process.stderr is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        return code, self.process.stderr.read().decode()

@@ -102,7 +102,7 @@ class McpCalls(Interceptor):
 def _finisher(session: ChaosSession) -> Callable[[CallState, Any], Any]:
     """The ``finish`` of an MCP tool's calls: output faults on the result's content, the
     result recorded in its wire form, a result with ``is_error`` recorded as a failure."""
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult  # the SDK's types load with the first call
 
     def finish(state: CallState, result: Any) -> Any:
         __tracebackhide__ = True
@@ -169,7 +169,7 @@ class McpSeam:
         self._list_tools = client.list_tools
         self._listed = False
         self._calls: dict[str, McpCalls] = {}
-        self._finish = _finisher(run)
+        self._finish: Callable[[CallState, Any], Any] | None = None
 
     # -- installing ----------------------------------------------------------------------
 
@@ -249,6 +249,8 @@ class McpSeam:
         schema = getattr(tool, "input_schema", None) if tool is not None else None
         if not isinstance(schema, Mapping):
             schema = None
+        if self._finish is None:
+            self._finish = _finisher(self.run)
         core = McpCalls(
             self.run,
             name,
