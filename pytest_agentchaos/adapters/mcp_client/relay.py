@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...inject.call import CallState
 from ...inject.session import ChaosSession
 from .results import wire_form
 from .session import McpSeam
@@ -92,6 +93,7 @@ class Relay:
         self._write_lock = asyncio.Lock()
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._listings: set[Any] = set()  # ids of the client's tools/list requests
+        self._plain_calls: dict[Any, CallState] = {}  # calls relayed as they are, by id
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._out: asyncio.StreamWriter | None = None
@@ -185,11 +187,46 @@ class Relay:
                 and "id" in message
                 and isinstance(message.get("params"), dict)
             ):
-                self._spawn(self._call(message, line))
+                if not self._plain(message, line):
+                    self._spawn(self._call(message, line))
+                else:
+                    await self._to_server(line)
                 continue
             if isinstance(message, dict) and message.get("method") == "tools/list":
                 self._listings.add(_key(message.get("id")))
             await self._to_server(line)
+
+    def _plain(self, message: dict[str, Any], line: bytes) -> bool:
+        """A call no fault can hit and nothing repairs: recorded, then relayed as it is (its
+        answer too, see :meth:`_from_server`); ``False`` for any other call."""
+        params = message["params"]
+        name = params.get("name")
+        run = self.run
+        if (
+            not isinstance(name, str)
+            or self.seam.repair is not None
+            or (run.plan.active("tool") and run.plan.candidates("tool", name))
+        ):
+            return False
+        arguments = params.get("arguments")
+        state = run.begin("tool", name, arguments if isinstance(arguments, dict) else {})
+        self._plain_calls[_key(message["id"])] = state
+        return True
+
+    def _finish_plain(self, state: CallState, message: Mapping[str, Any]) -> None:
+        """Record the answer of a plain call (see :meth:`_plain`) from its JSON-RPC message."""
+        run = self.run
+        error = message.get("error")
+        result = message.get("result")
+        if isinstance(error, Mapping):
+            run.finish_error(state, error_type="MCPError", message=str(error.get("message")))
+        elif isinstance(result, Mapping) and result.get("isError"):
+            text = "\n".join(
+                str(b.get("text", "")) for b in result.get("content") or () if isinstance(b, dict)
+            )
+            run.finish_error(state, error_type="ToolError", message=text, output=result)
+        else:
+            run.finish_ok(state, result, transform=False)
 
     async def _from_server(self, reader: asyncio.StreamReader) -> None:
         try:
@@ -200,6 +237,11 @@ class Relay:
                 message = _parse(line)
                 if isinstance(message, dict) and "method" not in message and "id" in message:
                     key = _key(message["id"])
+                    plain = self._plain_calls.pop(key, None)
+                    if plain is not None:
+                        self._finish_plain(plain, message)
+                        await self._to_client(line)
+                        continue
                     waiting = self._pending.pop(key, None)
                     if waiting is not None:
                         if not waiting.done():
@@ -219,6 +261,12 @@ class Relay:
 
     def _fail_pending(self) -> None:
         """The server is gone: every call waiting for it ends as a closed connection."""
+        plain, self._plain_calls = self._plain_calls, {}
+        for key, state in plain.items():
+            closed = {"code": _CONNECTION_CLOSED, "message": "Connection closed"}
+            self._finish_plain(state, {"error": closed})
+            answer = {"jsonrpc": "2.0", "id": json.loads(key), "error": closed}
+            self._spawn(self._to_client(_dumps(answer)))
         pending, self._pending = self._pending, {}
         for waiting in pending.values():
             if not waiting.done():
