@@ -55,9 +55,7 @@ _STEP_SCHEMA: dict[str, Any] = {
     "required": ["output", "tool", "ok", "error", "progress"],
     "properties": {
         # text, or the structured message the agent emitted (a JSON object or list)
-        "output": {
-            "anyOf": [{"type": "string", "minLength": 1}, {"type": ["object", "array"]}]
-        },
+        "output": {"anyOf": [{"type": "string", "minLength": 1}, {"type": ["object", "array"]}]},
         "tool": {"type": ["string", "null"], "minLength": 1},
         "ok": {"type": ["boolean", "null"]},
         "error": {"type": ["string", "null"], "minLength": 1},

@@ -332,3 +332,28 @@ def test_replay_of_a_file_that_is_not_a_proxy_trace_is_one_line(tmp_path: Path) 
     code, stderr = client.close()
     assert code == 2 and stderr.count("\n") == 1
     assert stderr.startswith("agentchaos-mcp: error: ")
+
+
+def test_the_fixture_gives_the_proxy_command_with_the_runs_profile_and_seed(
+    tmp_path: Path, profiles: Path
+) -> None:
+    from pytest_agentchaos import Chaos
+    from pytest_agentchaos.adapters.mcp_client.fixture import ProxyFactory
+    from pytest_agentchaos.profiles import ProfileRegistry
+
+    registry = ProfileRegistry.default(profiles)
+    with Chaos.create(registry.get("flaky"), seed=9) as chaos:
+        proxy = ProxyFactory(chaos, tmp_path)(["my-server", "--flag"])
+    assert proxy.argv == (
+        *PROXY, "--profile", "flaky", "--seed", "9", "--trace", str(tmp_path / "mcp-proxy-1.json"),
+        "--", "my-server", "--flag",
+    )  # fmt: skip
+    with Chaos.create(registry.get("mcp_kinds"), seed=1) as chaos:
+        argv = ProxyFactory(chaos, tmp_path)(["s"], repair=True).argv
+    assert argv[argv.index("--profile-dir") + 1] == str(profiles)
+    assert "--repair" in argv
+    with Chaos.create(faults=[{"kind": "timeout"}]) as chaos:
+        with pytest.raises(ValueError, match="put them in a profile file"):
+            ProxyFactory(chaos, tmp_path)(["s"])
+        with pytest.raises(TypeError, match="list of strings"):
+            ProxyFactory(chaos, tmp_path)("my-server")

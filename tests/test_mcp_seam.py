@@ -385,3 +385,16 @@ async def test_a_closed_run_leaves_the_session_to_the_sdk() -> None:
         chaos.close()
         result = await session.call_tool("echo", {"text": "free"})
     assert text(result) == "free" and chaos.trace.tool_calls() == []
+
+
+async def test_a_call_the_repairer_declines_is_a_tool_error_and_never_reaches_the_server() -> None:
+    async with in_memory() as session:
+        fault = {"kind": "malformed_params", "mutations": ["missing_required"]}
+        with chaos_with(fault) as chaos:
+            chaos.wrap(session, repair=True)
+            result = await session.call_tool("book_fitting", {"date": "2026-12-14", "seats": 2})
+    assert type(result) is CallToolResult and result.is_error
+    assert text(result).startswith("Error executing tool book_fitting: ")
+    assert "not repaired" in text(result)
+    (ended,) = chaos.trace.tool_results()
+    assert (ended.ok, ended.error_type) == (False, "RepairError")

@@ -11,6 +11,8 @@ framework's MCP client included, calls through the plan), put back when the run 
   ``read_timeout_seconds``, else the session's), as the SDK cuts a real one.
 - The trace records each call's arguments and its result as it goes on the wire; a result
   with ``is_error`` set (the server's own or an injected one) is a failed call.
+- A call whose arguments the repairer declines to repair is not sent: the caller gets a result
+  with ``is_error`` and the repairer's reason, as from a server whose validation rejected it.
 """
 
 from __future__ import annotations
@@ -86,7 +88,12 @@ class McpCalls(Interceptor):
                 failed = failure_exception(failure, state[FAULT], self.errors)
                 session.finish_error(state, failed)
                 raise failed
-        mapping, replayed = self._prepare(state, mapping)
+        try:
+            mapping, replayed = self._prepare(state, mapping)
+        except Exception as declined:  # the repairer declined (recorded): MCP says so in a
+            if self.repairer is None:  # result, as a server whose validation rejected it
+                raise
+            return tool_error(self.target, Failure("http", str(declined)))
         if replayed is not _MISSING:
             return self.finish(state, replayed)
         try:
