@@ -398,3 +398,54 @@ async def test_a_call_the_repairer_declines_is_a_tool_error_and_never_reaches_th
     assert "not repaired" in text(result)
     (ended,) = chaos.trace.tool_results()
     assert (ended.ok, ended.error_type) == (False, "RepairError")
+
+
+# -- determinism under xdist -------------------------------------------------------------------
+
+INNER = """
+import asyncio, importlib.util, json, pathlib
+import pytest
+from mcp import Client, MCPError
+
+def shop():
+    spec = importlib.util.spec_from_file_location("shop", {shop!r})
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.server
+
+@pytest.mark.parametrize("n", range(4))
+def test_calls(chaos, n):
+    async def run():
+        seen = []
+        async with Client(shop()) as client:
+            chaos.wrap(client.session)
+            for i in range(12):
+                try:
+                    result = await client.session.call_tool("echo", {{"text": f"{{n}}-{{i}}"}})
+                    seen.append([result.is_error, result.content[0].text])
+                except MCPError as exc:
+                    seen.append([exc.code])
+        return seen
+    seen = asyncio.run(run())
+    out = pathlib.Path({out!r}) / f"{{n}}.json"
+    out.write_text(json.dumps([seen, chaos.trace.schedule()], sort_keys=True))
+"""
+
+
+def test_the_same_session_seed_gives_the_same_mcp_faults_with_and_without_xdist(
+    pytester: pytest.Pytester,
+) -> None:
+    from mcp_helpers import SHOP
+
+    results = []
+    for options in (("-p", "no:xdist"), ("-n", "2")):
+        out = pytester.path / f"out{len(results)}"
+        out.mkdir()
+        pytester.makepyfile(test_inner=INNER.format(shop=str(SHOP), out=str(out)))
+        ran = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--chaos-profile=flaky", "--chaos-seed=77", *options
+        )
+        ran.assert_outcomes(passed=4)
+        results.append({p.name: p.read_text() for p in sorted(out.iterdir())})
+    assert results[0] == results[1]
+    assert any('"kind"' in text for text in results[0].values())  # faults fired
