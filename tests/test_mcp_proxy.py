@@ -15,7 +15,7 @@ import pytest
 from mcp_helpers import PROXY, SHOP_ARGS, TIME_ARGS, RawClient, new_token, processes
 from mcp_helpers import mcp as _sdk  # imported first: it skips this module without the SDK
 
-from pytest_agentchaos.trace import Trace  # noqa: E402
+from pytest_agentchaos.trace import RunEnded, Trace  # noqa: E402
 
 MCPError = _sdk.MCPError
 SHOP = (sys.executable, *SHOP_ARGS)
@@ -357,3 +357,24 @@ def test_the_fixture_gives_the_proxy_command_with_the_runs_profile_and_seed(
             ProxyFactory(chaos, tmp_path)(["s"])
         with pytest.raises(TypeError, match="list of strings"):
             ProxyFactory(chaos, tmp_path)("my-server")
+
+
+def test_a_budget_that_halts_the_run_ends_the_session_with_the_reason(
+    profiles: Path, tmp_path: Path
+) -> None:
+    (profiles / "tight.toml").write_text("[budgets]\nmax_tool_calls = 2\n")
+    token = new_token()
+    trace_file = tmp_path / "halt.json"
+    argv = proxy("--profile-dir", str(profiles), "--profile", "tight", "--trace", str(trace_file))
+    client = RawClient(argv, token)
+    client.handshake()
+    assert text_of(client.call("echo", {"text": "1"})) == "1"
+    assert text_of(client.call("echo", {"text": "2"})) == "2"
+    third = client.call("echo", {"text": "3"})
+    assert third["error"]["code"] == -32603 and "max_tool_calls" in third["error"]["message"]
+    code, stderr = client.close()
+    assert code == 1
+    assert stderr.splitlines()[-1].startswith("agentchaos-mcp: the run was halted: ")
+    (ended,) = Trace.from_json(trace_file.read_text()).of_type(RunEnded)
+    assert ended.status == "halted"
+    assert processes(token) == []

@@ -6,8 +6,9 @@ The agent starts this command where it would start the server; every ``tools/cal
 through the profile's faults with the seed (see :mod:`.relay`), the run's trace is written to
 ``--trace`` and a summary line goes to stderr when the session ends. ``--chaos-replay FILE``
 runs the decisions of an earlier proxy trace again. Exit status: 0 when the client ended the
-session, 1 when the server ended it (it crashed: the summary says with which exit code), 2 for
-a bad command line or profile (one line on stderr).
+session, 1 when the server ended it (it crashed: the summary says with which exit code) or a
+hard budget of the profile halted the run, 2 for a bad command line or profile (one line on
+stderr).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         session.end("interrupted")
         summary = "interrupted"
     else:
-        session.end("crashed" if ended.server_died else "completed", reason=ended.reason)
+        status = None if relay.halt is not None else "crashed" if ended.server_died else "completed"
+        session.end(status, reason=ended.reason)  # None: "halted"
         summary = describe(ended, session, chaos.trace.fault_counts)
     try:
         if args.trace is not None:
@@ -93,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{PROG}: {summary}", file=sys.stderr, flush=True)
     if ended is None:
         return 130
-    return 1 if ended.server_died else 0
+    return 1 if ended.server_died or relay.halt is not None else 0
 
 
 def _refuse(message: str, status: int = 2) -> int:

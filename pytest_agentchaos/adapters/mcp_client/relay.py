@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import HardHalt
 from ...inject.call import CallState
 from ...inject.session import ChaosSession
 from .results import wire_form
@@ -99,6 +100,9 @@ class Relay:
         self._out: asyncio.StreamWriter | None = None
         self._server_in: asyncio.StreamWriter | None = None
         self._sdk: asyncio.Future[None] | None = None
+        self._halted = asyncio.Event()
+        #: the hard halt (a budget) that ended the run, if one did
+        self.halt: HardHalt | None = None
         self.client_lines = 0
 
     # -- running -------------------------------------------------------------------------
@@ -121,10 +125,17 @@ class Relay:
         self._sdk = asyncio.ensure_future(asyncio.to_thread(_load_sdk))
         from_server = asyncio.ensure_future(self._from_server(self.process.stdout))
         from_client = asyncio.ensure_future(self._from_client(client_in))
+        halted = asyncio.ensure_future(self._halted.wait())
         try:
             done, _ = await asyncio.wait(
-                {from_server, from_client}, return_when=asyncio.FIRST_COMPLETED
+                {from_server, from_client, halted}, return_when=asyncio.FIRST_COMPLETED
             )
+            if halted in done:  # a hard halt (a budget) ended the run: so ends the session
+                from_client.cancel()
+                await self._settle()
+                stopped = await self._stop_server()
+                from_server.cancel()
+                return Ended(f"the run was halted: {self.halt}", stopped, False)
             if from_server in done:  # the server's stdout closed: it ended under the client
                 code = await self.process.wait()
                 from_client.cancel()
@@ -135,7 +146,7 @@ class Relay:
             from_server.cancel()
             return Ended("the client closed the connection", stopped, False)
         finally:
-            for task in (from_server, from_client, *self._tasks):
+            for task in (from_server, from_client, halted, *self._tasks):
                 task.cancel()
             await self.kill()
 
@@ -187,7 +198,12 @@ class Relay:
                 and "id" in message
                 and isinstance(message.get("params"), dict)
             ):
-                if not self._plain(message, line):
+                try:
+                    plain = self._plain(message, line)
+                except HardHalt as halt:
+                    await self._stop(message["id"], halt)
+                    return
+                if not plain:
                     self._spawn(self._call(message, line))
                 else:
                     await self._to_server(line)
@@ -331,6 +347,9 @@ class Relay:
             raw = raws.get(id(exc))
             await self._to_client(raw if raw is not None else _error(request_id, exc))
             return
+        except HardHalt as halt:
+            await self._stop(request_id, halt)
+            return
         except Exception as exc:  # a halt, a declined repair: the client gets an error
             log.debug("tools/call %r ended by %r", name, exc)
             await self._to_client(_error(request_id, exc))
@@ -341,6 +360,12 @@ class Relay:
             return
         answer = {"jsonrpc": "2.0", "id": request_id, "result": wire_form(result)}
         await self._to_client(_dumps(answer))
+
+    async def _stop(self, request_id: Any, halt: HardHalt) -> None:
+        """A hard halt ended the run: the call gets an error saying so, the session ends."""
+        self.halt = self.halt or halt
+        await self._to_client(_error(request_id, halt))
+        self._halted.set()
 
     async def _send(self, request_id: Any, line: bytes) -> dict[str, Any]:
         """Send a request line to the server; its response (or ``__closed__``)."""
