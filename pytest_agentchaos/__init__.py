@@ -38,6 +38,7 @@ _EXPORTS = {
     "InjectedFault": "inject",
     "InjectedTimeout": "inject",
     "InjectedHTTPError": "inject",
+    "InjectedProtocolError": "inject",
     "InjectedConnectionError": "inject",
     "InjectedCrash": "inject",
     "LoopObserver": "escape",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
         InjectedCrash,
         InjectedFault,
         InjectedHTTPError,
+        InjectedProtocolError,
         InjectedTimeout,
     )
     from .profiles import Budgets, Profile, ProfileRegistry

@@ -38,7 +38,8 @@ KINDS = (
     "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
     "empty_output, error_in_body, garbled_output, http_error, injected_instruction, latency, "
     "lost_reply, malformed_params, no_finish_reason, paraphrased_output, partial_output, "
-    "rate_limit, repeated_output, slow_first_token, stale_output, stream_cut, timeout"
+    "protocol_error, rate_limit, repeated_output, slow_first_token, stale_output, stream_cut, "
+    "timeout"
 )
 SELECTORS = "tools, channels, probability, first, nth, every, max_count, window"
 BUDGETS = "max_steps, max_tool_calls, max_model_calls, max_seconds, max_tokens"

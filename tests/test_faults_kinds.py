@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from typing import Any
 
 import pytest
 
@@ -356,3 +357,35 @@ def test_register_requires_a_name():
 def test_failure_defaults():
     f = Failure("timeout", "m")
     assert (f.status, f.body, dict(f.headers), f.retry_after) == (None, None, {}, None)
+
+
+# -- protocol_error ----------------------------------------------------------------------------
+
+
+def test_protocol_error_on_a_python_tool_raises_injected_protocol_error() -> None:
+    from pytest_agentchaos import Chaos, InjectedProtocolError
+
+    with Chaos.create(faults=[{"kind": "protocol_error", "code": [-32602, -32001]}], seed=4) as c:
+        tool = c.wrap(lambda q: q, name="search")
+        with pytest.raises(InjectedProtocolError) as caught:
+            tool("x")
+    assert isinstance(caught.value, RuntimeError)
+    assert caught.value.code in (-32602, -32001)
+    detail = c.trace.faults()[0].detail
+    assert detail["code"] == caught.value.code
+    assert detail["message"] == {-32602: "Invalid params", -32001: "Server error"}[detail["code"]]
+    assert str(caught.value) == detail["message"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"code": 5}, "faults[0]: code: expected a negative JSON-RPC error code (e.g. -32603)"),
+        ({"code": "x"}, "faults[0]: code: expected an integer"),
+        ({"channels": "http"}, "faults[0]: kind 'protocol_error' cannot apply to channels"),
+    ],
+)
+def test_protocol_error_refuses_a_bad_table_in_one_line(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ChaosConfigError) as caught:
+        parse_fault({"kind": "protocol_error", **raw}, "faults[0]")
+    assert str(caught.value).startswith(message), str(caught.value)

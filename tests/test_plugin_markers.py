@@ -275,8 +275,8 @@ BAD_MARKERS = {
         "bad_tool_arguments, connection_error, corrupt_snapshot, crash, empty_completion, "
         "empty_output, error_in_body, garbled_output, http_error, injected_instruction, "
         "latency, lost_reply, malformed_params, no_finish_reason, paraphrased_output, "
-        "partial_output, rate_limit, repeated_output, slow_first_token, stale_output, "
-        "stream_cut, timeout",
+        "partial_output, protocol_error, rate_limit, repeated_output, slow_first_token, "
+        "stale_output, stream_cut, timeout",
     ),
     "probability": (
         'chaos(faults=[{"kind": "timeout", "probability": 1.5}])',

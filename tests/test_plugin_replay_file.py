@@ -754,8 +754,8 @@ def test_a_trace_with_an_unknown_fault_kind_fails_its_test_naming_the_file(
         "unknown fault kind 'gremlin'; allowed: bad_tool_arguments, connection_error, "
         "corrupt_snapshot, crash, empty_completion, empty_output, error_in_body, garbled_output, "
         "http_error, injected_instruction, latency, lost_reply, malformed_params, "
-        "no_finish_reason, paraphrased_output, partial_output, rate_limit, repeated_output, "
-        "slow_first_token, stale_output, stream_cut, timeout",
+        "no_finish_reason, paraphrased_output, partial_output, protocol_error, rate_limit, "
+        "repeated_output, slow_first_token, stale_output, stream_cut, timeout",
     )
 
 

@@ -3,7 +3,8 @@
 
 Each framework has its module, imported only when one of its objects is wrapped (or the user
 imports it): ``adapters.langchain`` (langchain-core tools, LangChain ``create_agent``
-middleware, LangGraph), ``adapters.pydantic_ai`` and ``adapters.openai_agents``. Nothing here
+middleware, LangGraph), ``adapters.pydantic_ai``, ``adapters.openai_agents`` and
+``adapters.mcp_client`` (MCP client sessions, and the clients that hold one). Nothing here
 imports a framework: an object's framework is told from the modules of the classes in its type's
 MRO, which are loaded already if the object exists.
 """
@@ -66,6 +67,20 @@ FRAMEWORKS: Mapping[str, Framework] = {
             ("agents.tool:FunctionTool",),
             ("agents",),
             "openai-agents",
+        ),
+        Framework(
+            "mcp",
+            "MCP",
+            "pytest_agentchaos.adapters.mcp_client",
+            (
+                "mcp.client.session:ClientSession",
+                "mcp.client.client:Client",
+                "agents.mcp.server:_MCPServerWithClientSession",
+                "fastmcp.client.client:Client",
+                "pydantic_ai.mcp:MCPToolset",
+            ),
+            ("mcp",),
+            "mcp",
         ),
     )
 }

@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Literal
 
-FailureKind = Literal["timeout", "http", "connection", "reset", "crash"]
+FailureKind = Literal["timeout", "http", "connection", "reset", "crash", "protocol"]
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
     """The call fails instead of returning: a timeout, an HTTP status, a refused connection,
-    a connection reset after the request went out (``reset``: a lost reply), or (on the
-    rebirth runner's ``step`` channel) a crash: an unexpected exception.
+    a connection reset after the request went out (``reset``: a lost reply), a JSON-RPC error
+    response (``protocol``: ``status`` holds its code), or (on the rebirth runner's ``step``
+    channel) a crash: an unexpected exception.
 
     ``body`` is the body the fault was given (``None``: none was). Seams that speak a
     provider's API fill in that provider's own error body; the others use :meth:`any_body`.

@@ -28,6 +28,7 @@ from .params import (
     http_status,
     json_data,
     one_or_many,
+    optional,
     seconds,
     seconds_or_range,
     text,
@@ -309,6 +310,51 @@ class ConnectionFault(FaultKind):
 
     def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
         return Effect(failure=Failure("connection", f"{call.target}: connection refused"))
+
+
+#: The error codes JSON-RPC 2.0 defines, with their standard messages.
+JSONRPC_ERRORS = {
+    -32700: "Parse error",
+    -32600: "Invalid Request",
+    -32601: "Method not found",
+    -32602: "Invalid params",
+    -32603: "Internal error",
+}
+
+
+def jsonrpc_code(value: Any, where: str) -> int:
+    """A JSON-RPC error code: a negative integer (-32768 to -32000 are the protocol's own)."""
+    code: int = integer(minimum=None)(value, where)
+    if code >= 0:
+        raise fail(where, f"expected a negative JSON-RPC error code (e.g. -32603), got {code}")
+    return code
+
+
+@register
+class ProtocolError(FaultKind):
+    """The call fails with a JSON-RPC error response: ``code`` (one or a list to draw from;
+    -32603 Internal error by default) and ``message`` (default: the code's standard message,
+    or "Server error"). On an MCP client session it is the SDK's own ``MCPError``; on a
+    Python tool :class:`~pytest_agentchaos.inject.errors.InjectedProtocolError` (a
+    ``RuntimeError`` with ``code``). Tool calls only."""
+
+    name = "protocol_error"
+    reusable = True
+    channels = ("tool",)
+    summary = "the call fails with a JSON-RPC error response (MCP: the SDK's MCPError)"
+    params = {"code": one_or_many(jsonrpc_code), "message": optional(text)}
+    defaults = {"code": (-32603,), "message": None}
+    details = {"code": jsonrpc_code, "message": text}
+
+    def decide(self, rng: random.Random, call: CallInfo) -> dict[str, Any]:
+        codes = self.values["code"]
+        code = codes[rng.randrange(len(codes))] if len(codes) > 1 else codes[0]
+        message = self.values["message"] or JSONRPC_ERRORS.get(code, "Server error")
+        return {"code": code, "message": message}
+
+    def effect(self, detail: Mapping[str, Any], call: CallInfo) -> Effect:
+        code, message = int(detail["code"]), str(detail["message"])
+        return Effect(failure=Failure("protocol", message, status=code))
 
 
 @register

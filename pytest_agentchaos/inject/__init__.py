@@ -20,6 +20,7 @@ _EXPORTS = {
     "InjectedCrash": "errors",
     "InjectedFault": "errors",
     "InjectedHTTPError": "errors",
+    "InjectedProtocolError": "errors",
     "InjectedTimeout": "errors",
     "default_tokens": "model",
     "AllowList": "network",
@@ -37,6 +38,7 @@ __all__ = [
     "InjectedCrash",
     "InjectedFault",
     "InjectedHTTPError",
+    "InjectedProtocolError",
     "InjectedTimeout",
     "NetworkGuard",
     "default_tokens",
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
         InjectedCrash,
         InjectedFault,
         InjectedHTTPError,
+        InjectedProtocolError,
         InjectedTimeout,
     )
     from .http import ChaosRouter

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..adapters import framework_of, wrap_framework_tool
+from ..adapters import framework_of, require, wrap_framework_tool
 from ..clock.clock import Clock, VirtualClock
 from ..clock.patch import install as install_clock
 from ..config import fail
@@ -135,7 +135,13 @@ class Chaos:
         toolset, an Agents SDK ``FunctionTool``) comes back as an object of its own type with
         the same name, description and argument schema, its calls going through the plan
         before the real tool runs (see :mod:`pytest_agentchaos.adapters`); its schema is the
-        tool's own, so ``schema`` must not be given."""
+        tool's own, so ``schema`` must not be given.
+
+        An MCP client session (an ``mcp.ClientSession``, an entered ``mcp.Client``, an Agents
+        SDK ``MCPServer*``) comes back as the same object, its tool calls going through the
+        plan, faults delivered as MCP delivers them; ``repair=True`` repairs each tool's
+        arguments against its listed ``inputSchema`` (or pass a mapping of tool name ->
+        ``ParamRepairer``). See :mod:`pytest_agentchaos.adapters.mcp_client`."""
         __tracebackhide__ = True
         if name is not None:
             _check_name(name, "chaos.wrap(): name", "tool")
@@ -146,6 +152,10 @@ class Chaos:
                     f"chaos.wrap(): a {framework.title} tool brings its own argument schema; "
                     "do not pass schema="
                 )
+            if framework.name == "mcp":  # a session's repairers follow the run's [repair]
+                mcp = require(framework.name)
+                policy = self.profile.policy("repair") if repair is True else None
+                return mcp.wrap_tool(self.session, fn, name=name, repair=repair, policy=policy)  # type: ignore[no-any-return]
             return wrap_framework_tool(self.session, fn, framework, name=name, repair=repair)  # type: ignore[no-any-return]
         return wrap(self.session, fn, name=name, schema=schema, repair=repair)  # type: ignore[type-var]
 

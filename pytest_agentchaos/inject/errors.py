@@ -61,6 +61,15 @@ class InjectedCrash(InjectedFault, RuntimeError):
     """An agent's step crashed with an unexpected error (the ``crash`` fault)."""
 
 
+class InjectedProtocolError(InjectedFault, RuntimeError):
+    """The call failed with a JSON-RPC error response (``protocol_error``); ``code`` is its
+    error code."""
+
+    def __init__(self, message: str, *, code: int, fault: FaultInjected | None = None) -> None:
+        super().__init__(message, fault=fault)
+        self.code = code
+
+
 class InjectedHTTPError(InjectedFault):
     """The call failed with an HTTP status; ``retry_after`` is set for 429s."""
 
@@ -313,6 +322,8 @@ def failure_exception(
         exc = InjectedConnectionReset(failure.message, fault=fault)
     elif failure.kind == "crash":
         exc = InjectedCrash(failure.message, fault=fault)
+    elif failure.kind == "protocol":
+        exc = InjectedProtocolError(failure.message, code=failure.status or -32603, fault=fault)
     else:
         exc = InjectedHTTPError(
             failure.message,

@@ -316,6 +316,17 @@ def _last_resort(config: pytest.Config) -> Any:
     return write
 
 
+@pytest.fixture
+def chaos_mcp_proxy(agentchaos: Chaos, tmp_path: Path) -> Any:
+    """Start the chaos MCP proxy around a test for an agent in any language:
+    ``proxy = chaos_mcp_proxy(["python", "-m", "my_server"])`` gives ``proxy.argv``, the
+    command the agent starts as its MCP server (the proxy with this test's profile and seed),
+    and after the agent ended its session ``proxy.trace()``, the proxy's trace."""
+    from ..adapters.mcp_client.fixture import ProxyFactory
+
+    return ProxyFactory(agentchaos, tmp_path)
+
+
 @pytest.fixture(name="agentchaos")  # also ``chaos``, unless another plugin has it: .peers
 def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     """Inject the test's chaos profile into tools, HTTP and model calls, on virtual time.
