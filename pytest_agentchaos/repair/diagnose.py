@@ -23,6 +23,22 @@ from typing import Any
 
 from ..escape.classify import ErrorClass, ErrorClassifier
 from ..saferepr import safe_str
+from .reading import (
+    ERROR_POLICY,
+    ErrorReading,
+    FieldEvidence,
+    auth_error,
+    between,
+    business_rule,
+    json_body,
+    named_fields,
+    not_found,
+    prose_of,
+    pydantic_issues,
+    quoted_values,
+    resolve_name,
+    strip_location,
+)
 from .spec import Problem, ToolSpec
 
 __all__ = [
@@ -207,13 +223,17 @@ class Diagnosis:
 
     ``kind``: ``valid`` (nothing found), ``parameter`` (``problems`` says what), ``transient``
     (retry with the same arguments), ``route`` (a missing tool or endpoint: another route
-    is needed) or ``unknown`` (an error that names no parameter).
+    is needed), ``auth`` (the caller is refused), ``business`` (a rule of the tool's own
+    refuses the request) or ``unknown`` (an error that names no parameter and no value).
+    :data:`~.reading.ERROR_POLICY` says what the repairer does with each.
     """
 
     kind: str
     problems: tuple[Problem, ...] = ()
     reason: str = ""
     error_class: ErrorClass | None = field(default=None, compare=False)
+    #: what the tool's error says, read apart from the call's own problems
+    reading: ErrorReading | None = field(default=None, compare=False)
 
 
 def diagnose(
@@ -228,6 +248,7 @@ def diagnose(
     or a response body)."""
     error_class = None
     text = ""
+    status: int | None = None
     if error is not None:
         try:
             error_class = (classifier or ErrorClassifier()).classify(error)
@@ -243,33 +264,136 @@ def diagnose(
                 "transient", reason=f"{category}: retry as is", error_class=error_class
             )
         status = _status(error)
-        if status == 404 or _NO_ROUTE.search(head):
+        if isinstance(error, int) and status == 404:
             return Diagnosis(
                 "route", reason="the tool or endpoint does not exist", error_class=error_class
             )
     problems = list(spec.problems(args)) if spec is not None else []
-    if text:
+    reading = read_error(text, spec, args, patterns, status) if error is not None else None
+    if reading is not None and reading.kind in ("auth", "business", "route"):
+        policy = ERROR_POLICY[reading.kind][1]
+        return Diagnosis(reading.kind, reason=f"{reading.reason}: {policy}",
+                         error_class=error_class, reading=reading)  # fmt: skip
+    if reading is not None:
         known = {p.path for p in problems}
-        for problem in error_problems(text, spec, patterns):
+        for problem in reading.problems:
             if problem.path not in known:
                 problems.append(problem)
                 known.add(problem.path)
     if problems:
         reason = "; ".join(f"{p.field}: {p.message}" for p in problems[:5])
-        return Diagnosis("parameter", tuple(problems), reason, error_class)
+        return Diagnosis("parameter", tuple(problems), reason, error_class, reading)
     if error is not None:
         shown = text[:200] if text else str(error)
         return Diagnosis(
-            "unknown", reason=f"the error names no parameter: {shown}", error_class=error_class
-        )
+            "unknown", reason=f"the error names no parameter: {shown}", error_class=error_class,
+            reading=reading,
+        )  # fmt: skip
     return Diagnosis("valid")
 
 
+def read_error(
+    text: str,
+    spec: ToolSpec | None,
+    args: Any,
+    patterns: Sequence[ErrorPattern] = ERROR_PATTERNS,
+    status: int | None = None,
+) -> ErrorReading:
+    """What a (non-transient) tool error says: its kind, the fields it points at with the
+    span that says so, and the problems it names (see :mod:`.reading`)."""
+    head = text[:8000]
+    structured = _structured(head, spec, args)
+    if structured:
+        return _reading("parameter", structured, True)
+    auth = auth_error(head) if status not in (400, 422) else None
+    if status in (401, 403, 407) or auth:
+        return ErrorReading("auth", reason=f"the tool says {auth or status}")
+    body = json_body(head)
+    prose = prose_of(body) if body is not None else None
+    words = prose if prose is not None else head
+    rule = business_rule(words)
+    if rule is not None or status in (402, 409):
+        return ErrorReading("business", reason=f"the tool says {rule or status}")
+    found = error_problems(words, spec, patterns, args)
+    if found:
+        return _reading("parameter", found, False)
+    missing = not_found(words)
+    values = quoted_values(words, args)
+    named = named_fields(words, spec, args)
+    if values:
+        kind = "not_found" if missing else "parameter"
+        problems = [_prose_problem("rejected", e, words, spec) for e in _best(values)]
+        return _reading(kind, problems, False)
+    if named:
+        problems = [_prose_problem(_prose_kind(words), e, words, spec) for e in _best(named)]
+        return _reading("parameter", problems, False)
+    if status == 404 or _NO_ROUTE.search(words):
+        return ErrorReading("route", reason="the tool or endpoint does not exist")
+    return ErrorReading("unknown", reason="the error names no parameter and no value of the call")
+
+
+def _best(evidence: list[FieldEvidence]) -> list[FieldEvidence]:
+    """The surest evidence only (a weaker reading beside a surer one is noise), at most 5."""
+    top = max(e.confidence for e in evidence)
+    return [e for e in evidence if e.confidence >= top - 0.05][:5]
+
+
+def _reading(kind: str, problems: list[Problem], structured: bool) -> ErrorReading:
+    fields = tuple(FieldEvidence(p.path, p.message[:120], 1.0 if structured else 0.9)
+                   for p in problems)  # fmt: skip
+    expected = problems[0].expected if len(problems) == 1 else None
+    reason = "; ".join(f"{p.field}: {p.message[:80]}" for p in problems[:3])
+    return ErrorReading(kind, fields, expected, tuple(problems), reason, structured)
+
+
+def _prose_kind(text: str) -> str:
+    lowered = text.lower()
+    if between(text) is not None:
+        return "range"
+    if "received undefined" in lowered:
+        return "missing"
+    return next((k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)),
+                "rejected")  # fmt: skip
+
+
+def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec | None) -> Problem:
+    schema = dict(spec.schema_at(evidence.path)) if spec is not None else {}
+    expected: Any = None
+    bounds = between(text)
+    if kind == "range" and bounds is not None:
+        low, high = (int(b) if b.is_integer() else b for b in bounds)
+        schema.setdefault("minimum", low)
+        schema.setdefault("maximum", high)
+        expected = [low, high]
+    if kind == "enum":
+        listed = re.search(r"(?:one of|permitted:|allowed(?: values)?(?: are)?:?|expected)\s*(.+)",
+                           text, re.IGNORECASE)  # fmt: skip
+        if listed:
+            expected = _values(listed.group(1))
+            schema.setdefault("enum", expected)
+    if kind in ("missing", "unknown"):
+        kind = "rejected"  # a field the call holds (one it lacks is made missing when fixed)
+    return Problem(kind, evidence.path, text[:300], "error_prose", expected=expected,
+                   schema=schema, source="error")  # fmt: skip
+
+
+def _structured(text: str, spec: ToolSpec | None, args: Any) -> list[Problem]:
+    """Problems from the error's own structure: a pydantic ``ValidationError`` printed as text
+    (FastMCP), or a JSON body's issue list."""
+    issues = pydantic_issues(text)
+    if issues:
+        return list(_issues(issues, spec, "loc", "msg", "type"))
+    return list(_from_json(text, spec))
+
+
 def error_problems(
-    text: str, spec: ToolSpec | None = None, patterns: Sequence[ErrorPattern] = ERROR_PATTERNS
+    text: str,
+    spec: ToolSpec | None = None,
+    patterns: Sequence[ErrorPattern] = ERROR_PATTERNS,
+    args: Any = None,
 ) -> list[Problem]:
     """The problems a tool's error text names: from a JSON body when it is one, else from the
-    first patterns that match (one problem per field)."""
+    first patterns that match (one problem per field, each a field of the call or schema)."""
     text = text[:8000]
     found = list(_from_json(text, spec))
     if found:
@@ -278,7 +402,7 @@ def error_problems(
     seen: set[tuple[str | int, ...]] = set()
     for row in patterns:
         for match in row.compiled().finditer(head):
-            for problem in _from_match(row, match, spec):
+            for problem in _from_match(row, match, spec, args):
                 if problem.path not in seen:
                     seen.add(problem.path)
                     found.append(problem)
@@ -286,7 +410,7 @@ def error_problems(
 
 
 def _from_match(
-    row: ErrorPattern, match: re.Match[str], spec: ToolSpec | None
+    row: ErrorPattern, match: re.Match[str], spec: ToolSpec | None, args: Any = None
 ) -> Iterator[Problem]:
     groups = match.groupdict()
     names: list[str]
@@ -313,7 +437,12 @@ def _from_match(
     for name in names:
         if not quoted and not groups.get("fields") and name.lower() in _NOT_FIELDS:
             continue  # "value for 'x' must be...": an unquoted word there is not the field
-        path = _path(name)
+        path = _path(name.rstrip("."))
+        if spec is not None and args is not None:
+            resolved = resolve_name(name, spec, args)
+            if resolved is None:
+                continue  # a name that is no field of the call or schema: no phantom
+            path = resolved[0]
         schema = dict(spec.schema_at(path)) if spec is not None else {}
         expected: Any = expected_text or None
         if row.kind == "enum" and expected_text:
@@ -413,10 +542,7 @@ def _issues(
         )  # fmt: skip
         if isinstance(where, str):
             where = where.split("/") if where.startswith("/") else where.split(".")
-        parts = [
-            p for p in where
-            if p not in ("", "body", "query", "path", "arguments", "params", "data", "attributes")
-        ]  # fmt: skip
+        parts = strip_location([p for p in where if p != ""], spec)
         yield _problem_for(
             parts,
             str(
@@ -477,6 +603,8 @@ def _problem_for(
 ) -> Problem:
     path = tuple(int(p) if isinstance(p, int) or str(p).isdigit() else str(p) for p in parts)
     kind = _CODES.get(code)
+    if issue is not None and str(issue.get("received", "")).lower() in ("undefined", "missing"):
+        kind = "missing"  # zod: a required key not sent
     if kind is None:
         lowered = message.lower()
         kind = next(

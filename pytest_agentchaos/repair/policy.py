@@ -35,6 +35,7 @@ STRATEGIES = (
     "rejected_value_correction",
     "unit_conversion",
     "json_repair",
+    "model_proposal",
 )
 
 

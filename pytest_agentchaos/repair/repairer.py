@@ -19,6 +19,7 @@ A strategy's fix below the policy's threshold is a decline; so is any fix the po
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Callable, Mapping
@@ -41,7 +42,7 @@ from .choose import (
     sound,
 )
 from .compound import reshape
-from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose, error_text
+from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
@@ -77,6 +78,7 @@ class ParamRepairer(ToolCalls):
         recorder: Recorder | None = None,
         clock: Callable[[], _dt.datetime] | None = None,
         task: str | None = None,
+        model: Callable[..., Any] | None = None,
     ) -> None:
         if not isinstance(spec, ToolSpec):
             raise TypeError(f"ParamRepairer needs a ToolSpec, got {type(spec).__name__}")
@@ -90,6 +92,11 @@ class ParamRepairer(ToolCalls):
         self.recorder = recorder
         self.clock = clock
         self.task = task
+        if model is not None and not callable(model):
+            raise TypeError(
+                f"a model proposer is a callable (problem, call, context); got {model!r}"
+            )
+        self.model = model
         self.patterns = (*self.policy.error_patterns, *ERROR_PATTERNS)
 
     @classmethod
@@ -207,47 +214,54 @@ class ParamRepairer(ToolCalls):
         now: _dt.datetime | None,
         steps: list[RepairStep],
     ) -> RepairResult:
+        original = copy.deepcopy(args)
+        # the error is about the call as it was sent: read it against that call
+        diagnosis = diagnose(
+            self.spec, original, error, classifier=self.classifier, patterns=self.patterns
+        )
+        if diagnosis.kind == "transient":
+            return RepairResult(True, original, "retry", 1.0, diagnosis.reason, (), diagnosis)
+        if diagnosis.kind in ("route", "auth", "business"):
+            strategy = "alternative_route" if diagnosis.kind == "route" else "report_unrecoverable"
+            return RepairResult(False, None, strategy, 0.0, diagnosis.reason, (), diagnosis)
+        renamed: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
         if self.policy.allows("rename_key"):
+            before = len(steps)
             rename_all(args, self.spec.parameters, self.policy, (), steps)
+            renamed = _renames(steps[before:])
         reshaped = reshape(args, self.spec.parameters, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
         linted = lint(args, self.spec.parameters, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
-        diagnosis = diagnose(
-            self.spec, args, error, classifier=self.classifier, patterns=self.patterns
-        )
-        if diagnosis.kind == "transient":
-            result = RepairResult(True, dict(args), "retry", 1.0, diagnosis.reason, (), diagnosis)
-        elif diagnosis.kind == "route":
-            result = RepairResult(
-                False, None, "alternative_route", 0.0, diagnosis.reason, (), diagnosis
+        # each problem the error named, where the passes moved its field, re-judged against
+        # the call as it is now: a problem the passes solved is gone (a success, not a decline)
+        checks = [_moved(p, renamed) for p in diagnosis.problems if p.source == "error"]
+        live = [p for p in checks if not _gone(p, args, original, renamed)]
+        problems = self.spec.problems(args) + live
+        if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
+            return RepairResult(
+                False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
-        elif diagnosis.kind == "valid" or (diagnosis.kind == "unknown" and _answered(steps, error)):
+        if not problems:
             if steps:
                 used = [s for s in steps if s.ok]
                 reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
-                confidence = min(s.confidence for s in used)
-                result = RepairResult(
-                    True, dict(args), used[0].strategy, confidence, reason, tuple(steps), diagnosis
+                confidence = min((s.confidence for s in used), default=1.0)
+                strategy = used[0].strategy if used else "none"
+                return RepairResult(
+                    True, dict(args), strategy, confidence, reason, tuple(steps), diagnosis
                 )
-            else:
-                result = RepairResult(
-                    True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis
-                )
-        elif diagnosis.kind == "unknown":
-            result = RepairResult(
-                False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
-            )
-        else:
-            text = (
-                error
-                if isinstance(error, str)
-                else (safe_str(error, 4000) if error is not None else None)
-            )
-            result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
-        return result
+            return RepairResult(True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis)
+        text = (
+            error
+            if isinstance(error, str)
+            else (safe_str(error, 4000) if error is not None else None)
+        )
+        live_diagnosis = Diagnosis("parameter", tuple(problems), diagnosis.reason,
+                                   diagnosis.error_class, diagnosis.reading)  # fmt: skip
+        return self._fix_all(dict(args), live_diagnosis, steps, task, now, text, original, renamed)
 
     def _fix_all(
         self,
@@ -257,8 +271,12 @@ class ParamRepairer(ToolCalls):
         task: str | None,
         now: _dt.datetime | None,
         error: str | None,
+        original: dict[str, Any] | None = None,
+        renamed: Mapping[tuple[str | int, ...], tuple[str | int, ...]] | None = None,
     ) -> RepairResult:
         current = copy.deepcopy(args)
+        first = original if original is not None else args
+        moves = renamed or {}
         checks: list[Problem] = [p for p in diagnosis.problems if p.source == "error"]
         problems = list(diagnosis.problems)
         for _ in range(_ROUNDS):
@@ -270,9 +288,11 @@ class ParamRepairer(ToolCalls):
                     False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
                 )
             problems = self.spec.problems(current) + [
-                p for p in checks if not satisfied(p, current)
+                p for p in checks if not _gone(p, current, first, moves)
             ]
-        left = self.spec.problems(current) + [p for p in checks if not satisfied(p, current)]
+        left = self.spec.problems(current) + [
+            p for p in checks if not _gone(p, current, first, moves)
+        ]
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]
@@ -566,12 +586,52 @@ class ParamRepairer(ToolCalls):
 _JSON_TEXT_LIMIT = 200_000
 
 
-def _answered(steps: list[RepairStep], error: BaseException | str | int | None) -> bool:
-    """Whether an error that names no parameter quotes a value the passes before diagnosis
-    fixed ("No time zone found with key PST" after 'PST' was read as a zone): it was that."""
-    text = error_text(error)[:2000] if error is not None else ""
-    return any(
-        s.ok and isinstance(s.before, str) and len(s.before) > 1
-        and re.search(rf"(?<![\w]){re.escape(s.before)}(?![\w])", text)
-        for s in steps
-    )  # fmt: skip
+def _renames(steps: list[RepairStep]) -> dict[tuple[str | int, ...], tuple[str | int, ...]]:
+    """Where the rename pass moved each key: ``{old path: new path}``."""
+    moves: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
+    for step in steps:
+        if step.ok and step.strategy == "rename_key" and isinstance(step.after, str):
+            parent = _path_of(step.field)[:-1]
+            old: tuple[str | int, ...] = (*parent, str(step.before))
+            moves[old] = (*parent, step.after)
+    return moves
+
+
+def _path_of(field: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    for piece in re.split(r"\.|\[|\]", field):
+        if piece:
+            parts.append(int(piece) if piece.isdigit() else piece)
+    return tuple(parts)
+
+
+def _moved(
+    problem: Problem, moves: Mapping[tuple[str | int, ...], tuple[str | int, ...]]
+) -> Problem:
+    """A problem the error named at a key the rename pass moved, at the key's new place."""
+    for old, new in moves.items():
+        if problem.path[: len(old)] == old:
+            return dataclasses.replace(problem, path=(*new, *problem.path[len(old) :]))
+    return problem
+
+
+def _gone(
+    problem: Problem,
+    current: Mapping[str, Any],
+    original: Mapping[str, Any],
+    moves: Mapping[tuple[str | int, ...], tuple[str | int, ...]],
+) -> bool:
+    """Whether a problem the tool's error named is solved in the call as it is now: a value
+    the error refused is gone once it has changed (and fits what the error asked); a missing
+    key once it is there; an unknown key once it is not (renamed or dropped)."""
+    if problem.kind == "unknown":
+        moved = problem.path in moves.values()
+        return moved or not has(current, problem.path)
+    if problem.kind in ("missing", "exclusive"):
+        return satisfied(problem, current)
+    if not has(current, problem.path):
+        return False
+    old = next((o for o, n in moves.items() if n == problem.path), problem.path)
+    if has(original, old) and get(original, old) == get(current, problem.path):
+        return False  # the value the tool refused is still there
+    return satisfied(problem, current)
