@@ -121,11 +121,11 @@ def test_several_problems_are_fixed_together_and_the_confidence_is_the_least() -
     assert result.confidence == min(s.confidence for s in result.steps)
 
 
-def test_a_transient_error_is_retried_as_is_and_a_missing_tool_is_another_route() -> None:
+def test_a_transient_error_is_declined_as_a_retry_and_a_missing_tool_is_another_route() -> None:
     r = repairer()
     for error in (TimeoutError("timed out"), 503, 429, "Rate limit exceeded (status 400)"):
-        result = r.repair(VALID, error)
-        assert (result.ok, result.strategy, result.args) == (True, "retry", VALID), error
+        result = r.repair(VALID, error)  # no parameter error: nothing repaired, retried as is
+        assert (result.ok, result.strategy, result.args) == (False, "retry", None), error
     result = r.repair(VALID, "Unknown tool: book_flights")
     assert (result.ok, result.strategy, result.args) == (False, "alternative_route", None)
 

@@ -45,7 +45,7 @@ def for_value(
         return match_enum(value, allowed, ctx)
     if kind == "format":
         fmt = str(schema.get("format", expected or ""))
-        if fmt in ("date", "date-time", "time") or _date_hint(schema):
+        if fmt in ("date", "date-time", "time") or _date_hint(schema) or "x-strftime" in schema:
             return fix_date(
                 value, schema if "format" in schema else {**schema, "format": fmt}, ctx
             ) or Decline("date_format_correction", f"{value!r} is already that date")

@@ -319,6 +319,8 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
             return _no(f"{_short(value)} looks like a list but is not valid JSON")
         if isinstance(parsed, list):
             return _fix(parsed, 0.95, "the list was sent as JSON text")
+    if is_wildcard(value):
+        return expand_wildcard(value, schema)
     minimum = schema.get("minItems")
     if isinstance(minimum, int) and minimum > 1:
         return Decline("wrap_in_list", f"one value where at least {minimum} are asked for")
@@ -332,6 +334,34 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
+
+
+#: Quantifiers that ask for every value rather than name one (a closed class of English).
+_WILDCARDS = frozenset({"all", "any", "every", "everything", "anything", "each", "*"})
+
+
+def is_wildcard(value: Any) -> bool:
+    """Whether ``value`` is a wildcard ("all", "*") rather than a value."""
+    return isinstance(value, str) and value.strip().lower() in _WILDCARDS
+
+
+def expand_wildcard(value: Any, schema: Mapping[str, Any]) -> Fix | Decline:
+    """A wildcard where a list is asked for: every value the items' enum lists, else declined
+    (a one-item list ``["all"]`` would name a thing called "all")."""
+    items = schema.get("items")
+    allowed = items.get("enum") if isinstance(items, Mapping) else None
+    if isinstance(allowed, list) and allowed and not _limited(schema, len(allowed)):
+        return Fix("wrap_in_list", list(allowed), 0.9,
+                   f"{_short(value)} asks for every listed value")  # fmt: skip
+    return Decline(
+        "wrap_in_list",
+        f"{_short(value)} asks for everything, and the schema lists nothing to expand it to",
+    )
+
+
+def _limited(schema: Mapping[str, Any], count: int) -> bool:
+    most = schema.get("maxItems")
+    return isinstance(most, int) and most < count
 
 
 _JOINED = re.compile(r"[,;|]")

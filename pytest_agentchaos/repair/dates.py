@@ -346,6 +346,13 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         day, moment, how = told
     confidence = 0.9 if how.startswith("a relative") else 0.95
     kind = layout.kind
+    if kind == "stamp":  # a date and time in a layout of the tool's own
+        if moment is None or moment.tzinfo is not None:
+            return Decline(_STRATEGY, f"{shown(value)} does not fit {layout.layout!r} as it is")
+        fixed = _dt.datetime.combine(day, moment).strftime(layout.layout)
+        if fixed == value:
+            return None
+        return Fix(_STRATEGY, fixed, confidence, f"{shown(value)} read as {fixed} ({how})")
     if kind == "iso":
         kind = "datetime" if moment is not None else "date"
     if kind == "datetime":
@@ -466,6 +473,16 @@ def _layout(schema: Mapping[str, Any]) -> _Layout | None:
     (``DD/MM/YYYY``, ``HH:MM``, ``ISO 8601``), or the layouts its pattern accepts."""
     fmt = schema.get("format")
     pattern = schema.get("pattern") if isinstance(schema.get("pattern"), str) else None
+    written = schema.get("x-strftime")  # a layout the tool's own error states
+    if isinstance(written, str) and "%" in written:
+        has_time = bool(re.search(r"%[HIMSp]", written))
+        has_date = bool(re.search(r"%[Ydmby]", written))
+        if has_time and not has_date:
+            return _Layout("time", written, pattern=pattern)
+        if has_date and has_time:
+            return _Layout("stamp", written, pattern=pattern)
+        if has_date:
+            return _Layout("date", written, pattern=pattern)
     if fmt == "date-time":
         return _Layout("datetime", zone="required", pattern=pattern)
     if fmt == "time":

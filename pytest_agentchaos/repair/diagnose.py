@@ -37,6 +37,7 @@ from .reading import (
     pydantic_issues,
     quoted_values,
     resolve_name,
+    strftime_layout,
     strip_location,
 )
 from .spec import Problem, ToolSpec
@@ -373,6 +374,10 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
             schema.setdefault("enum", expected)
     if kind in ("missing", "unknown"):
         kind = "rejected"  # a field the call holds (one it lacks is made missing when fixed)
+    layout = strftime_layout(text)
+    if layout is not None:
+        kind = "format"
+        schema["x-strftime"] = layout
     return Problem(kind, evidence.path, text[:300], "error_prose", expected=expected,
                    schema=schema, source="error")  # fmt: skip
 

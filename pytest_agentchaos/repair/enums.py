@@ -74,6 +74,13 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return _fix(common, 0.9, f"{shown(text)} is what {common!r} is commonly called")
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
+        extra = _modifiers(wanted, inside[0], ctx)
+        if extra:
+            return Decline(
+                "enum_value_correction",
+                f"{shown(text)} holds {inside[0]!r}, but {' '.join(extra)!r} modifies it: "
+                "that is another value than the one allowed",
+            )
         return _fix(inside[0], 0.9, f"{shown(text)} names {inside[0]!r}")
     if len(inside) > 1:
         return Decline(
@@ -178,9 +185,51 @@ def _named_inside(wanted: str, choices: list[str]) -> list[str]:
     ]
 
 
+#: Function words: what a value written in words may hold besides the value without
+#: changing it (articles, determiners, prepositions, politeness), a closed class of English.
+FUNCTION_WORDS = frozenset(
+    {"a", "an", "the", "one", "some", "any", "this", "that", "these", "those", "of", "for",
+     "in", "on", "at", "to", "with", "by", "as", "per", "please", "option", "value", "setting",
+     "mode", "type", "kind", "level", "just", "only"}
+)  # fmt: skip
+
+
+def _modifiers(wanted: str, value: str, ctx: Context) -> list[str]:
+    """The words written before ``value`` that modify it: English puts a modifier before its
+    head ("extra large", "deluxe double"), while words after the value name what it is a
+    value of ("business class", "double room"). Function words and the field's own words are
+    filler wherever they stand."""
+    words = wanted.split()
+    own = [_stem(w) for w in _stems(normal(value)).split()]
+    stems = [_stem(w) for w in words]
+    start = next(
+        (i for i in range(len(stems) - len(own) + 1) if stems[i : i + len(own)] == own), None
+    )
+    if start is None:
+        return []
+    field_words = set(normal(ctx.name).split()) | set(normal(ctx.description[:500]).split())
+    return [
+        w for w in words[:start]
+        if w not in FUNCTION_WORDS and w not in field_words and _stem(w) not in field_words
+    ]  # fmt: skip
+
+
+def _affixed(wanted: str, value: str) -> bool:
+    """Whether ``wanted`` is ``value`` with a prefix or suffix of two letters or more
+    ("biweekly" for "weekly"): another word, not a misspelling of it."""
+    plain, other = wanted.replace(" ", ""), normal(value).replace(" ", "")
+    return len(other) >= 3 and other in plain and len(plain) - len(other) >= 2
+
+
 def _fuzzy(
     text: str, wanted: str, choices: list[str], ctx: Context, allowed: Sequence[Any]
 ) -> Fix | Decline:
+    affixed = [c for c in choices if _affixed(wanted, c)]
+    if affixed:
+        return Decline(
+            "enum_value_correction",
+            f"{shown(text)} is {affixed[0]!r} with more to it: another word, not a misspelling",
+        )
     if choices and wanted:
         from rapidfuzz import fuzz, process  # imported on first use
 

@@ -231,20 +231,43 @@ def json_body(text: str) -> Any:
         return None
 
 
-def prose_of(body: Any) -> str | None:
+def prose_of(body: Any, depth: int = 0) -> str | None:
     """The prose a JSON error body carries where it has no issue list: ``{"error": "..."}``,
-    ``{"error": {"message": "..."}}``, ``{"detail": "..."}``, ``{"message": "..."}``."""
-    if not isinstance(body, Mapping):
+    ``{"error": {"message": "..."}}``, ``{"detail": "..."}``, ``{"message": "..."}``, an
+    ``exception`` text, or a ``response`` that is itself a JSON body as text."""
+    if not isinstance(body, Mapping) or depth > 4:
         return None
-    for key in ("error", "detail", "message", "error_description", "msg", "title"):
+    for key in ("error", "detail", "message", "exception", "error_description", "msg",
+                "title", "response", "body"):  # fmt: skip
         inner = body.get(key)
         if isinstance(inner, str) and inner.strip():
+            nested = json_body(inner) if inner.lstrip()[:1] in "{[" else None
+            if isinstance(nested, Mapping):
+                found = prose_of(nested, depth + 1)
+                if found:
+                    return found
+                continue
             return inner
         if isinstance(inner, Mapping):
-            found = prose_of(inner)
+            found = prose_of(inner, depth + 1)
             if found:
                 return found
     return None
+
+
+_STRFTIME = re.compile(
+    r"(?:format|layout)\s*(?:of\s*)?(?:(['\"`])(?P<quoted>[^'\"`\n]{2,40})\1"
+    r"|(?P<layout>(?:%[A-Za-z]|[^'\"`\s%]){2,40}))"
+)
+
+
+def strftime_layout(text: str) -> str | None:
+    """A ``strftime`` layout an error states (``does not match format '%H:%M:%S'``)."""
+    match = _STRFTIME.search(text[:2000])
+    layout = match["quoted"] or match["layout"] if match else None
+    if not layout or "%" not in layout:
+        return None
+    return str(layout).rstrip(".,;")
 
 
 # -- prose -------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from ..escape.recorder import Recorder
 from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
+from .audit import audit
 from .calls import ToolCalls
 from .choose import (
     Renamed,
@@ -41,17 +42,20 @@ from .choose import (
     satisfied,
     sound,
 )
+from .coerce import expand_wildcard, is_wildcard
 from .compound import reshape
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
-from .fixes import DROP, Context, Decline, Fix
+from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
-from .paths import delete, get, has, plain, put
+from .paths import delete, field_of, get, has, plain, put
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
+from .proposers import candidates_of
+from .reading import leaf_values
 from .refused import exclusive_pair
 from .results import RepairError, RepairResult, RepairStep
-from .spec import Problem, ToolSpec, checker_for
+from .spec import Problem, ToolSpec, checker_for, nullable_branch
 
 __all__ = [
     "STRATEGIES",
@@ -219,20 +223,21 @@ class ParamRepairer(ToolCalls):
         diagnosis = diagnose(
             self.spec, original, error, classifier=self.classifier, patterns=self.patterns
         )
-        if diagnosis.kind == "transient":
-            return RepairResult(True, original, "retry", 1.0, diagnosis.reason, (), diagnosis)
+        if diagnosis.kind == "transient":  # no parameter error: nothing to repair
+            reason = f"{diagnosis.reason} (a transient failure, not a parameter error)"
+            return RepairResult(False, None, "retry", 0.0, reason, (), diagnosis)
         if diagnosis.kind in ("route", "auth", "business"):
             strategy = "alternative_route" if diagnosis.kind == "route" else "report_unrecoverable"
             return RepairResult(False, None, strategy, 0.0, diagnosis.reason, (), diagnosis)
         renamed: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
         if self.policy.allows("rename_key"):
             before = len(steps)
-            rename_all(args, self.spec.parameters, self.policy, (), steps)
+            rename_all(args, self.spec.resolved, self.policy, (), steps)
             renamed = _renames(steps[before:])
-        reshaped = reshape(args, self.spec.parameters, self.policy, steps)
+        reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
-        linted = lint(args, self.spec.parameters, self.policy, (), steps, task, now)
+        linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
         # each problem the error named, where the passes moved its field, re-judged against
@@ -247,6 +252,10 @@ class ParamRepairer(ToolCalls):
         if not problems:
             if steps:
                 used = [s for s in steps if s.ok]
+                why = self._audit(original, args, task, steps)
+                if why is not None:
+                    return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps),
+                                        diagnosis)  # fmt: skip
                 reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
                 confidence = min((s.confidence for s in used), default=1.0)
                 strategy = used[0].strategy if used else "none"
@@ -300,11 +309,32 @@ class ParamRepairer(ToolCalls):
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, reason, tuple(steps), diagnosis
             )
+        why = self._audit(first, current, task, steps)
+        if why is not None:
+            return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps), diagnosis)
         used = [s for s in steps if s.ok]
         confidence = min((s.confidence for s in used), default=1.0)
         strategy = used[0].strategy if used else "none"
         reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
         return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _audit(
+        self,
+        original: Mapping[str, Any],
+        repaired: Mapping[str, Any],
+        task: str | None,
+        steps: list[RepairStep],
+    ) -> str | None:
+        """The intent audit of the whole repaired call (:mod:`.audit`); a refusal is a step."""
+        described = {
+            path: str(self.spec.schema_at(path).get("description", ""))
+            for path, _ in leaf_values(original)
+        }
+        why = audit(original, repaired, task, steps, described)
+        if why is not None:
+            steps.append(RepairStep("(arguments)", "audit", "intent_audit", None, None, 0.0,
+                                    why, False))  # fmt: skip
+        return why
 
     def _round(
         self,
@@ -339,10 +369,16 @@ class ParamRepairer(ToolCalls):
                 properties = self.spec.parameters.get("properties", {})
                 problem, outcome = exclusive_pair(problem, current, properties, task)
                 before = get(current, problem.path) if has(current, problem.path) else None
+            elif _wildcard_item(problem, current):  # ["all"]: the list is the problem
+                problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
+                before = get(current, problem.path)
+                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path))
             else:
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
                 outcome = self._strategy(problem, before, ctx, current, missing)
+            if not isinstance(outcome, Fix) or not self._usable(outcome):
+                outcome = self._ask_model(problem, current, task, now, steps) or outcome
             declined = self._apply(outcome, problem, before, current, steps)
             if declined is not None:
                 return declined
@@ -429,6 +465,18 @@ class ParamRepairer(ToolCalls):
         return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
+        optional = nullable_branch(self.spec.schema_at(problem.path)) or nullable_branch(
+            problem.schema
+        )
+        if optional is not None and value is not None:  # X | None: the value is meant as X
+            checker = checker_for(optional)
+            for error in checker.iter_errors(value):
+                kind = kind_of(str(error.validator))
+                at = tuple(error.absolute_path)
+                if at:
+                    return Decline("report_unrecoverable", f"{shown(value)}: {error.message}")
+                return for_value(kind, value, optional, ctx, error.validator_value)
+            return None
         branches = problem.expected if isinstance(problem.expected, list) else []
         fixes: dict[str, Fix] = {}
         for branch in branches:
@@ -449,8 +497,8 @@ class ParamRepairer(ToolCalls):
         if len(fixes) == 1:
             return next(iter(fixes.values()))
         if len(fixes) > 1:
-            shown = " or ".join(list(fixes)[:3])
-            return Decline("schema_type_conversion", f"{value!r} could become {shown}")
+            listed = " or ".join(list(fixes)[:3])
+            return Decline("schema_type_conversion", f"{value!r} could become {listed}")
         return Decline("report_unrecoverable", f"{value!r} fits none of the allowed shapes")
 
     def _object_branch(
@@ -522,9 +570,13 @@ class ParamRepairer(ToolCalls):
                         )
                     )
                 found.update(sound(answer, rest))
-        unknown = [
-            p for p in need if (found.get(str(p.path[-1])) if len(p.path) == 1 else None) is None
-        ]
+        for problem in need:
+            top = str(problem.path[-1]) if len(problem.path) == 1 else None
+            if top is None or top not in found:
+                asked_fix = self._ask_model(problem, current, task, now, steps)
+                if asked_fix is not None:
+                    found[field_of(problem.path)] = asked_fix
+        unknown = [p for p in need if _found(found, p) is None]
         if unknown:
             listed = ", ".join(repr(p.field) for p in unknown)
             where = "the task does not state" if task else "no task was given to read"
@@ -545,9 +597,53 @@ class ParamRepairer(ToolCalls):
                 )
             return Decline("infer_missing_param", reason)
         for problem in need:
-            declined = self._apply(found[str(problem.path[-1])], problem, None, current, steps)
+            declined = self._apply(_found(found, problem), problem, None, current, steps)
             if declined is not None:
                 return declined
+        return None
+
+    def _usable(self, fix: Fix) -> bool:
+        return (
+            confidence_ok(fix.confidence)
+            and fix.confidence >= self.policy.threshold
+            and self.policy.allows(fix.strategy)
+        )
+
+    def _ask_model(
+        self,
+        problem: Problem,
+        current: dict[str, Any],
+        task: str | None,
+        now: _dt.datetime | None,
+        steps: list[RepairStep],
+    ) -> Fix | None:
+        """The model proposer's first candidate that fits the schema at the problem's path
+        (a drop only of a key the schema does not require), or None."""
+        if self.model is None or not self.policy.allows("model_proposal"):
+            return None
+        ctx = self._context(problem, current, task, now)
+        try:
+            candidates = candidates_of(self.model, problem, copy.deepcopy(current), ctx)
+        except Exception as exc:
+            steps.append(RepairStep(problem.field, problem.kind, "model_proposal", None, None,
+                                    0.0, f"the model proposer raised {type(exc).__name__}: "
+                                    f"{safe_str(exc, 200)}", False))  # fmt: skip
+            return None
+        schema = self.spec.schema_at(problem.path) or problem.schema
+        for fix in candidates:
+            if not confidence_ok(fix.confidence):
+                continue
+            if fix.value is DROP:
+                if problem.kind != "missing" and not _required(self.spec, problem.path):
+                    return Fix("model_proposal", DROP, fix.confidence, fix.reason)
+                continue
+            try:
+                fits = checker_for(schema).is_valid(fix.value) if schema else True
+            except Exception:
+                fits = False
+            if fits and not_json({"v": fix.value}) is None:
+                strategy = "model_proposal" if fix.strategy not in STRATEGIES else fix.strategy
+                return Fix(strategy, copy.deepcopy(fix.value), fix.confidence, fix.reason)
         return None
 
     def _context(
@@ -584,6 +680,27 @@ class ParamRepairer(ToolCalls):
 
 
 _JSON_TEXT_LIMIT = 200_000
+
+
+def _wildcard_item(problem: Problem, current: Mapping[str, Any]) -> bool:
+    """An enum problem at the one item of a list that is a wildcard (``["all"]``)."""
+    if problem.kind != "enum" or not problem.path or not isinstance(problem.path[-1], int):
+        return False
+    holder = get(current, problem.path[:-1])
+    return isinstance(holder, list) and len(holder) == 1 and is_wildcard(holder[0])
+
+
+def _found(found: Mapping[str, Fix], problem: Problem) -> Fix | None:
+    """The inferred fix for a missing problem: by its top-level name, else by its path."""
+    if len(problem.path) == 1 and str(problem.path[0]) in found:
+        return found[str(problem.path[0])]
+    return found.get(field_of(problem.path))
+
+
+def _required(spec: ToolSpec, path: tuple[str | int, ...]) -> bool:
+    parent = spec.schema_at(path[:-1])
+    required = parent.get("required", ())
+    return bool(path) and isinstance(required, list) and path[-1] in required
 
 
 def _renames(steps: list[RepairStep]) -> dict[tuple[str | int, ...], tuple[str | int, ...]]:

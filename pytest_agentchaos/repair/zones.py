@@ -23,14 +23,19 @@ __all__ = ["fix_zone", "holds_zone", "zones_named_in"]
 
 _STRATEGY = "timezone_correction"
 _ZONE_FIELD = re.compile(r"time_?zone|timezone|\btz\b|IANA", re.IGNORECASE)
+#: A field named for a date or a time, which no description makes a zone.
+_WHEN_FIELD = re.compile(r"(?:^|_)(?:date|time|day|datetime|at|when|start|end|due)(?:_|$)",
+                         re.IGNORECASE)  # fmt: skip
 
 
 def holds_zone(name: str, schema: Mapping[str, Any]) -> bool:
     """Whether a text field holds an IANA time zone name."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
-    return bool(
-        _ZONE_FIELD.search(spaced) or _ZONE_FIELD.search(str(schema.get("description", "")))
-    )
+    if _ZONE_FIELD.search(spaced):
+        return True
+    if _WHEN_FIELD.search(spaced):  # a date or time "relative to the user's timezone"
+        return False
+    return bool(_ZONE_FIELD.search(str(schema.get("description", ""))))
 
 
 @lru_cache(maxsize=1)
