@@ -120,12 +120,16 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _holds(container: Any, value: Any) -> bool:
-    return (
-        isinstance(container, str)
-        and isinstance(value, str)
-        and len(value) >= 3
-        and (_norm(value) in _norm(container))
-    )
+    """Whether a text holds the whole of a value (``ENG-77`` holds 77, ``SKU-1180-B`` holds
+    ``SKU-1180``): a fuller writing of the same thing."""
+    if isinstance(value, bool) or not isinstance(container, str):
+        return False
+    text = str(value) if isinstance(value, (int, float)) else value
+    if not isinstance(text, str) or len(_norm(text)) < 2:
+        return False
+    if isinstance(value, str) and len(value) < 3:
+        return False
+    return _norm(text) in _norm(container)
 
 
 def _norm(text: str) -> str:

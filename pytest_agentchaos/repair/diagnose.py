@@ -357,6 +357,14 @@ def _prose_kind(text: str) -> str:
                 "rejected")  # fmt: skip
 
 
+#: Allowed values an error lists in prose ("Valid states for this team: Backlog, Todo, Done").
+_LISTING = re.compile(
+    r"\b(?:valid|allowed|supported|available|accepted|possible|permitted)\s+(?P<noun>[\w ]{0,40}?)"
+    r"(?:\bare\b|\bis\b|:)\s*(?P<values>[^\n]{3,400})",
+    re.IGNORECASE,
+)
+
+
 def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec | None) -> Problem:
     schema = dict(spec.schema_at(evidence.path)) if spec is not None else {}
     expected: Any = None
@@ -366,7 +374,17 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
         schema.setdefault("minimum", low)
         schema.setdefault("maximum", high)
         expected = [low, high]
-    if kind == "enum":
+    listing = _LISTING.search(text[:2000])
+    if (
+        listing is not None
+        and kind in ("rejected", "enum")
+        and not re.search(r"format|layout|pattern", listing["noun"], re.IGNORECASE)
+    ):
+        values = _values(listing["values"].split("\n")[0])
+        if len(values) >= 2:
+            kind, expected = "enum", values
+            schema["enum"] = values
+    if kind == "enum" and expected is None:
         listed = re.search(r"(?:one of|permitted:|allowed(?: values)?(?: are)?:?|expected)\s*(.+)",
                            text, re.IGNORECASE)  # fmt: skip
         if listed:
