@@ -458,6 +458,10 @@ def _matches(pattern: str, text: str) -> bool:
 
 
 _TIME_HINT = re.compile(r"\bHH:MM(:SS)?\b|\b24-hour\b", re.IGNORECASE)
+#: A description that takes other writings besides the layout it names ("Accepts: ISO 8601,
+#: relative dates (e.g. 'yesterday')"): no layout to impose.
+_LENIENT = re.compile(r"\baccepts?\b[^.]{0,80}\b(?:relative|or|natural)\b|\brelative dates?\b",
+                      re.IGNORECASE)  # fmt: skip
 _ISO_HINT = re.compile(r"ISO[ -]?8601|RFC ?3339", re.IGNORECASE)
 #: Renderings a pattern is tried on, to tell which layout it wants.
 _SAMPLE = _dt.datetime(2024, 10, 26, 14, 5, 9)
@@ -500,7 +504,7 @@ def _layout(schema: Mapping[str, Any]) -> _Layout | None:
     timed = _TIME_HINT.search(description)
     if timed:
         return _Layout("time", "%H:%M:%S" if timed.group(1) else "%H:%M", pattern=pattern)
-    if _ISO_HINT.search(description):
+    if _ISO_HINT.search(description) and not _LENIENT.search(description):
         return _Layout("iso", pattern=pattern)
     return None
 

@@ -86,6 +86,9 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return Decline(
             "enum_value_correction", f"{shown(text)} names several values: {_listed(inside)}"
         )
+    base = inflected(wanted, choices)
+    if base is not None:
+        return _fix(base, 0.9, f"{shown(text)} is an inflection of {base!r}")
     part = _part_of(wanted, choices)
     if part is not None:
         return _fix(part, 0.85, f"{shown(text)} is part of {part!r} and of no other value")
@@ -218,7 +221,26 @@ def _affixed(wanted: str, value: str) -> bool:
     """Whether ``wanted`` is ``value`` with a prefix or suffix of two letters or more
     ("biweekly" for "weekly"): another word, not a misspelling of it."""
     plain, other = wanted.replace(" ", ""), normal(value).replace(" ", "")
-    return len(other) >= 3 and other in plain and len(plain) - len(other) >= 2
+    if len(other) < 3 or other not in plain or len(plain) - len(other) < 2:
+        return False
+    return not (plain.startswith(other) and plain[len(other) :] in _SUFFIXES)
+
+
+#: English inflectional and derivational endings that keep a word's meaning for a value
+#: ("weekly" for "week", "locally" for "local"); a prefix ("bi-weekly") changes it.
+_SUFFIXES = frozenset({"s", "es", "ed", "d", "ing", "ly", "ally", "er", "al", "ic"})
+
+
+def inflected(wanted: str, choices: list[str]) -> str | None:
+    """The one value ``wanted`` is an inflection of (``weekly`` -> ``week``)."""
+    found = [
+        c for c in choices
+        if len(normal(c)) >= 3 and wanted.startswith(normal(c))
+        and wanted[len(normal(c)) :] in _SUFFIXES
+        or len(wanted) >= 3 and normal(c).startswith(wanted)
+        and normal(c)[len(wanted) :] in _SUFFIXES
+    ]  # fmt: skip
+    return found[0] if len(found) == 1 else None
 
 
 def _fuzzy(

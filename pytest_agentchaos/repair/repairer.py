@@ -458,6 +458,14 @@ class ParamRepairer(ToolCalls):
     ) -> Fix | Decline | None:
         schema = problem.schema or self.spec.schema_at(problem.path)
         kind = problem.kind
+        if (
+            value is None
+            and kind in ("type", "union", "enum")
+            and problem.path
+            and (not _required(self.spec, problem.path))
+        ):
+            why = "null in an optional field: left out, so the tool's own default applies"
+            return Fix("drop_unknown_key", DROP, 0.9, why)
         if kind == "unknown":
             return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
