@@ -180,6 +180,11 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     per page as it allows" (the maximum), "the first page" (a minimum of 0 or 1), or states
     the value without the sign the call gave it ("60 minutes before" for ``-60``)."""
     low, high = _bound(schema, "minimum"), _bound(schema, "maximum")
+    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):  # a count as text
+        inner = clamp(int(value), {k: v for k, v in schema.items() if k != "type"}, ctx)
+        if isinstance(inner, Fix) and isinstance(inner.value, (int, float)):
+            return Fix(inner.strategy, str(int(inner.value)), inner.confidence, inner.reason)
+        return inner
     if isinstance(value, (int, float)) and not isinstance(value, bool) and ctx.task:
         task = ctx.task[:4000]
         if high is not None and value > high and _MOST.search(task):

@@ -45,6 +45,7 @@ from .choose import (
 from .coerce import expand_wildcard, is_wildcard
 from .compound import reshape
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
+from .effective import effective_problems, gloss, rules_for
 from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
@@ -244,7 +245,7 @@ class ParamRepairer(ToolCalls):
         # the call as it is now: a problem the passes solved is gone (a success, not a decline)
         checks = [_moved(p, renamed) for p in diagnosis.problems if p.source == "error"]
         live = [p for p in checks if not _gone(p, args, original, renamed)]
-        problems = self.spec.problems(args) + live
+        problems = self._problems(args) + live
         if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
@@ -296,12 +297,10 @@ class ParamRepairer(ToolCalls):
                 return RepairResult(
                     False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
                 )
-            problems = self.spec.problems(current) + [
+            problems = self._problems(current) + [
                 p for p in checks if not _gone(p, current, first, moves)
             ]
-        left = self.spec.problems(current) + [
-            p for p in checks if not _gone(p, current, first, moves)
-        ]
+        left = self._problems(current) + [p for p in checks if not _gone(p, current, first, moves)]
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]
@@ -466,6 +465,11 @@ class ParamRepairer(ToolCalls):
         ):
             why = "null in an optional field: left out, so the tool's own default applies"
             return Fix("drop_unknown_key", DROP, 0.9, why)
+        name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
+        glossed = gloss(value, rules_for(self.spec.schema_at(problem.path), name))
+        if glossed is not None and kind in ("type", "enum", "union", "rejected"):
+            return Fix("enum_value_correction", glossed, 0.9,
+                       f"the description glosses {shown(value)} as {glossed!r}")  # fmt: skip
         if kind == "unknown":
             return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
@@ -539,6 +543,8 @@ class ParamRepairer(ToolCalls):
         need: list[Problem] = []
         for problem in missing:
             schema = problem.schema or self.spec.schema_at(problem.path)
+            name = str(problem.path[-1]) if problem.path else ""
+            described = rules_for(self.spec.schema_at(problem.path), name)
             if "default" in schema:
                 fix = Fix(
                     "default_value_assignment",
@@ -546,6 +552,13 @@ class ParamRepairer(ToolCalls):
                     1.0,
                     "the schema's default",
                 )
+                declined = self._apply(fix, problem, None, current, steps)
+                if declined is not None:
+                    return declined
+            elif described.has_default:
+                said = described.provenance.get("default", "")
+                fix = Fix("default_value_assignment", copy.deepcopy(described.default), 0.9,
+                          f"the description's default ({said!r})")  # fmt: skip
                 declined = self._apply(fix, problem, None, current, steps)
                 if declined is not None:
                     return declined
@@ -609,6 +622,12 @@ class ParamRepairer(ToolCalls):
             if declined is not None:
                 return declined
         return None
+
+    def _problems(self, args: dict[str, Any]) -> list[Problem]:
+        """What the schema and the effective schema (its descriptions) find wrong."""
+        found = self.spec.problems(args)
+        known = {p.path for p in found}
+        return found + [p for p in effective_problems(self.spec, args) if p.path not in known]
 
     def _usable(self, fix: Fix) -> bool:
         return (
