@@ -148,6 +148,12 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         return described
     number, why = parse_number(value)
     if number is None:
+        from .numbers import labelled_number
+
+        generic = why.endswith("is not a number") or "carries a unit" in why
+        labelled = labelled_number(value, schema, ctx) if generic and "%" not in value else None
+        if labelled is not None:
+            return labelled
         stamp = _epoch(value, schema, ctx)
         if stamp is not None:
             return stamp
