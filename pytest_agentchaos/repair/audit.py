@@ -24,6 +24,7 @@ from typing import Any
 
 from .reading import leaf_values
 from .results import RepairStep
+from .words import find_word
 
 __all__ = ["audit", "currency_of", "described_currency", "task_states"]
 
@@ -41,10 +42,16 @@ def task_states(value: Any, task: str) -> bool:
         return False
     if isinstance(value, (int, float)):
         text = str(value)
-        return bool(re.search(rf"(?<![\w.]){re.escape(text)}(?![\w]|\.\d)", task))
+        at = find_word(task, text)
+        while at >= 0:
+            before, after = task[at - 1 : at], task[at + len(text) : at + len(text) + 2]
+            if before != "." and not (after[:1] == "." and after[1:].isdigit()):
+                return True
+            at = find_word(task, text, at + 1)
+        return False
     if not isinstance(value, str) or len(value.strip()) < 2 or len(value) > 200:
         return False
-    return bool(re.search(rf"(?<![\w]){re.escape(value.strip())}(?![\w])", task, re.IGNORECASE))
+    return find_word(task.casefold(), value.strip().casefold()) >= 0
 
 
 def audit(
@@ -159,7 +166,13 @@ def _field(path: tuple[str | int, ...]) -> str:
 
 
 def _mentions(text: str, key: str) -> int:
-    return len(re.findall(rf"(?<![\w]){re.escape(key)}(?![\w])", text, re.IGNORECASE))
+    lowered, count, at = text.casefold(), 0, 0
+    while count < 2:
+        at = find_word(lowered, key.casefold(), at)
+        if at < 0:
+            break
+        count, at = count + 1, at + 1
+    return count
 
 
 @lru_cache(maxsize=1)

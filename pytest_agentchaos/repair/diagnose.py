@@ -15,6 +15,7 @@ tool") is not one either: another route is needed, which no repair of the argume
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -68,7 +69,12 @@ class ErrorPattern:
     keyword: str = ""
 
     def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.regex, re.IGNORECASE)
+        return _compiled(self.regex)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.IGNORECASE)
 
 
 #: The default table, most specific first. Field names are read from the message; allowed

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .spec import Problem, ToolSpec
-from .words import name_tokens, prose_forms, squash
+from .words import find_word, name_tokens, prose_forms, squash
 
 __all__ = [
     "ERROR_KINDS",
@@ -305,6 +305,17 @@ def leaf_values(args: Any) -> list[tuple[tuple[str | int, ...], Any]]:
     return found
 
 
+_QUOTES = "'\"`«»“”‘’"
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    found, at = [], text.find(needle)
+    while at >= 0 and len(found) < 20:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
+
+
 def quoted_values(text: str, args: Any) -> list[FieldEvidence]:
     """Fields whose value the error quotes back (``invalid country: 'Frnace'``,
     ``KeyError: 'Frnace'``, ``user @bob not found``): one evidence per field."""
@@ -316,14 +327,21 @@ def quoted_values(text: str, args: Any) -> list[FieldEvidence]:
         shown = value if isinstance(value, str) else repr(value)
         if not isinstance(value, (str, int, float)) or len(shown) < 2 or len(shown) > 300:
             continue
-        quoted = re.search(rf"(['\"`«“‘]){re.escape(shown)}['\"`»”’]", head)
-        if quoted:
-            found.append(FieldEvidence(path, quoted[0], 0.9))
+        at = head.find(shown)
+        if at < 0:
             continue
-        if isinstance(value, str) and len(value) >= 3 and not value.isdigit():
-            bare = re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", head)
-            if bare:
-                found.append(FieldEvidence(path, bare[0], 0.75))
+        quoted = next(
+            (i for i in _occurrences(head, shown)
+             if i > 0 and head[i - 1] in _QUOTES and head[i + len(shown) : i + len(shown) + 1]
+             in _QUOTES),
+            None,
+        )  # fmt: skip
+        if quoted is not None:
+            found.append(FieldEvidence(path, head[quoted - 1 : quoted + len(shown) + 1], 0.9))
+            continue
+        bare = isinstance(value, str) and len(value) >= 3 and not value.isdigit()
+        if bare and find_word(head, str(value)) >= 0:
+            found.append(FieldEvidence(path, str(value), 0.75))
     return found
 
 
@@ -336,19 +354,30 @@ def named_fields(text: str, spec: ToolSpec | None, args: Any) -> list[FieldEvide
     for path, key in call_fields(spec, args):
         best: FieldEvidence | None = None
         dotted = ".".join(str(p) for p in path)
-        if len(path) > 1 and re.search(rf"(?<![\w.]){re.escape(dotted)}(?![\w])", head):
+        if len(path) > 1 and find_word(head, dotted, joined=".") >= 0:
             best = FieldEvidence(path, dotted, 0.95)
-        quoted = re.search(rf"['\"`]{re.escape(key)}['\"`]", head)
-        if best is None and quoted:
-            best = FieldEvidence(path, quoted[0], 0.95)
+        if best is None and key in head:
+            quoted = next(
+                (i for i in _occurrences(head, key)
+                 if i > 0 and head[i - 1] in "'\"`" and head[i + len(key) : i + len(key) + 1]
+                 in "'\"`"),
+                None,
+            )  # fmt: skip
+            if quoted is not None:
+                best = FieldEvidence(path, head[quoted - 1 : quoted + len(key) + 1], 0.95)
         if best is None:
             for form in prose_forms(key):
-                if len(form) < 2:
+                if len(form) < 2 or form not in lowered:
                     continue
-                hit = re.search(rf"(?<![\w.-]){re.escape(form)}(?![\w-]|\.\w)", lowered)
-                if hit:
-                    exact = head[hit.start() : hit.end()] == key
-                    best = FieldEvidence(path, head[hit.start() : hit.end()], 0.9 if exact else 0.8)
+                at = find_word(lowered, form, joined=".-")
+                if at < 0:
+                    at = find_word(lowered, form, joined="-")
+                    if at >= 0 and lowered[at + len(form) : at + len(form) + 2][:1] == ".":
+                        after = lowered[at + len(form) + 1 : at + len(form) + 2]
+                        at = -1 if after.isalnum() else at  # "field.Next": no dotted path
+                if at >= 0:
+                    span = head[at : at + len(form)]
+                    best = FieldEvidence(path, span, 0.9 if span == key else 0.8)
                     break
         if best is not None:
             found[path] = best

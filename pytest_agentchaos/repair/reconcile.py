@@ -21,6 +21,7 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
 from .spec import checker_for
+from .words import find_word
 
 __all__ = ["reconcile", "spoken_email", "task_spans"]
 
@@ -120,7 +121,15 @@ def _beside(value: str, task: str) -> Iterator[str]:
 
 
 def _stated(value: str, task: str) -> bool:
-    return bool(re.search(rf"(?<![\w@./-]){re.escape(value)}(?![\w@/-]|\.\w)", task[:4000]))
+    head = task[:4000]
+    at = find_word(head, value, joined="@/-")
+    while at >= 0:
+        before = head[at - 1] if at > 0 else ""
+        after = head[at + len(value) : at + len(value) + 2]
+        if before != "." and not (after[:1] == "." and after[1:].isalnum()):
+            return True
+        at = find_word(head, value, at + 1, joined="@/-")
+    return False
 
 
 def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
