@@ -76,6 +76,13 @@ def audit(
             if any(_same(v, value) or _holds(v, value) for v in after_values):
                 continue  # moved (renamed, regrouped) or normalised into a list
             step = _step_at(used, path)
+            new = after.get(path)
+            if (
+                step is not None
+                and step.strategy == "rejected_value_correction"
+                and (task_states(new, text) or _spoken(value) == new)
+            ):
+                continue  # the tool refused it; the task's own writing of it is evidence
             if step is None or step.strategy in _REPLACING:
                 return (
                     f"the task states {value!r} ({_field(path)}), and the repair would "
@@ -110,6 +117,12 @@ def audit(
                 "is for a tool the user supplies"
             )
     return None
+
+
+def _spoken(value: Any) -> str | None:
+    from .reconcile import spoken_email
+
+    return spoken_email(value) if isinstance(value, str) else None
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -377,8 +377,7 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
     bounds = between(text)
     if kind == "range" and bounds is not None:
         low, high = (int(b) if b.is_integer() else b for b in bounds)
-        schema.setdefault("minimum", low)
-        schema.setdefault("maximum", high)
+        schema["minimum"], schema["maximum"] = low, high  # the tool's own bounds decide
         expected = [low, high]
     listing = _LISTING.search(text[:2000])
     if (

@@ -309,7 +309,8 @@ _QUOTES = "'\"`«»“”‘’"
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
-    found, at = [], text.find(needle)
+    found: list[int] = []
+    at = text.find(needle)
     while at >= 0 and len(found) < 20:
         found.append(at)
         at = text.find(needle, at + 1)

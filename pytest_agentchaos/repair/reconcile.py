@@ -151,20 +151,20 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
         return None
+    beside = {t for t in _beside(value, task) if _fits(t, schema)}
+    if len(beside) == 1 and not re.search(r"\d", value):
+        token = beside.pop()
+        why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
+        return Fix(_STRATEGY, token, 0.85, why)
+    email = spoken_email(value)
+    if email is not None and _fits(email, schema):
+        return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
     if _stated(value, task):
         return Decline(
             _STRATEGY,
             f"the tool refused {shown(value)}, which the task writes just as it was sent: "
             "the tool does not have it",
         )
-    email = spoken_email(value)
-    if email is not None and _fits(email, schema):
-        return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
-    beside = {t for t in _beside(value, task) if _fits(t, schema)}
-    if len(beside) == 1:
-        token = beside.pop()
-        why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
-        return Fix(_STRATEGY, token, 0.85, why)
     related: dict[str, str] = {}
     for span in task_spans(task):
         how = _relation(value, span)
