@@ -593,6 +593,13 @@ class ParamRepairer(ToolCalls):
                 found.update(sound(answer, rest))
         for problem in need:
             top = str(problem.path[-1]) if len(problem.path) == 1 else None
+            if top is None and task and isinstance(problem.path[-1], str):
+                inner = self.rules._one(str(problem.path[-1]),
+                                        self.spec.schema_at(problem.path), task[:8000], now,
+                                        current)  # fmt: skip
+                if inner is not None:
+                    found[field_of(problem.path)] = inner
+                    continue
             if top is None or top not in found:
                 asked_fix = self._ask_model(problem, current, task, now, steps)
                 if asked_fix is not None:
