@@ -366,9 +366,13 @@ def _prose_kind(text: str) -> str:
 #: Allowed values an error lists in prose ("Valid states for this team: Backlog, Todo, Done").
 _LISTING = re.compile(
     r"\b(?:valid|allowed|supported|available|accepted|possible|permitted)\s+(?P<noun>[\w ]{0,40}?)"
-    r"(?:\bare\b|\bis\b|:)\s*(?P<values>[^\n]{3,400})",
+    r"(?:\bare\b|\bis\b|:)\s*(?P<values>[^\n]{3,400})"
+    r"|\b(?:expected|must be|should be)\s+one of\s*:?\s*(?P<values2>[^\n]{2,400})"
+    r"|\bdid you mean\s*:?\s*(?P<values3>[^\n?]{1,200})",
     re.IGNORECASE,
 )
+#: "Rooms: Atlas, Borealis, Cosmos": the field's own noun, then the values there are.
+_NOUN_LIST = re.compile(r"\b(?P<noun>[A-Za-z]+?)s?:\s*(?P<values>[^\n:.;]{3,400})")
 
 
 def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec | None) -> Problem:
@@ -380,13 +384,19 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
         schema["minimum"], schema["maximum"] = low, high  # the tool's own bounds decide
         expected = [low, high]
     listing = _LISTING.search(text[:2000])
-    if (
-        listing is not None
-        and kind in ("rejected", "enum")
-        and not re.search(r"format|layout|pattern", listing["noun"], re.IGNORECASE)
+    listed_text = None
+    if listing is not None and not re.search(
+        r"format|layout|pattern", listing["noun"] or "", re.IGNORECASE
     ):
-        values = _values(listing["values"].split("\n")[0])
-        if len(values) >= 2:
+        listed_text = listing["values"] or listing["values2"] or listing["values3"]
+    field_name = str(evidence.path[-1]).lower() if evidence.path else ""
+    for noun in _NOUN_LIST.finditer(text[:2000]):
+        if listed_text is None and field_name and noun["noun"].lower() == field_name:
+            listed_text = noun["values"]
+    if listed_text is not None and kind in ("rejected", "enum"):
+        values = _values(listed_text.split("\n")[0])
+        did_you_mean = listing is not None and bool(listing["values3"])
+        if len(values) >= 2 or (did_you_mean and len(values) == 1):
             kind, expected = "enum", values
             schema["enum"] = values
     if kind == "enum" and expected is None:

@@ -276,8 +276,9 @@ def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context
 #: A task asking for as many (much, long) as a tool allows.
 _MOST = re.compile(
     r"\bas (?:many|much|long|large|big|far)\b[^.;]{0,60}?\bas\b[^.;]{0,40}?"
-    r"\b(?:allow(?:s|ed)?|possible|permitted|it can|they can)\b"
-    r"|\b(?:the )?(?:maximum|most) (?:allowed|possible|permitted)\b",
+    r"\b(?:allow(?:s|ed)?|possible|permitted|(?:it|they|you|we) can)\b"
+    r"|\b(?:the )?(?:maximum|most) (?:allowed|possible|permitted)\b"
+    r"|\bmax(?:ed)? (?:it |them |that |this )?out\b|\bmax(?:imi[sz]e)? out\b",
     re.IGNORECASE,
 )
 
