@@ -272,6 +272,10 @@ _DIGIT_TEXT = re.compile(
 
 
 def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, bool) and isinstance(schema.get("enum"), list):
+        from .enums import match_enum  # a yes/no for an enum of words: its polarity
+
+        return match_enum(value, schema["enum"], ctx)
     if isinstance(value, bool) or value is None:
         return _no(f"{_short(value)} as text would be a guess")
     if isinstance(value, (int, float)):

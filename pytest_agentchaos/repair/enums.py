@@ -44,6 +44,8 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     if value in allowed and not isinstance(value, bool):
         return None
     choices = [a for a in allowed if isinstance(a, str)]
+    if isinstance(value, bool) and choices:
+        return _polarity(value, choices, ctx)
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         return Decline("enum_value_correction", f"{shown(value)} is none of {_listed(allowed)}")
     text = str(value)
@@ -86,6 +88,17 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return Decline(
             "enum_value_correction", f"{shown(text)} names several values: {_listed(inside)}"
         )
+    initials = [
+        c
+        for c in choices
+        if len(wanted.split()) >= 2
+        and normal(c).replace(" ", "") == "".join(w[0] for w in wanted.split())
+    ]
+    if len(initials) == 1:
+        return _fix(initials[0], 0.9, f"{shown(text)} has the initials {initials[0]!r}")
+    measured = _same_quantity(text, choices)
+    if measured is not None:
+        return _fix(measured, 0.9, f"{shown(text)} is the same amount as {measured!r}")
     base = inflected(wanted, choices)
     if base is not None:
         return _fix(base, 0.9, f"{shown(text)} is an inflection of {base!r}")
@@ -134,6 +147,61 @@ def _part_of(wanted: str, choices: list[str]) -> str | None:
         return None
     holding = [c for c in choices if words <= {_stem(w) for w in normal(c).split()}]
     return holding[0] if len(holding) == 1 else None
+
+
+#: Words that say no / off: one allowed value of this polarity is what ``false`` means.
+_NEGATIVE = frozenset({"no", "off", "false", "none", "never", "disabled", "disable", "n"})
+_POSITIVE = frozenset({"yes", "on", "true", "enabled", "enable", "y", "always"})
+
+
+def _polarity(value: bool, choices: list[str], ctx: Context) -> Fix | Decline:
+    """A yes/no sent where the enum has words: the one value of that polarity (``False`` for
+    ``off`` or ``no``); for ``True`` among several non-negative values, the one the task
+    names (``"every week"`` for ``weekly``); else declined."""
+    negative = [c for c in choices if normal(c) in _NEGATIVE]
+    positive = [c for c in choices if normal(c) in _POSITIVE]
+    if not value and len(negative) == 1:
+        return _fix(negative[0], 0.9, f"{value!r} for a field whose 'no' is {negative[0]!r}")
+    if value and len(positive) == 1:
+        return _fix(positive[0], 0.9, f"{value!r} for a field whose 'yes' is {positive[0]!r}")
+    if value and negative and ctx.task:
+        task = f" {' '.join(_stems(normal(ctx.task)).split())} "
+        named = [
+            c for c in choices if c not in negative
+            and any(f" {_stem(w)} " in task for w in {normal(c), _base(normal(c))} if w)
+        ]  # fmt: skip
+        if len(named) == 1:
+            return _fix(named[0], 0.85, f"{value!r}, and the task names {named[0]!r}")
+    return Decline("enum_value_correction", f"{value!r} as text would be a guess")
+
+
+def _base(word: str) -> str:
+    """A word without an inflectional ending (``weekly`` -> ``week``)."""
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _same_quantity(text: str, choices: list[str]) -> str | None:
+    """The one allowed value that is the same amount of the same unit (``24 hours`` and
+    ``24h``), read by the units library; None without it or where none is."""
+    try:
+        from .numbers import quantity
+    except ImportError:  # pragma: no cover
+        return None
+    mine = quantity(text)
+    if mine is None:
+        return None
+    same = []
+    for choice in choices:
+        other = quantity(choice)
+        try:
+            if other is not None and abs((other - mine).to_base_units().magnitude) < 1e-9:
+                same.append(choice)
+        except Exception:
+            continue
+    return same[0] if len(same) == 1 else None
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:

@@ -24,7 +24,7 @@ from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types, shown
 from .words import name_tokens
 
-__all__ = ["labelled_number"]
+__all__ = ["labelled_number", "quantity"]
 
 _STRATEGY = "schema_type_conversion"
 _NUMBER_WORDS = {
@@ -146,3 +146,18 @@ def _convert(
         return Decline(_STRATEGY, f"{shown(value)} is {magnitude:g} {field_unit}s: not whole")
     result: float | int = round(magnitude) if integer or magnitude.is_integer() else magnitude
     return Fix("unit_conversion", result, 0.9, f"{shown(value)} is {result} {field_unit}s")
+
+
+def quantity(text: str) -> Any:
+    """``"24 hours"``, ``"24h"``, ``"14d"`` as a quantity of the units library; None for
+    anything else (or without the library)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12})\s*", text[:40])
+    if match is None:
+        return None
+    unit = _unit(match[2])
+    if unit is None:
+        return None
+    try:
+        return _registry().Quantity(float(match[1]), unit)
+    except Exception:
+        return None
