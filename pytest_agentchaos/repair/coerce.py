@@ -341,6 +341,11 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return _no(f"{_short(value)} is empty: there is nothing to put in a list")
     if isinstance(value, str) and _JOINED.search(value):
         return _split(value, schema, ctx)
+    if isinstance(value, str) and re.search(r"\s(?:and|&)\s", value):
+        parts = [p.strip() for p in re.split(r",\s*|\s+(?:and|&)\s+", value) if p.strip()]
+        if _enumerated(parts, ctx.task):  # "Alice and Bob", as the task lists them
+            return Fix("wrap_in_list", parts, 0.9, f"the task names {len(parts)} of them")
+        return Decline("wrap_in_list", f"{_short(value)} may name several, or be one name")
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )

@@ -115,8 +115,14 @@ def rules_for(schema: Mapping[str, Any], name: str = "") -> Rules:
 
 
 def _unit_of_name(name: str) -> str | None:
+    """The unit a name states by one of its words (``radius_m``, ``days_ahead``)."""
     tokens = name_tokens(name)
-    return _UNIT_WORDS.get(tokens[-1]) if len(tokens) >= 2 else None
+    if len(tokens) < 2:
+        return None
+    units = {_UNIT_WORDS[t] for t in tokens if t in _UNIT_WORDS and len(t) > 1}
+    if not units and tokens[-1] in _UNIT_WORDS:
+        units = {_UNIT_WORDS[tokens[-1]]}
+    return units.pop() if len(units) == 1 else None
 
 
 def _typed(raw: str, schema: Mapping[str, Any]) -> Any:

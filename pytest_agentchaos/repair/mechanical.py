@@ -145,6 +145,9 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
         return fix_phone(value, ctx)
     if fmt in ("uri", "iri", "uri-reference", "url"):
         fixed = value.strip().strip("<>\"'").strip()
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S", fixed) and " " in fixed:
+            encoded = fixed.replace(" ", "%20")  # a space inside a URI, percent-encoded
+            return Fix("format_correction", encoded, 0.9, "the URI with its spaces encoded")
         if fixed != value and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", fixed):
             return Fix("format_correction", fixed, 0.95, "the URI without what surrounded it")
         if _WEB_ADDRESS.match(fixed) and _SENDS_TO.search(ctx.name + " " + ctx.description):

@@ -36,6 +36,7 @@ STRATEGIES = (
     "unit_conversion",
     "json_repair",
     "model_proposal",
+    "unwrap_object",
 )
 #: What a declined repair may name as its strategy besides those (not switches).
 DECLINERS = ("retry", "alternative_route", "report_unrecoverable", "intent_audit")

@@ -235,6 +235,8 @@ class ParamRepairer(ToolCalls):
             before = len(steps)
             rename_all(args, self.spec.resolved, self.policy, (), steps)
             renamed = _renames(steps[before:])
+        if self.policy.allows("unwrap_object"):
+            _flatten_wrapper(args, self.spec.resolved, steps)
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
@@ -714,6 +716,32 @@ class ParamRepairer(ToolCalls):
 
 
 _JSON_TEXT_LIMIT = 200_000
+
+
+def _flatten_wrapper(
+    args: dict[str, Any], schema: Mapping[str, Any], steps: list[RepairStep]
+) -> None:
+    """The parameters sent inside one wrapper object (``{"params": {"url": ...}}``): the one
+    undeclared key whose object holds only declared parameters, among them every required one
+    the call lacks, is replaced by its keys."""
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return
+    unknown = [k for k in args if k not in props]
+    if len(unknown) != 1 or not isinstance(args[unknown[0]], dict) or not args[unknown[0]]:
+        return
+    inner = args[unknown[0]]
+    missing = {r for r in required if r not in args}
+    if not missing or not missing <= set(inner) or not set(inner) <= set(props):
+        return
+    if any(k in args for k in inner):
+        return
+    args.pop(unknown[0])
+    args.update(inner)
+    why = f"the parameters were sent inside {unknown[0]!r}"
+    steps.append(RepairStep(unknown[0], "unknown", "unwrap_object", dict(inner), dict(inner),
+                            0.9, why, True))  # fmt: skip
 
 
 def _wildcard_item(problem: Problem, current: Mapping[str, Any]) -> bool:
