@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 #: A field's name, quoted or not; bounded, so a long token costs each pattern linear time.
-_FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
+_FIELD = r"(?<![\w.\-\[\]'\"`])['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,12 @@ class ErrorPattern:
 
     def compiled(self) -> re.Pattern[str]:
         return _compiled(self.regex)
+
+    def may_match(self, lowered: str) -> bool:
+        """A cheap test first: whether the lowercased text holds one of the words every match
+        of a default row holds (a profile's own rows are always tried)."""
+        words = _HINTS.get(self.name)
+        return words is None or any(w in lowered for w in words)
 
 
 @functools.lru_cache(maxsize=512)
@@ -192,6 +198,29 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
         "type",
     ),
 )
+
+#: Words every match of a default row holds, tried before its regex (which backtracks over
+#: a long text): a row whose words are absent cannot match.
+_HINTS: dict[str, tuple[str, ...]] = {
+    "python_missing_arguments": ("missing",),
+    "python_unexpected_argument": ("unexpected keyword",),
+    "additional_properties": ("additional properties",),
+    "required_property": ("required",),
+    "missing_parameter": ("missing", "no "),
+    "parameter_required": ("required", "missing"),
+    "unknown_parameter": ("unknown", "unrecogni", "unexpected", "invalid", "unsupported"),
+    "date_layout": ("format",),
+    "date_must_be": ("must", "should"),
+    "mutually_exclusive": ("both", " and ", "&", " with "),
+    "are_mutually_exclusive": ("mutually exclusive",),
+    "in_the_past": ("past", "before today", "future", "after today", "or later"),
+    "one_of": ("one of",),
+    "invalid_value_one_of": ("invalid", "unsupported", "unknown", "bad "),
+    "must_be_at_least": (">=", "at least", "greater than", "no less", "minimum"),
+    "must_be_at_most": ("<=", "at most", "less than", "no more", "maximum"),
+    "must_be_type": ("must", "should"),
+    "expected_type_for": ("expected",),
+}
 
 #: Texts of a missing tool or endpoint: another route is needed (the seed's ALTERNATIVE_ROUTE).
 _NO_ROUTE = re.compile(
@@ -438,7 +467,10 @@ def error_problems(
         return found
     head = text[:_PATTERN_HEAD]  # an error names its parameter early; the rest is detail
     seen: set[tuple[str | int, ...]] = set()
+    lowered = head.lower()
     for row in patterns:
+        if not row.may_match(lowered):
+            continue
         for match in row.compiled().finditer(head):
             for problem in _from_match(row, match, spec, args):
                 if problem.path not in seen:
