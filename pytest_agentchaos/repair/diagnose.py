@@ -341,10 +341,11 @@ def read_error(
     structured = _structured(head, spec, args)
     if structured:
         return _reading("parameter", structured, True)
-    auth = auth_error(head) if status not in (400, 422) else None
+    body = json_body(head)
+    coded = _codes(body)
+    auth = auth_error(head) if status not in (400, 422) and "not_found" not in coded else None
     if status in (401, 403, 407) or auth:
         return ErrorReading("auth", reason=f"the tool says {auth or status}")
-    body = json_body(head)
     prose = prose_of(body) if body is not None else None
     words = prose if prose is not None else head
     rule = business_rule(words)
@@ -366,6 +367,23 @@ def read_error(
     if status == 404 or _NO_ROUTE.search(words):
         return ErrorReading("route", reason="the tool or endpoint does not exist")
     return ErrorReading("unknown", reason="the error names no parameter and no value of the call")
+
+
+def _codes(body: Any) -> str:
+    """The machine codes a JSON error body carries (``code``, ``type``), lowercased."""
+    found: list[str] = []
+    stack, seen = [body], 0
+    while stack and seen < 50:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, Mapping):
+            for key in ("code", "type", "reason", "status"):
+                if isinstance(item.get(key), str):
+                    found.append(item[key].lower())
+            stack.extend(v for v in item.values() if isinstance(v, (Mapping, list)))
+        elif isinstance(item, list):
+            stack.extend(item[:20])
+    return " ".join(found)
 
 
 def _best(evidence: list[FieldEvidence]) -> list[FieldEvidence]:

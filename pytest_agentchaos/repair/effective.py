@@ -70,7 +70,8 @@ _DEFAULT = re.compile(
     re.IGNORECASE,
 )
 _USE_IF = re.compile(
-    r"\buse\s+(?P<v>'[^']{1,60}'|\"[^\"]{1,60}\"|\S+)\s+(?:if|when)\s+(?:none|not|no)\b",
+    r"\buse\s+(?P<v>'[^']{1,60}'|\"[^\"]{1,60}\"|\S+)\s+(?:as\s+[^.,;]{1,40}?\s+)?"
+    r"(?:if|when|unless)\s+(?:none|not|no)\b",
     re.IGNORECASE,
 )
 _GLOSS_EQ = re.compile(

@@ -543,6 +543,7 @@ class ParamRepairer(ToolCalls):
         error: str | None,
     ) -> Decline | None:
         need: list[Problem] = []
+        fallback: dict[str, Fix] = {}
         for problem in missing:
             schema = problem.schema or self.spec.schema_at(problem.path)
             name = str(problem.path[-1]) if problem.path else ""
@@ -557,14 +558,13 @@ class ParamRepairer(ToolCalls):
                 declined = self._apply(fix, problem, None, current, steps)
                 if declined is not None:
                     return declined
-            elif described.has_default:
-                said = described.provenance.get("default", "")
-                fix = Fix("default_value_assignment", copy.deepcopy(described.default), 0.9,
-                          f"the description's default ({said!r})")  # fmt: skip
-                declined = self._apply(fix, problem, None, current, steps)
-                if declined is not None:
-                    return declined
             else:
+                if described.has_default:  # used only where the task gives no value
+                    said = described.provenance.get("default", "")
+                    fallback[field_of(problem.path)] = Fix(
+                        "default_value_assignment", copy.deepcopy(described.default), 0.9,
+                        f"the description's default ({said!r}), the task giving none",
+                    )  # fmt: skip
                 need.append(problem)
         if not need:
             return None
@@ -602,10 +602,13 @@ class ParamRepairer(ToolCalls):
                 if inner is not None:
                     found[field_of(problem.path)] = inner
                     continue
-            if top is None or top not in found:
+            if (top is None or top not in found) and field_of(problem.path) not in fallback:
                 asked_fix = self._ask_model(problem, current, task, now, steps)
                 if asked_fix is not None:
                     found[field_of(problem.path)] = asked_fix
+        for problem in need:
+            if _found(found, problem) is None and field_of(problem.path) in fallback:
+                found[field_of(problem.path)] = fallback[field_of(problem.path)]
         unknown = [p for p in need if _found(found, p) is None]
         if unknown:
             listed = ", ".join(repr(p.field) for p in unknown)
@@ -694,7 +697,9 @@ class ParamRepairer(ToolCalls):
     def _report(
         self, result: RepairResult, before: Any, at: int | None, intended: Any = None
     ) -> RepairResult:
-        if self.recorder is not None and (result.strategy != "none" or intended is not None):
+        # a transient error is no parameter problem: nothing was repaired, nothing to record
+        recorded = result.strategy not in ("none", "retry") or intended is not None
+        if self.recorder is not None and recorded:
             self.recorder.record(
                 Repair,
                 tool=self.spec.name,
