@@ -471,3 +471,14 @@ def test_args_whose_repr_raises_are_handled() -> None:
                                            "sort": _Evil("Views")}, "bad sort")  # fmt: skip
     assert isinstance(result.reason, str)
     assert not result.ok or SEARCH.is_valid(result.args)
+
+
+def test_a_fixed_utc_offset_becomes_its_tz_database_zone() -> None:
+    spec = ToolSpec.from_schema("now", {
+        "type": "object",
+        "properties": {"timezone": {"type": "string", "description": "IANA timezone name"}},
+        "required": ["timezone"],
+    })  # fmt: skip
+    error = "Invalid timezone: 'No time zone found with key UTC+5'"
+    result = ParamRepairer(spec).repair({"timezone": "UTC+5"}, error, task="time at UTC+5?")
+    assert result.ok and result.args == {"timezone": "Etc/GMT-5"}  # POSIX sign

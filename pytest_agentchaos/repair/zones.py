@@ -122,6 +122,13 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
     text = value.strip()
     if text in names.values():
         return None
+    offset = re.fullmatch(r"(?:UTC|GMT)\s*([+-])\s*(\d{1,2})(?::?00)?", text, re.IGNORECASE)
+    if offset is not None and int(offset[2]) != 0:
+        # the tz database's fixed-offset zones count the POSIX way: UTC+5 is Etc/GMT-5
+        zone = f"Etc/GMT{'-' if offset[1] == '+' else '+'}{int(offset[2])}"
+        if zone in names.values():
+            return Fix("timezone_correction", zone, 0.9,
+                       f"{text!r} is the fixed-offset zone {zone} (POSIX sign)")  # fmt: skip
     known = names.get(text.lower()) or names.get(text.lower().replace(" ", "_"))
     if known is not None:
         return Fix(_STRATEGY, known, 0.95, f"{shown(value)} is the zone {known!r}")
