@@ -814,7 +814,9 @@ def _gone(
     if problem.kind in ("missing", "exclusive"):
         return satisfied(problem, current)
     if not has(current, problem.path):
-        return False
+        # the refused value is no longer sent (left out, on its description's word); were
+        # it required, the schema's own check would name it missing
+        return has(original, problem.path)
     old = next((o for o, n in moves.items() if n == problem.path), problem.path)
     if has(original, old) and get(original, old) == get(current, problem.path):
         return False  # the value the tool refused is still there
