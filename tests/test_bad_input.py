@@ -733,7 +733,7 @@ PROFILE_CASES = [
         "enum_value_correction, date_format_correction, format_correction, pattern_correction, "
         "clamp_value, "
         "length_correction, timezone_correction, date_year_correction, drop_exclusive_key, "
-        "rejected_value_correction, unit_conversion, json_repair",
+        "rejected_value_correction, unit_conversion, json_repair, model_proposal, unwrap_object",
     ),
     prof(
         "repair-pattern-without-field",

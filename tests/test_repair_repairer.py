@@ -121,11 +121,11 @@ def test_several_problems_are_fixed_together_and_the_confidence_is_the_least() -
     assert result.confidence == min(s.confidence for s in result.steps)
 
 
-def test_a_transient_error_is_retried_as_is_and_a_missing_tool_is_another_route() -> None:
+def test_a_transient_error_is_declined_as_a_retry_and_a_missing_tool_is_another_route() -> None:
     r = repairer()
     for error in (TimeoutError("timed out"), 503, 429, "Rate limit exceeded (status 400)"):
-        result = r.repair(VALID, error)
-        assert (result.ok, result.strategy, result.args) == (True, "retry", VALID), error
+        result = r.repair(VALID, error)  # no parameter error: nothing repaired, retried as is
+        assert (result.ok, result.strategy, result.args) == (False, "retry", None), error
     result = r.repair(VALID, "Unknown tool: book_flights")
     assert (result.ok, result.strategy, result.args) == (False, "alternative_route", None)
 
@@ -171,9 +171,15 @@ def test_defaults_fill_missing_keys_and_unknown_keys_are_renamed_or_dropped() ->
 
 
 def test_an_unknown_key_is_kept_when_dropping_it_may_lose_a_missing_value() -> None:
-    missing = {k: v for k, v in VALID.items() if k != "destination"}
-    result = repairer().repair({**missing, "arrival_city": "OSL"})
+    missing = {k: v for k, v in VALID.items() if k not in ("destination", "origin")}
+    result = repairer().repair({**missing, "arrival_city": "OSL", "leaving_from": "LIS"})
     assert not result.ok and "dropping it may lose what was meant" in result.reason
+
+
+def test_the_one_unknown_key_is_renamed_to_the_one_missing_parameter_it_fits() -> None:
+    missing = {k: v for k, v in VALID.items() if k != "destination"}
+    result = repairer().repair({**missing, "arrival_city": "OSL"})  # by elimination
+    assert result.ok and result.args == VALID, result.reason
 
 
 def test_nested_values_and_list_items_are_repaired_where_they_are() -> None:

@@ -5,9 +5,13 @@ output).
 Free of pytest: production agents use it directly; the harness exercises it.
 """
 
-from .diagnose import ERROR_PATTERNS, Diagnosis, ErrorPattern, diagnose
+from .audit import audit
+from .diagnose import ERROR_PATTERNS, Diagnosis, ErrorPattern, diagnose, read_error
+from .effective import Rules, effective_problems, rules_for
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, LLMInferer, RuleInferer, loads_lenient
+from .proposers import ModelProposer, Proposer, scripted_model
+from .reading import ERROR_KINDS, ERROR_POLICY, ErrorReading, FieldEvidence
 from .repairer import (
     STRATEGIES,
     ParamRepairer,
@@ -20,25 +24,37 @@ from .spec import PROBLEM_KINDS, Problem, ToolSpec
 
 __all__ = [
     "DROP",
+    "ERROR_KINDS",
     "ERROR_PATTERNS",
+    "ERROR_POLICY",
     "PROBLEM_KINDS",
     "STRATEGIES",
     "Context",
     "Decline",
     "Diagnosis",
     "ErrorPattern",
+    "ErrorReading",
+    "FieldEvidence",
     "Fix",
     "InferenceRequest",
     "Inferer",
     "LLMInferer",
+    "ModelProposer",
     "ParamRepairer",
     "Problem",
+    "Proposer",
     "RepairError",
     "RepairPolicy",
     "RepairResult",
     "RepairStep",
     "RuleInferer",
+    "Rules",
     "ToolSpec",
+    "audit",
     "diagnose",
+    "effective_problems",
     "loads_lenient",
+    "read_error",
+    "rules_for",
+    "scripted_model",
 ]

@@ -90,10 +90,10 @@ class ToolCalls:
         retry_transient: bool = True,
     ) -> dict[str, Any]:
         result = self.repair(current, exc, task, now)
-        if result.strategy == "retry" and (
-            not retry_transient or attempt == self.policy.max_attempts
-        ):
-            raise exc  # the caller's backoff retries it; or the attempts are spent: as it is
+        if result.strategy == "retry":  # transient: declined as a repair, retried as it is
+            if not retry_transient or attempt == self.policy.max_attempts:
+                raise exc  # the caller's backoff retries it; or the attempts are spent
+            return dict(current)
         if not result.ok or result.args is None or attempt == self.policy.max_attempts:
             raise self._give_up(result, attempt) from exc
         if result.strategy == "none":  # valid by the schema, yet the tool refuses it

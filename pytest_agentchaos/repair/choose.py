@@ -12,9 +12,10 @@ from ..saferepr import safe_str
 from .coerce import convert
 from .dates import fix_date
 from .enums import match_enum, normal
-from .fixes import DROP, Context, Decline, Fix
+from .fixes import DROP, Context, Decline, Fix, schema_types
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .paths import get, has
+from .reconcile import reconcile
 from .refused import fix_past, fix_rejected
 from .spec import Problem, ToolSpec, checker_for
 
@@ -33,6 +34,10 @@ def for_value(
     kind: str, value: Any, schema: Mapping[str, Any], ctx: Context, expected: Any
 ) -> Fix | Decline | None:
     if kind == "type":
+        if isinstance(value, (int, float)) and "string" in schema_types(schema):
+            spelt = reconcile(value, schema, ctx)  # 77 where the task writes ENG-77
+            if isinstance(spelt, Fix):
+                return spelt
         return convert(value, schema, ctx)
     if kind == "enum":
         if _everything(value, schema):
@@ -45,7 +50,7 @@ def for_value(
         return match_enum(value, allowed, ctx)
     if kind == "format":
         fmt = str(schema.get("format", expected or ""))
-        if fmt in ("date", "date-time", "time") or _date_hint(schema):
+        if fmt in ("date", "date-time", "time") or _date_hint(schema) or "x-strftime" in schema:
             return fix_date(
                 value, schema if "format" in schema else {**schema, "format": fmt}, ctx
             ) or Decline("date_format_correction", f"{value!r} is already that date")
@@ -55,7 +60,11 @@ def for_value(
         dated = fix_date(value, schema, ctx)
         if dated is not None:
             return dated
-        return fix_pattern(value, str(pattern), ctx)
+        mechanical = fix_pattern(value, str(pattern), ctx)
+        if isinstance(mechanical, Decline):
+            spelt = reconcile(value, schema, ctx)  # the task writes the value that matches
+            return spelt if isinstance(spelt, Fix) else mechanical
+        return mechanical
     if kind == "range":
         return clamp(value, schema, ctx)
     if kind == "length":

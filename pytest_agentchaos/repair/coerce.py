@@ -148,6 +148,12 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         return described
     number, why = parse_number(value)
     if number is None:
+        from .numbers import labelled_number
+
+        generic = why.endswith("is not a number") or "carries a unit" in why
+        labelled = labelled_number(value, schema, ctx) if generic and "%" not in value else None
+        if labelled is not None:
+            return labelled
         stamp = _epoch(value, schema, ctx)
         if stamp is not None:
             return stamp
@@ -266,6 +272,10 @@ _DIGIT_TEXT = re.compile(
 
 
 def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    if isinstance(value, bool) and isinstance(schema.get("enum"), list):
+        from .enums import match_enum  # a yes/no for an enum of words: its polarity
+
+        return match_enum(value, schema["enum"], ctx)
     if isinstance(value, bool) or value is None:
         return _no(f"{_short(value)} as text would be a guess")
     if isinstance(value, (int, float)):
@@ -319,6 +329,8 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
             return _no(f"{_short(value)} looks like a list but is not valid JSON")
         if isinstance(parsed, list):
             return _fix(parsed, 0.95, "the list was sent as JSON text")
+    if is_wildcard(value):
+        return expand_wildcard(value, schema)
     minimum = schema.get("minItems")
     if isinstance(minimum, int) and minimum > 1:
         return Decline("wrap_in_list", f"one value where at least {minimum} are asked for")
@@ -329,9 +341,42 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return _no(f"{_short(value)} is empty: there is nothing to put in a list")
     if isinstance(value, str) and _JOINED.search(value):
         return _split(value, schema, ctx)
+    if isinstance(value, str) and re.search(r"\s(?:and|&)\s", value):
+        parts = [p.strip() for p in re.split(r",\s*|\s+(?:and|&)\s+", value) if p.strip()]
+        if _enumerated(parts, ctx.task):  # "Alice and Bob", as the task lists them
+            return Fix("wrap_in_list", parts, 0.9, f"the task names {len(parts)} of them")
+        return Decline("wrap_in_list", f"{_short(value)} may name several, or be one name")
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
+
+
+#: Quantifiers that ask for every value rather than name one (a closed class of English).
+_WILDCARDS = frozenset({"all", "any", "every", "everything", "anything", "each", "*"})
+
+
+def is_wildcard(value: Any) -> bool:
+    """Whether ``value`` is a wildcard ("all", "*") rather than a value."""
+    return isinstance(value, str) and value.strip().lower() in _WILDCARDS
+
+
+def expand_wildcard(value: Any, schema: Mapping[str, Any]) -> Fix | Decline:
+    """A wildcard where a list is asked for: every value the items' enum lists, else declined
+    (a one-item list ``["all"]`` would name a thing called "all")."""
+    items = schema.get("items")
+    allowed = items.get("enum") if isinstance(items, Mapping) else None
+    if isinstance(allowed, list) and allowed and not _limited(schema, len(allowed)):
+        return Fix("wrap_in_list", list(allowed), 0.9,
+                   f"{_short(value)} asks for every listed value")  # fmt: skip
+    return Decline(
+        "wrap_in_list",
+        f"{_short(value)} asks for everything, and the schema lists nothing to expand it to",
+    )
+
+
+def _limited(schema: Mapping[str, Any], count: int) -> bool:
+    most = schema.get("maxItems")
+    return isinstance(most, int) and most < count
 
 
 _JOINED = re.compile(r"[,;|]")

@@ -346,6 +346,13 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         day, moment, how = told
     confidence = 0.9 if how.startswith("a relative") else 0.95
     kind = layout.kind
+    if kind == "stamp":  # a date and time in a layout of the tool's own
+        if moment is None or moment.tzinfo is not None:
+            return Decline(_STRATEGY, f"{shown(value)} does not fit {layout.layout!r} as it is")
+        fixed = _dt.datetime.combine(day, moment).strftime(layout.layout)
+        if fixed == value:
+            return None
+        return Fix(_STRATEGY, fixed, confidence, f"{shown(value)} read as {fixed} ({how})")
     if kind == "iso":
         kind = "datetime" if moment is not None else "date"
     if kind == "datetime":
@@ -451,6 +458,10 @@ def _matches(pattern: str, text: str) -> bool:
 
 
 _TIME_HINT = re.compile(r"\bHH:MM(:SS)?\b|\b24-hour\b", re.IGNORECASE)
+#: A description that takes other writings besides the layout it names ("Accepts: ISO 8601,
+#: relative dates (e.g. 'yesterday')"): no layout to impose.
+_LENIENT = re.compile(r"\baccepts?\b[^.]{0,80}\b(?:relative|or|natural)\b|\brelative dates?\b",
+                      re.IGNORECASE)  # fmt: skip
 _ISO_HINT = re.compile(r"ISO[ -]?8601|RFC ?3339", re.IGNORECASE)
 #: Renderings a pattern is tried on, to tell which layout it wants.
 _SAMPLE = _dt.datetime(2024, 10, 26, 14, 5, 9)
@@ -466,6 +477,16 @@ def _layout(schema: Mapping[str, Any]) -> _Layout | None:
     (``DD/MM/YYYY``, ``HH:MM``, ``ISO 8601``), or the layouts its pattern accepts."""
     fmt = schema.get("format")
     pattern = schema.get("pattern") if isinstance(schema.get("pattern"), str) else None
+    written = schema.get("x-strftime")  # a layout the tool's own error states
+    if isinstance(written, str) and "%" in written:
+        has_time = bool(re.search(r"%[HIMSp]", written))
+        has_date = bool(re.search(r"%[Ydmby]", written))
+        if has_time and not has_date:
+            return _Layout("time", written, pattern=pattern)
+        if has_date and has_time:
+            return _Layout("stamp", written, pattern=pattern)
+        if has_date:
+            return _Layout("date", written, pattern=pattern)
     if fmt == "date-time":
         return _Layout("datetime", zone="required", pattern=pattern)
     if fmt == "time":
@@ -483,7 +504,7 @@ def _layout(schema: Mapping[str, Any]) -> _Layout | None:
     timed = _TIME_HINT.search(description)
     if timed:
         return _Layout("time", "%H:%M:%S" if timed.group(1) else "%H:%M", pattern=pattern)
-    if _ISO_HINT.search(description):
+    if _ISO_HINT.search(description) and not _LENIENT.search(description):
         return _Layout("iso", pattern=pattern)
     return None
 

@@ -15,6 +15,7 @@ tool") is not one either: another route is needed, which no repair of the argume
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +24,23 @@ from typing import Any
 
 from ..escape.classify import ErrorClass, ErrorClassifier
 from ..saferepr import safe_str
+from .reading import (
+    ERROR_POLICY,
+    ErrorReading,
+    FieldEvidence,
+    auth_error,
+    between,
+    business_rule,
+    json_body,
+    named_fields,
+    not_found,
+    prose_of,
+    pydantic_issues,
+    quoted_values,
+    resolve_name,
+    strftime_layout,
+    strip_location,
+)
 from .spec import Problem, ToolSpec
 
 __all__ = [
@@ -35,7 +53,7 @@ __all__ = [
 ]
 
 #: A field's name, quoted or not; bounded, so a long token costs each pattern linear time.
-_FIELD = r"['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
+_FIELD = r"(?<![\w.\-\[\]'\"`])['\"`]?(?P<field>[A-Za-z_][\w.\-\[\]]{0,79})['\"`]?"
 
 
 @dataclass(frozen=True)
@@ -51,7 +69,18 @@ class ErrorPattern:
     keyword: str = ""
 
     def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.regex, re.IGNORECASE)
+        return _compiled(self.regex)
+
+    def may_match(self, lowered: str) -> bool:
+        """A cheap test first: whether the lowercased text holds one of the words every match
+        of a default row holds (a profile's own rows are always tried)."""
+        words = _HINTS.get(self.name)
+        return words is None or any(w in lowered for w in words)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.IGNORECASE)
 
 
 #: The default table, most specific first. Field names are read from the message; allowed
@@ -170,6 +199,29 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
     ),
 )
 
+#: Words every match of a default row holds, tried before its regex (which backtracks over
+#: a long text): a row whose words are absent cannot match.
+_HINTS: dict[str, tuple[str, ...]] = {
+    "python_missing_arguments": ("missing",),
+    "python_unexpected_argument": ("unexpected keyword",),
+    "additional_properties": ("additional properties",),
+    "required_property": ("required",),
+    "missing_parameter": ("missing", "no "),
+    "parameter_required": ("required", "missing"),
+    "unknown_parameter": ("unknown", "unrecogni", "unexpected", "invalid", "unsupported"),
+    "date_layout": ("format",),
+    "date_must_be": ("must", "should"),
+    "mutually_exclusive": ("both", " and ", "&", " with "),
+    "are_mutually_exclusive": ("mutually exclusive",),
+    "in_the_past": ("past", "before today", "future", "after today", "or later"),
+    "one_of": ("one of",),
+    "invalid_value_one_of": ("invalid", "unsupported", "unknown", "bad "),
+    "must_be_at_least": (">=", "at least", "greater than", "no less", "minimum"),
+    "must_be_at_most": ("<=", "at most", "less than", "no more", "maximum"),
+    "must_be_type": ("must", "should"),
+    "expected_type_for": ("expected",),
+}
+
 #: Texts of a missing tool or endpoint: another route is needed (the seed's ALTERNATIVE_ROUTE).
 _NO_ROUTE = re.compile(
     r"\b(?:unknown|no such|unsupported|invalid) (?:tool|function|endpoint|method|operation)\b"
@@ -207,13 +259,17 @@ class Diagnosis:
 
     ``kind``: ``valid`` (nothing found), ``parameter`` (``problems`` says what), ``transient``
     (retry with the same arguments), ``route`` (a missing tool or endpoint: another route
-    is needed) or ``unknown`` (an error that names no parameter).
+    is needed), ``auth`` (the caller is refused), ``business`` (a rule of the tool's own
+    refuses the request) or ``unknown`` (an error that names no parameter and no value).
+    :data:`~.reading.ERROR_POLICY` says what the repairer does with each.
     """
 
     kind: str
     problems: tuple[Problem, ...] = ()
     reason: str = ""
     error_class: ErrorClass | None = field(default=None, compare=False)
+    #: what the tool's error says, read apart from the call's own problems
+    reading: ErrorReading | None = field(default=None, compare=False)
 
 
 def diagnose(
@@ -228,6 +284,7 @@ def diagnose(
     or a response body)."""
     error_class = None
     text = ""
+    status: int | None = None
     if error is not None:
         try:
             error_class = (classifier or ErrorClassifier()).classify(error)
@@ -243,42 +300,197 @@ def diagnose(
                 "transient", reason=f"{category}: retry as is", error_class=error_class
             )
         status = _status(error)
-        if status == 404 or _NO_ROUTE.search(head):
+        if isinstance(error, int) and status == 404:
             return Diagnosis(
                 "route", reason="the tool or endpoint does not exist", error_class=error_class
             )
     problems = list(spec.problems(args)) if spec is not None else []
-    if text:
+    reading = read_error(text, spec, args, patterns, status) if error is not None else None
+    if reading is not None and reading.kind in ("auth", "business", "route"):
+        policy = ERROR_POLICY[reading.kind][1]
+        return Diagnosis(reading.kind, reason=f"{reading.reason}: {policy}",
+                         error_class=error_class, reading=reading)  # fmt: skip
+    if reading is not None:
         known = {p.path for p in problems}
-        for problem in error_problems(text, spec, patterns):
+        for problem in reading.problems:
             if problem.path not in known:
                 problems.append(problem)
                 known.add(problem.path)
     if problems:
         reason = "; ".join(f"{p.field}: {p.message}" for p in problems[:5])
-        return Diagnosis("parameter", tuple(problems), reason, error_class)
+        return Diagnosis("parameter", tuple(problems), reason, error_class, reading)
     if error is not None:
         shown = text[:200] if text else str(error)
         return Diagnosis(
-            "unknown", reason=f"the error names no parameter: {shown}", error_class=error_class
-        )
+            "unknown", reason=f"the error names no parameter: {shown}", error_class=error_class,
+            reading=reading,
+        )  # fmt: skip
     return Diagnosis("valid")
 
 
+def read_error(
+    text: str,
+    spec: ToolSpec | None,
+    args: Any,
+    patterns: Sequence[ErrorPattern] = ERROR_PATTERNS,
+    status: int | None = None,
+) -> ErrorReading:
+    """What a (non-transient) tool error says: its kind, the fields it points at with the
+    span that says so, and the problems it names (see :mod:`.reading`)."""
+    head = text[:8000]
+    structured = _structured(head, spec, args)
+    if structured:
+        return _reading("parameter", structured, True)
+    body = json_body(head)
+    coded = _codes(body)
+    auth = auth_error(head) if status not in (400, 422) and "not_found" not in coded else None
+    if status in (401, 403, 407) or auth:
+        return ErrorReading("auth", reason=f"the tool says {auth or status}")
+    prose = prose_of(body) if body is not None else None
+    words = prose if prose is not None else head
+    rule = business_rule(words)
+    if rule is not None or status in (402, 409):
+        return ErrorReading("business", reason=f"the tool says {rule or status}")
+    found = error_problems(words, spec, patterns, args)
+    if found:
+        return _reading("parameter", found, False)
+    missing = not_found(words)
+    values = quoted_values(words, args)
+    named = named_fields(words, spec, args)
+    if values:
+        kind = "not_found" if missing else "parameter"
+        problems = [_prose_problem("rejected", e, words, spec) for e in _best(values)]
+        return _reading(kind, problems, False)
+    if named:
+        problems = [_prose_problem(_prose_kind(words), e, words, spec) for e in _best(named)]
+        return _reading("parameter", problems, False)
+    if status == 404 or _NO_ROUTE.search(words):
+        return ErrorReading("route", reason="the tool or endpoint does not exist")
+    return ErrorReading("unknown", reason="the error names no parameter and no value of the call")
+
+
+def _codes(body: Any) -> str:
+    """The machine codes a JSON error body carries (``code``, ``type``), lowercased."""
+    found: list[str] = []
+    stack, seen = [body], 0
+    while stack and seen < 50:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, Mapping):
+            for key in ("code", "type", "reason", "status"):
+                if isinstance(item.get(key), str):
+                    found.append(item[key].lower())
+            stack.extend(v for v in item.values() if isinstance(v, (Mapping, list)))
+        elif isinstance(item, list):
+            stack.extend(item[:20])
+    return " ".join(found)
+
+
+def _best(evidence: list[FieldEvidence]) -> list[FieldEvidence]:
+    """The surest evidence only (a weaker reading beside a surer one is noise), at most 5."""
+    top = max(e.confidence for e in evidence)
+    return [e for e in evidence if e.confidence >= top - 0.05][:5]
+
+
+def _reading(kind: str, problems: list[Problem], structured: bool) -> ErrorReading:
+    fields = tuple(FieldEvidence(p.path, p.message[:120], 1.0 if structured else 0.9)
+                   for p in problems)  # fmt: skip
+    expected = problems[0].expected if len(problems) == 1 else None
+    reason = "; ".join(f"{p.field}: {p.message[:80]}" for p in problems[:3])
+    return ErrorReading(kind, fields, expected, tuple(problems), reason, structured)
+
+
+def _prose_kind(text: str) -> str:
+    lowered = text.lower()
+    if between(text) is not None:
+        return "range"
+    if "received undefined" in lowered:
+        return "missing"
+    return next((k for words, k in _MESSAGE_KINDS if any(w in lowered for w in words)),
+                "rejected")  # fmt: skip
+
+
+#: Allowed values an error lists in prose ("Valid states for this team: Backlog, Todo, Done").
+_LISTING = re.compile(
+    r"\b(?:valid|allowed|supported|available|accepted|possible|permitted)\s+(?P<noun>[\w ]{0,40}?)"
+    r"(?:\bare\b|\bis\b|:)\s*(?P<values>[^\n]{3,400})"
+    r"|\b(?:expected|must be|should be)\s+one of\s*:?\s*(?P<values2>[^\n]{2,400})"
+    r"|\bdid you mean\s*:?\s*(?P<values3>[^\n?]{1,200})",
+    re.IGNORECASE,
+)
+#: "Rooms: Atlas, Borealis, Cosmos": the field's own noun, then the values there are.
+_NOUN_LIST = re.compile(r"\b(?P<noun>[A-Za-z]+?)s?:\s*(?P<values>[^\n:.;]{3,400})")
+
+
+def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec | None) -> Problem:
+    schema = dict(spec.schema_at(evidence.path)) if spec is not None else {}
+    expected: Any = None
+    bounds = between(text)
+    if kind == "range" and bounds is not None:
+        low, high = (int(b) if b.is_integer() else b for b in bounds)
+        schema["minimum"], schema["maximum"] = low, high  # the tool's own bounds decide
+        expected = [low, high]
+    listing = _LISTING.search(text[:2000])
+    listed_text = None
+    if listing is not None and not re.search(
+        r"format|layout|pattern", listing["noun"] or "", re.IGNORECASE
+    ):
+        listed_text = listing["values"] or listing["values2"] or listing["values3"]
+    field_name = str(evidence.path[-1]).lower() if evidence.path else ""
+    for noun in _NOUN_LIST.finditer(text[:2000]):
+        if listed_text is None and field_name and noun["noun"].lower() == field_name:
+            listed_text = noun["values"]
+    if listed_text is not None and kind in ("rejected", "enum"):
+        values = _values(listed_text.split("\n")[0])
+        did_you_mean = listing is not None and bool(listing["values3"])
+        if len(values) >= 2 or (did_you_mean and len(values) == 1):
+            kind, expected = "enum", values
+            schema["enum"] = values
+    if kind == "enum" and expected is None:
+        listed = re.search(r"(?:one of|permitted:|allowed(?: values)?(?: are)?:?|expected)\s*(.+)",
+                           text, re.IGNORECASE)  # fmt: skip
+        if listed:
+            expected = _values(listed.group(1))
+            schema.setdefault("enum", expected)
+    if kind in ("missing", "unknown"):
+        kind = "rejected"  # a field the call holds (one it lacks is made missing when fixed)
+    layout = strftime_layout(text)
+    if layout is not None:
+        kind = "format"
+        schema["x-strftime"] = layout
+    return Problem(kind, evidence.path, text[:300], "error_prose", expected=expected,
+                   schema=schema, source="error")  # fmt: skip
+
+
+def _structured(text: str, spec: ToolSpec | None, args: Any) -> list[Problem]:
+    """Problems from the error's own structure: a pydantic ``ValidationError`` printed as text
+    (FastMCP), or a JSON body's issue list."""
+    issues = pydantic_issues(text)
+    if issues:
+        return list(_issues(issues, spec, "loc", "msg", "type"))
+    return list(_from_json(text, spec))
+
+
 def error_problems(
-    text: str, spec: ToolSpec | None = None, patterns: Sequence[ErrorPattern] = ERROR_PATTERNS
+    text: str,
+    spec: ToolSpec | None = None,
+    patterns: Sequence[ErrorPattern] = ERROR_PATTERNS,
+    args: Any = None,
 ) -> list[Problem]:
     """The problems a tool's error text names: from a JSON body when it is one, else from the
-    first patterns that match (one problem per field)."""
+    first patterns that match (one problem per field, each a field of the call or schema)."""
     text = text[:8000]
     found = list(_from_json(text, spec))
     if found:
         return found
     head = text[:_PATTERN_HEAD]  # an error names its parameter early; the rest is detail
     seen: set[tuple[str | int, ...]] = set()
+    lowered = head.lower()
     for row in patterns:
+        if not row.may_match(lowered):
+            continue
         for match in row.compiled().finditer(head):
-            for problem in _from_match(row, match, spec):
+            for problem in _from_match(row, match, spec, args):
                 if problem.path not in seen:
                     seen.add(problem.path)
                     found.append(problem)
@@ -286,7 +498,7 @@ def error_problems(
 
 
 def _from_match(
-    row: ErrorPattern, match: re.Match[str], spec: ToolSpec | None
+    row: ErrorPattern, match: re.Match[str], spec: ToolSpec | None, args: Any = None
 ) -> Iterator[Problem]:
     groups = match.groupdict()
     names: list[str]
@@ -313,7 +525,12 @@ def _from_match(
     for name in names:
         if not quoted and not groups.get("fields") and name.lower() in _NOT_FIELDS:
             continue  # "value for 'x' must be...": an unquoted word there is not the field
-        path = _path(name)
+        path = _path(name.rstrip("."))
+        if spec is not None and args is not None:
+            resolved = resolve_name(name, spec, args)
+            if resolved is None:
+                continue  # a name that is no field of the call or schema: no phantom
+            path = resolved[0]
         schema = dict(spec.schema_at(path)) if spec is not None else {}
         expected: Any = expected_text or None
         if row.kind == "enum" and expected_text:
@@ -413,10 +630,7 @@ def _issues(
         )  # fmt: skip
         if isinstance(where, str):
             where = where.split("/") if where.startswith("/") else where.split(".")
-        parts = [
-            p for p in where
-            if p not in ("", "body", "query", "path", "arguments", "params", "data", "attributes")
-        ]  # fmt: skip
+        parts = strip_location([p for p in where if p != ""], spec)
         yield _problem_for(
             parts,
             str(
@@ -477,6 +691,8 @@ def _problem_for(
 ) -> Problem:
     path = tuple(int(p) if isinstance(p, int) or str(p).isdigit() else str(p) for p in parts)
     kind = _CODES.get(code)
+    if issue is not None and str(issue.get("received", "")).lower() in ("undefined", "missing"):
+        kind = "missing"  # zod: a required key not sent
     if kind is None:
         lowered = message.lower()
         kind = next(

@@ -44,6 +44,8 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     if value in allowed and not isinstance(value, bool):
         return None
     choices = [a for a in allowed if isinstance(a, str)]
+    if isinstance(value, bool) and choices:
+        return _polarity(value, choices, ctx)
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         return Decline("enum_value_correction", f"{shown(value)} is none of {_listed(allowed)}")
     text = str(value)
@@ -74,11 +76,32 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
         return _fix(common, 0.9, f"{shown(text)} is what {common!r} is commonly called")
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
+        extra = _modifiers(wanted, inside[0], ctx)
+        if extra:
+            return Decline(
+                "enum_value_correction",
+                f"{shown(text)} holds {inside[0]!r}, but {' '.join(extra)!r} modifies it: "
+                "that is another value than the one allowed",
+            )
         return _fix(inside[0], 0.9, f"{shown(text)} names {inside[0]!r}")
     if len(inside) > 1:
         return Decline(
             "enum_value_correction", f"{shown(text)} names several values: {_listed(inside)}"
         )
+    initials = [
+        c
+        for c in choices
+        if len(wanted.split()) >= 2
+        and normal(c).replace(" ", "") == "".join(w[0] for w in wanted.split())
+    ]
+    if len(initials) == 1:
+        return _fix(initials[0], 0.9, f"{shown(text)} has the initials {initials[0]!r}")
+    measured = _same_quantity(text, choices)
+    if measured is not None:
+        return _fix(measured, 0.9, f"{shown(text)} is the same amount as {measured!r}")
+    base = inflected(wanted, choices)
+    if base is not None:
+        return _fix(base, 0.9, f"{shown(text)} is an inflection of {base!r}")
     part = _part_of(wanted, choices)
     if part is not None:
         return _fix(part, 0.85, f"{shown(text)} is part of {part!r} and of no other value")
@@ -124,6 +147,61 @@ def _part_of(wanted: str, choices: list[str]) -> str | None:
         return None
     holding = [c for c in choices if words <= {_stem(w) for w in normal(c).split()}]
     return holding[0] if len(holding) == 1 else None
+
+
+#: Words that say no / off: one allowed value of this polarity is what ``false`` means.
+_NEGATIVE = frozenset({"no", "off", "false", "none", "never", "disabled", "disable", "n"})
+_POSITIVE = frozenset({"yes", "on", "true", "enabled", "enable", "y", "always"})
+
+
+def _polarity(value: bool, choices: list[str], ctx: Context) -> Fix | Decline:
+    """A yes/no sent where the enum has words: the one value of that polarity (``False`` for
+    ``off`` or ``no``); for ``True`` among several non-negative values, the one the task
+    names (``"every week"`` for ``weekly``); else declined."""
+    negative = [c for c in choices if normal(c) in _NEGATIVE]
+    positive = [c for c in choices if normal(c) in _POSITIVE]
+    if not value and len(negative) == 1:
+        return _fix(negative[0], 0.9, f"{value!r} for a field whose 'no' is {negative[0]!r}")
+    if value and len(positive) == 1:
+        return _fix(positive[0], 0.9, f"{value!r} for a field whose 'yes' is {positive[0]!r}")
+    if value and negative and ctx.task:
+        task = f" {' '.join(_stems(normal(ctx.task)).split())} "
+        named = [
+            c for c in choices if c not in negative
+            and any(f" {_stem(w)} " in task for w in {normal(c), _base(normal(c))} if w)
+        ]  # fmt: skip
+        if len(named) == 1:
+            return _fix(named[0], 0.85, f"{value!r}, and the task names {named[0]!r}")
+    return Decline("enum_value_correction", f"{value!r} as text would be a guess")
+
+
+def _base(word: str) -> str:
+    """A word without an inflectional ending (``weekly`` -> ``week``)."""
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _same_quantity(text: str, choices: list[str]) -> str | None:
+    """The one allowed value that is the same amount of the same unit (``24 hours`` and
+    ``24h``), read by the units library; None without it or where none is."""
+    try:
+        from .numbers import quantity
+    except ImportError:  # pragma: no cover
+        return None
+    mine = quantity(text)
+    if mine is None:
+        return None
+    same = []
+    for choice in choices:
+        other = quantity(choice)
+        try:
+            if other is not None and abs((other - mine).to_base_units().magnitude) < 1e-9:
+                same.append(choice)
+        except Exception:
+            continue
+    return same[0] if len(same) == 1 else None
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:
@@ -178,9 +256,70 @@ def _named_inside(wanted: str, choices: list[str]) -> list[str]:
     ]
 
 
+#: Function words: what a value written in words may hold besides the value without
+#: changing it (articles, determiners, prepositions, politeness), a closed class of English.
+FUNCTION_WORDS = frozenset(
+    {"a", "an", "the", "one", "some", "any", "this", "that", "these", "those", "of", "for",
+     "in", "on", "at", "to", "with", "by", "as", "per", "please", "option", "value", "setting",
+     "mode", "type", "kind", "level", "just", "only"}
+)  # fmt: skip
+
+
+def _modifiers(wanted: str, value: str, ctx: Context) -> list[str]:
+    """The words written before ``value`` that modify it: English puts a modifier before its
+    head ("extra large", "deluxe double"), while words after the value name what it is a
+    value of ("business class", "double room"). Function words and the field's own words are
+    filler wherever they stand."""
+    words = wanted.split()
+    own = [_stem(w) for w in _stems(normal(value)).split()]
+    stems = [_stem(w) for w in words]
+    start = next(
+        (i for i in range(len(stems) - len(own) + 1) if stems[i : i + len(own)] == own), None
+    )
+    if start is None:
+        return []
+    field_words = set(normal(ctx.name).split()) | set(normal(ctx.description[:500]).split())
+    return [
+        w for w in words[:start]
+        if w not in FUNCTION_WORDS and w not in field_words and _stem(w) not in field_words
+    ]  # fmt: skip
+
+
+def _affixed(wanted: str, value: str) -> bool:
+    """Whether ``wanted`` is ``value`` with a prefix or suffix of two letters or more
+    ("biweekly" for "weekly"): another word, not a misspelling of it."""
+    plain, other = wanted.replace(" ", ""), normal(value).replace(" ", "")
+    if len(other) < 3 or other not in plain or len(plain) - len(other) < 2:
+        return False
+    return not (plain.startswith(other) and plain[len(other) :] in _SUFFIXES)
+
+
+#: English inflectional and derivational endings that keep a word's meaning for a value
+#: ("weekly" for "week", "locally" for "local"); a prefix ("bi-weekly") changes it.
+_SUFFIXES = frozenset({"s", "es", "ed", "d", "ing", "ly", "ally", "er", "al", "ic"})
+
+
+def inflected(wanted: str, choices: list[str]) -> str | None:
+    """The one value ``wanted`` is an inflection of (``weekly`` -> ``week``)."""
+    found = [
+        c for c in choices
+        if len(normal(c)) >= 3 and wanted.startswith(normal(c))
+        and wanted[len(normal(c)) :] in _SUFFIXES
+        or len(wanted) >= 3 and normal(c).startswith(wanted)
+        and normal(c)[len(wanted) :] in _SUFFIXES
+    ]  # fmt: skip
+    return found[0] if len(found) == 1 else None
+
+
 def _fuzzy(
     text: str, wanted: str, choices: list[str], ctx: Context, allowed: Sequence[Any]
 ) -> Fix | Decline:
+    affixed = [c for c in choices if _affixed(wanted, c)]
+    if affixed:
+        return Decline(
+            "enum_value_correction",
+            f"{shown(text)} is {affixed[0]!r} with more to it: another word, not a misspelling",
+        )
     if choices and wanted:
         from rapidfuzz import fuzz, process  # imported on first use
 

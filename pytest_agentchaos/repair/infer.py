@@ -137,8 +137,54 @@ class RuleInferer:
                 _quoted_after(words, task)
                 or _described_default(schema, task)
                 or (_fix(cued[0], 0.85, f"the task says {cued[1]!r}") if cued else None)
+                or _task_shaped(name, schema, task, strings_in(args))
             )
         return None
+
+
+_URL = re.compile(r"\bhttps?://[^\s\"'<>)\]]+[^\s\"'<>)\].,;:!?]")
+_QUOTED = re.compile(r"\"([^\"\n]{2,200})\"|“([^”\n]{2,200})”|(?<![\w])'([^'\n]{2,200})'(?![\w])")
+_NAMED = re.compile(r"\b(?:named|called|titled)\s+(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3})")
+_SAYS = re.compile(r"\b(?:that|which)\s+(?:says|reads)\s*:?\s*(?P<v>[^\n]{2,300}?)\s*[.!]?$")
+#: The words of a field that holds free text (what the value is, not how it is written).
+_TEXT_FIELD = frozenset(
+    {"content", "body", "text", "message", "title", "name", "summary", "subject", "note",
+     "description", "comment"}
+)  # fmt: skip
+
+
+def _task_shaped(name: str, schema: Mapping[str, Any], task: str, taken: set[str]) -> Fix | None:
+    """The one span of the task shaped like what the field holds: the only URL for a URL,
+    the only quoted text, "named X" or "that says: X" for a free-text field. None where there
+    is none, or several."""
+    if schema.get("enum") or schema.get("pattern"):
+        return None
+    tokens = set(_name_words(name))
+    head = task[:4000]
+    fmt = schema.get("format")
+    if fmt in ("uri", "url", "iri") or tokens & {"url", "uri", "link", "href"}:
+        urls = {u for u in _URL.findall(head) if u not in taken}
+        if len(urls) == 1:
+            url = urls.pop()
+            return _fix(url, 0.9, f"the only address the task gives: {url!r}")
+        return None
+    if fmt or not tokens & _TEXT_FIELD:
+        return None
+    quoted = {next(g for g in m.groups() if g) for m in _QUOTED.finditer(head)} - taken
+    if len(quoted) == 1:
+        text = quoted.pop()
+        return _fix(text, 0.85, f"the only text the task quotes: {text!r}")
+    if quoted:
+        return None
+    named = {m["v"] for m in _NAMED.finditer(head)} - taken
+    if len(named) == 1 and tokens & {"name", "title"}:
+        text = named.pop()
+        return _fix(text, 0.85, f"the task names it {text!r}")
+    says = _SAYS.search(head.strip())
+    if says is not None and tokens & {"content", "body", "text", "message"}:
+        text = says["v"].strip()
+        return _fix(text, 0.85, f"the task says what it says: {text!r}")
+    return None
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:

@@ -21,6 +21,7 @@ from .names import rename_keys
 from .paths import field_of
 from .policy import RepairPolicy
 from .results import RepairStep
+from .spec import nullable_branch
 from .zones import fix_zone, holds_zone
 
 __all__ = ["lint", "rename_all"]
@@ -39,7 +40,7 @@ def _children(
             for key in list(value):
                 child = props.get(key)
                 if isinstance(child, Mapping):
-                    yield value, key, child
+                    yield value, key, nullable_branch(child) or child
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, Mapping):

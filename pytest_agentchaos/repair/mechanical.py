@@ -145,6 +145,9 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
         return fix_phone(value, ctx)
     if fmt in ("uri", "iri", "uri-reference", "url"):
         fixed = value.strip().strip("<>\"'").strip()
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://\S", fixed) and " " in fixed:
+            encoded = fixed.replace(" ", "%20")  # a space inside a URI, percent-encoded
+            return Fix("format_correction", encoded, 0.9, "the URI with its spaces encoded")
         if fixed != value and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", fixed):
             return Fix("format_correction", fixed, 0.95, "the URI without what surrounded it")
         if _WEB_ADDRESS.match(fixed) and _SENDS_TO.search(ctx.name + " " + ctx.description):
@@ -180,6 +183,11 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     per page as it allows" (the maximum), "the first page" (a minimum of 0 or 1), or states
     the value without the sign the call gave it ("60 minutes before" for ``-60``)."""
     low, high = _bound(schema, "minimum"), _bound(schema, "maximum")
+    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):  # a count as text
+        inner = clamp(int(value), {k: v for k, v in schema.items() if k != "type"}, ctx)
+        if isinstance(inner, Fix) and isinstance(inner.value, (int, float)):
+            return Fix(inner.strategy, str(int(inner.value)), inner.confidence, inner.reason)
+        return inner
     if isinstance(value, (int, float)) and not isinstance(value, bool) and ctx.task:
         task = ctx.task[:4000]
         if high is not None and value > high and _MOST.search(task):
@@ -271,8 +279,9 @@ def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context
 #: A task asking for as many (much, long) as a tool allows.
 _MOST = re.compile(
     r"\bas (?:many|much|long|large|big|far)\b[^.;]{0,60}?\bas\b[^.;]{0,40}?"
-    r"\b(?:allow(?:s|ed)?|possible|permitted|it can|they can)\b"
-    r"|\b(?:the )?(?:maximum|most) (?:allowed|possible|permitted)\b",
+    r"\b(?:allow(?:s|ed)?|possible|permitted|(?:it|they|you|we) can)\b"
+    r"|\b(?:the )?(?:maximum|most) (?:allowed|possible|permitted)\b"
+    r"|\bmax(?:ed)? (?:it |them |that |this )?out\b|\bmax(?:imi[sz]e)? out\b",
     re.IGNORECASE,
 )
 

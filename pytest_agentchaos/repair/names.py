@@ -126,6 +126,18 @@ def rename_keys(
             mine = {_singular(w) for w in ws}
             near = {p for w in mine for p in by_word.get(w, ())}
             found = [p for p in near if _shared_word(key, p, p in required)]
+        elif step == "initials":  # "ttl" for time_to_live
+            squashed = "".join(ws)
+            found = [
+                p for p in free
+                if len(words(p)) >= 2 and "".join(w[0] for w in words(p)) == squashed
+            ]  # fmt: skip
+        elif step == "alias_word":  # "from" for source_timezone: an alias is one of its words
+            names = ALIASES.get("".join(ws), ()) + ALIASES.get("_".join(ws), ())
+            found = [
+                p for p in free
+                if p in required and any(_squash(n) in words(p) for n in names)
+            ]  # fmt: skip
         else:
             names = ALIASES.get("".join(ws), ()) + ALIASES.get("_".join(ws), ())
             found = [p for n in names for p in by_squash.get(_squash(n), [])]
@@ -136,6 +148,8 @@ def rename_keys(
         ("in the singular or plural", 0.93, "plural"),
         ("sharing a word with it", 0.85, "word"),
         ("a common name for it", 0.85, "alias"),
+        ("its initials", 0.85, "initials"),
+        ("a common name for one of its words", 0.85, "alias_word"),
     ):
         for key in unknown:
             if key in done:
@@ -145,7 +159,20 @@ def rename_keys(
                 renames.append((key, found[0], confidence, how))
                 taken.add(found[0])
                 done.add(key)
+    # by elimination: one key the schema does not list, one required parameter missing, and
+    # the key's value fits that parameter's schema
+    left = [k for k in unknown if k not in done]
+    wanted = [p for p in free if p in required and p not in taken]
+    if len(left) == 1 and len(wanted) == 1 and _fits(args[left[0]], props[wanted[0]]):
+        renames.append((left[0], wanted[0], 0.85, "by elimination (the one required parameter "
+                        "missing, and the value fits it)"))  # fmt: skip
     return renames
+
+
+def _fits(value: Any, schema: Any) -> bool:
+    from .spec import checker_for
+
+    return isinstance(schema, Mapping) and bool(schema) and checker_for(schema).is_valid(value)
 
 
 def _same_name(key: str, param: str, required: bool) -> bool:

@@ -35,7 +35,11 @@ STRATEGIES = (
     "rejected_value_correction",
     "unit_conversion",
     "json_repair",
+    "model_proposal",
+    "unwrap_object",
 )
+#: What a declined repair may name as its strategy besides those (not switches).
+DECLINERS = ("retry", "alternative_route", "report_unrecoverable", "intent_audit")
 
 
 @dataclass(frozen=True)

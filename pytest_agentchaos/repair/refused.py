@@ -23,6 +23,7 @@ from typing import Any
 
 from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import cued_value, strings_in
+from .reconcile import reconcile
 from .spec import Problem
 
 __all__ = ["exclusive_pair", "fix_past", "fix_rejected", "keep_of_pair"]
@@ -133,8 +134,11 @@ def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | D
             fixed = [i if i is not None else v for i, v in zip(items, value, strict=True)]
             return Fix(what, fixed, 0.85, f"{shown(value)} without what the task does not "
                        f"write: {shown(fixed)}")  # fmt: skip
+    reconciled = reconcile(value, schema, ctx)
+    if isinstance(reconciled, Fix):
+        return reconciled
     if not isinstance(value, str) or not ctx.task:
-        return Decline(what, f"the tool refused {shown(value)} and does not say why")
+        return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
     plain = _undecorated(value, ctx.task)
     if plain is not None:
         reason = f"the tool refused {shown(value)}; the task writes {shown(plain)}"
@@ -146,7 +150,7 @@ def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | D
             reason = (f"the tool refused {shown(value)}, which the task does not say; the task "
                       f"says {cued[1]!r}")  # fmt: skip
             return Fix(what, cued[0], 0.85, reason)
-    return Decline(what, f"the tool refused {shown(value)} and does not say why")
+    return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
 
 
 _LONGEST = 500  # a longer text is no name or identifier to read against the task

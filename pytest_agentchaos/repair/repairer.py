@@ -19,6 +19,7 @@ A strategy's fix below the policy's threshold is a decline; so is any fix the po
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Callable, Mapping
@@ -29,6 +30,7 @@ from ..escape.recorder import Recorder
 from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
+from .audit import audit
 from .calls import ToolCalls
 from .choose import (
     Renamed,
@@ -40,17 +42,21 @@ from .choose import (
     satisfied,
     sound,
 )
+from .coerce import expand_wildcard, is_wildcard
 from .compound import reshape
-from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose, error_text
-from .fixes import DROP, Context, Decline, Fix
+from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
+from .effective import effective_problems, gloss, rules_for
+from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import InferenceRequest, Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
-from .paths import delete, get, has, plain, put
+from .paths import delete, field_of, get, has, plain, put
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
+from .proposers import candidates_of
+from .reading import leaf_values
 from .refused import exclusive_pair
 from .results import RepairError, RepairResult, RepairStep
-from .spec import Problem, ToolSpec, checker_for
+from .spec import Problem, ToolSpec, checker_for, nullable_branch
 
 __all__ = [
     "STRATEGIES",
@@ -77,6 +83,7 @@ class ParamRepairer(ToolCalls):
         recorder: Recorder | None = None,
         clock: Callable[[], _dt.datetime] | None = None,
         task: str | None = None,
+        model: Callable[..., Any] | None = None,
     ) -> None:
         if not isinstance(spec, ToolSpec):
             raise TypeError(f"ParamRepairer needs a ToolSpec, got {type(spec).__name__}")
@@ -90,6 +97,11 @@ class ParamRepairer(ToolCalls):
         self.recorder = recorder
         self.clock = clock
         self.task = task
+        if model is not None and not callable(model):
+            raise TypeError(
+                f"a model proposer is a callable (problem, call, context); got {model!r}"
+            )
+        self.model = model
         self.patterns = (*self.policy.error_patterns, *ERROR_PATTERNS)
 
     @classmethod
@@ -207,47 +219,61 @@ class ParamRepairer(ToolCalls):
         now: _dt.datetime | None,
         steps: list[RepairStep],
     ) -> RepairResult:
+        original = copy.deepcopy(args)
+        # the error is about the call as it was sent: read it against that call
+        diagnosis = diagnose(
+            self.spec, original, error, classifier=self.classifier, patterns=self.patterns
+        )
+        if diagnosis.kind == "transient":  # no parameter error: nothing to repair
+            reason = f"{diagnosis.reason} (a transient failure, not a parameter error)"
+            return RepairResult(False, None, "retry", 0.0, reason, (), diagnosis)
+        if diagnosis.kind in ("route", "auth", "business"):
+            strategy = "alternative_route" if diagnosis.kind == "route" else "report_unrecoverable"
+            return RepairResult(False, None, strategy, 0.0, diagnosis.reason, (), diagnosis)
+        renamed: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
         if self.policy.allows("rename_key"):
-            rename_all(args, self.spec.parameters, self.policy, (), steps)
-        reshaped = reshape(args, self.spec.parameters, self.policy, steps)
+            before = len(steps)
+            rename_all(args, self.spec.resolved, self.policy, (), steps)
+            renamed = _renames(steps[before:])
+        if self.policy.allows("unwrap_object"):
+            _flatten_wrapper(args, self.spec.resolved, steps)
+        reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
-        linted = lint(args, self.spec.parameters, self.policy, (), steps, task, now)
+        linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
-        diagnosis = diagnose(
-            self.spec, args, error, classifier=self.classifier, patterns=self.patterns
-        )
-        if diagnosis.kind == "transient":
-            result = RepairResult(True, dict(args), "retry", 1.0, diagnosis.reason, (), diagnosis)
-        elif diagnosis.kind == "route":
-            result = RepairResult(
-                False, None, "alternative_route", 0.0, diagnosis.reason, (), diagnosis
-            )
-        elif diagnosis.kind == "valid" or (diagnosis.kind == "unknown" and _answered(steps, error)):
-            if steps:
-                used = [s for s in steps if s.ok]
-                reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
-                confidence = min(s.confidence for s in used)
-                result = RepairResult(
-                    True, dict(args), used[0].strategy, confidence, reason, tuple(steps), diagnosis
-                )
-            else:
-                result = RepairResult(
-                    True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis
-                )
-        elif diagnosis.kind == "unknown":
-            result = RepairResult(
+        # each problem the error named, where the passes moved its field, re-judged against
+        # the call as it is now: a problem the passes solved is gone (a success, not a decline)
+        checks = [_moved(p, renamed) for p in diagnosis.problems if p.source == "error"]
+        live = [p for p in checks if not _gone(p, args, original, renamed)]
+        problems = self._problems(args) + live
+        if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
+            return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
-        else:
-            text = (
-                error
-                if isinstance(error, str)
-                else (safe_str(error, 4000) if error is not None else None)
-            )
-            result = self._fix_all(dict(args), diagnosis, steps, task, now, text)
-        return result
+        if not problems:
+            if steps:
+                used = [s for s in steps if s.ok]
+                why = self._audit(original, args, task, steps)
+                if why is not None:
+                    return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps),
+                                        diagnosis)  # fmt: skip
+                reason = "; ".join(f"{s.field}: {s.reason}" for s in used)
+                confidence = min((s.confidence for s in used), default=1.0)
+                strategy = used[0].strategy if used else "none"
+                return RepairResult(
+                    True, dict(args), strategy, confidence, reason, tuple(steps), diagnosis
+                )
+            return RepairResult(True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis)
+        text = (
+            error
+            if isinstance(error, str)
+            else (safe_str(error, 4000) if error is not None else None)
+        )
+        live_diagnosis = Diagnosis("parameter", tuple(problems), diagnosis.reason,
+                                   diagnosis.error_class, diagnosis.reading)  # fmt: skip
+        return self._fix_all(dict(args), live_diagnosis, steps, task, now, text, original, renamed)
 
     def _fix_all(
         self,
@@ -257,8 +283,12 @@ class ParamRepairer(ToolCalls):
         task: str | None,
         now: _dt.datetime | None,
         error: str | None,
+        original: dict[str, Any] | None = None,
+        renamed: Mapping[tuple[str | int, ...], tuple[str | int, ...]] | None = None,
     ) -> RepairResult:
         current = copy.deepcopy(args)
+        first = original if original is not None else args
+        moves = renamed or {}
         checks: list[Problem] = [p for p in diagnosis.problems if p.source == "error"]
         problems = list(diagnosis.problems)
         for _ in range(_ROUNDS):
@@ -269,10 +299,10 @@ class ParamRepairer(ToolCalls):
                 return RepairResult(
                     False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
                 )
-            problems = self.spec.problems(current) + [
-                p for p in checks if not satisfied(p, current)
+            problems = self._problems(current) + [
+                p for p in checks if not _gone(p, current, first, moves)
             ]
-        left = self.spec.problems(current) + [p for p in checks if not satisfied(p, current)]
+        left = self._problems(current) + [p for p in checks if not _gone(p, current, first, moves)]
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]
@@ -280,11 +310,32 @@ class ParamRepairer(ToolCalls):
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, reason, tuple(steps), diagnosis
             )
+        why = self._audit(first, current, task, steps)
+        if why is not None:
+            return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps), diagnosis)
         used = [s for s in steps if s.ok]
         confidence = min((s.confidence for s in used), default=1.0)
         strategy = used[0].strategy if used else "none"
         reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
         return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _audit(
+        self,
+        original: Mapping[str, Any],
+        repaired: Mapping[str, Any],
+        task: str | None,
+        steps: list[RepairStep],
+    ) -> str | None:
+        """The intent audit of the whole repaired call (:mod:`.audit`); a refusal is a step."""
+        described = {
+            path: str(self.spec.schema_at(path).get("description", ""))
+            for path, _ in leaf_values(original)
+        }
+        why = audit(original, repaired, task, steps, described)
+        if why is not None:
+            steps.append(RepairStep("(arguments)", "audit", "intent_audit", None, None, 0.0,
+                                    why, False))  # fmt: skip
+        return why
 
     def _round(
         self,
@@ -319,10 +370,16 @@ class ParamRepairer(ToolCalls):
                 properties = self.spec.parameters.get("properties", {})
                 problem, outcome = exclusive_pair(problem, current, properties, task)
                 before = get(current, problem.path) if has(current, problem.path) else None
+            elif _wildcard_item(problem, current):  # ["all"]: the list is the problem
+                problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
+                before = get(current, problem.path)
+                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path))
             else:
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
                 outcome = self._strategy(problem, before, ctx, current, missing)
+            if not isinstance(outcome, Fix) or not self._usable(outcome):
+                outcome = self._ask_model(problem, current, task, now, steps) or outcome
             declined = self._apply(outcome, problem, before, current, steps)
             if declined is not None:
                 return declined
@@ -402,6 +459,19 @@ class ParamRepairer(ToolCalls):
     ) -> Fix | Decline | None:
         schema = problem.schema or self.spec.schema_at(problem.path)
         kind = problem.kind
+        if (
+            value is None
+            and kind in ("type", "union", "enum")
+            and problem.path
+            and (not _required(self.spec, problem.path))
+        ):
+            why = "null in an optional field: left out, so the tool's own default applies"
+            return Fix("drop_unknown_key", DROP, 0.9, why)
+        name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
+        glossed = gloss(value, rules_for(self.spec.schema_at(problem.path), name))
+        if glossed is not None and kind in ("type", "enum", "union", "rejected"):
+            return Fix("enum_value_correction", glossed, 0.9,
+                       f"the description glosses {shown(value)} as {glossed!r}")  # fmt: skip
         if kind == "unknown":
             return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
@@ -409,6 +479,18 @@ class ParamRepairer(ToolCalls):
         return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
+        optional = nullable_branch(self.spec.schema_at(problem.path)) or nullable_branch(
+            problem.schema
+        )
+        if optional is not None and value is not None:  # X | None: the value is meant as X
+            checker = checker_for(optional)
+            for error in checker.iter_errors(value):
+                kind = kind_of(str(error.validator))
+                at = tuple(error.absolute_path)
+                if at:
+                    return Decline("report_unrecoverable", f"{shown(value)}: {error.message}")
+                return for_value(kind, value, optional, ctx, error.validator_value)
+            return None
         branches = problem.expected if isinstance(problem.expected, list) else []
         fixes: dict[str, Fix] = {}
         for branch in branches:
@@ -429,8 +511,8 @@ class ParamRepairer(ToolCalls):
         if len(fixes) == 1:
             return next(iter(fixes.values()))
         if len(fixes) > 1:
-            shown = " or ".join(list(fixes)[:3])
-            return Decline("schema_type_conversion", f"{value!r} could become {shown}")
+            listed = " or ".join(list(fixes)[:3])
+            return Decline("schema_type_conversion", f"{value!r} could become {listed}")
         return Decline("report_unrecoverable", f"{value!r} fits none of the allowed shapes")
 
     def _object_branch(
@@ -461,8 +543,11 @@ class ParamRepairer(ToolCalls):
         error: str | None,
     ) -> Decline | None:
         need: list[Problem] = []
+        fallback: dict[str, Fix] = {}
         for problem in missing:
             schema = problem.schema or self.spec.schema_at(problem.path)
+            name = str(problem.path[-1]) if problem.path else ""
+            described = rules_for(self.spec.schema_at(problem.path), name)
             if "default" in schema:
                 fix = Fix(
                     "default_value_assignment",
@@ -474,6 +559,12 @@ class ParamRepairer(ToolCalls):
                 if declined is not None:
                     return declined
             else:
+                if described.has_default:  # used only where the task gives no value
+                    said = described.provenance.get("default", "")
+                    fallback[field_of(problem.path)] = Fix(
+                        "default_value_assignment", copy.deepcopy(described.default), 0.9,
+                        f"the description's default ({said!r}), the task giving none",
+                    )  # fmt: skip
                 need.append(problem)
         if not need:
             return None
@@ -502,9 +593,23 @@ class ParamRepairer(ToolCalls):
                         )
                     )
                 found.update(sound(answer, rest))
-        unknown = [
-            p for p in need if (found.get(str(p.path[-1])) if len(p.path) == 1 else None) is None
-        ]
+        for problem in need:
+            top = str(problem.path[-1]) if len(problem.path) == 1 else None
+            if top is None and task and isinstance(problem.path[-1], str):
+                inner = self.rules._one(str(problem.path[-1]),
+                                        self.spec.schema_at(problem.path), task[:8000], now,
+                                        current)  # fmt: skip
+                if inner is not None:
+                    found[field_of(problem.path)] = inner
+                    continue
+            if (top is None or top not in found) and field_of(problem.path) not in fallback:
+                asked_fix = self._ask_model(problem, current, task, now, steps)
+                if asked_fix is not None:
+                    found[field_of(problem.path)] = asked_fix
+        for problem in need:
+            if _found(found, problem) is None and field_of(problem.path) in fallback:
+                found[field_of(problem.path)] = fallback[field_of(problem.path)]
+        unknown = [p for p in need if _found(found, p) is None]
         if unknown:
             listed = ", ".join(repr(p.field) for p in unknown)
             where = "the task does not state" if task else "no task was given to read"
@@ -525,9 +630,59 @@ class ParamRepairer(ToolCalls):
                 )
             return Decline("infer_missing_param", reason)
         for problem in need:
-            declined = self._apply(found[str(problem.path[-1])], problem, None, current, steps)
+            declined = self._apply(_found(found, problem), problem, None, current, steps)
             if declined is not None:
                 return declined
+        return None
+
+    def _problems(self, args: dict[str, Any]) -> list[Problem]:
+        """What the schema and the effective schema (its descriptions) find wrong."""
+        found = self.spec.problems(args)
+        known = {p.path for p in found}
+        return found + [p for p in effective_problems(self.spec, args) if p.path not in known]
+
+    def _usable(self, fix: Fix) -> bool:
+        return (
+            confidence_ok(fix.confidence)
+            and fix.confidence >= self.policy.threshold
+            and self.policy.allows(fix.strategy)
+        )
+
+    def _ask_model(
+        self,
+        problem: Problem,
+        current: dict[str, Any],
+        task: str | None,
+        now: _dt.datetime | None,
+        steps: list[RepairStep],
+    ) -> Fix | None:
+        """The model proposer's first candidate that fits the schema at the problem's path
+        (a drop only of a key the schema does not require), or None."""
+        if self.model is None or not self.policy.allows("model_proposal"):
+            return None
+        ctx = self._context(problem, current, task, now)
+        try:
+            candidates = candidates_of(self.model, problem, copy.deepcopy(current), ctx)
+        except Exception as exc:
+            steps.append(RepairStep(problem.field, problem.kind, "model_proposal", None, None,
+                                    0.0, f"the model proposer raised {type(exc).__name__}: "
+                                    f"{safe_str(exc, 200)}", False))  # fmt: skip
+            return None
+        schema = self.spec.schema_at(problem.path) or problem.schema
+        for fix in candidates:
+            if not confidence_ok(fix.confidence):
+                continue
+            if fix.value is DROP:
+                if problem.kind != "missing" and not _required(self.spec, problem.path):
+                    return Fix("model_proposal", DROP, fix.confidence, fix.reason)
+                continue
+            try:
+                fits = checker_for(schema).is_valid(fix.value) if schema else True
+            except Exception:
+                fits = False
+            if fits and not_json({"v": fix.value}) is None:
+                strategy = "model_proposal" if fix.strategy not in STRATEGIES else fix.strategy
+                return Fix(strategy, copy.deepcopy(fix.value), fix.confidence, fix.reason)
         return None
 
     def _context(
@@ -542,7 +697,9 @@ class ParamRepairer(ToolCalls):
     def _report(
         self, result: RepairResult, before: Any, at: int | None, intended: Any = None
     ) -> RepairResult:
-        if self.recorder is not None and (result.strategy != "none" or intended is not None):
+        # a transient error is no parameter problem: nothing was repaired, nothing to record
+        recorded = result.strategy not in ("none", "retry") or intended is not None
+        if self.recorder is not None and recorded:
             self.recorder.record(
                 Repair,
                 tool=self.spec.name,
@@ -566,12 +723,101 @@ class ParamRepairer(ToolCalls):
 _JSON_TEXT_LIMIT = 200_000
 
 
-def _answered(steps: list[RepairStep], error: BaseException | str | int | None) -> bool:
-    """Whether an error that names no parameter quotes a value the passes before diagnosis
-    fixed ("No time zone found with key PST" after 'PST' was read as a zone): it was that."""
-    text = error_text(error)[:2000] if error is not None else ""
-    return any(
-        s.ok and isinstance(s.before, str) and len(s.before) > 1
-        and re.search(rf"(?<![\w]){re.escape(s.before)}(?![\w])", text)
-        for s in steps
-    )  # fmt: skip
+def _flatten_wrapper(
+    args: dict[str, Any], schema: Mapping[str, Any], steps: list[RepairStep]
+) -> None:
+    """The parameters sent inside one wrapper object (``{"params": {"url": ...}}``): the one
+    undeclared key whose object holds only declared parameters, among them every required one
+    the call lacks, is replaced by its keys."""
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return
+    unknown = [k for k in args if k not in props]
+    if len(unknown) != 1 or not isinstance(args[unknown[0]], dict) or not args[unknown[0]]:
+        return
+    inner = args[unknown[0]]
+    missing = {r for r in required if r not in args}
+    if not missing or not missing <= set(inner) or not set(inner) <= set(props):
+        return
+    if any(k in args for k in inner):
+        return
+    args.pop(unknown[0])
+    args.update(inner)
+    why = f"the parameters were sent inside {unknown[0]!r}"
+    steps.append(RepairStep(unknown[0], "unknown", "unwrap_object", dict(inner), dict(inner),
+                            0.9, why, True))  # fmt: skip
+
+
+def _wildcard_item(problem: Problem, current: Mapping[str, Any]) -> bool:
+    """An enum problem at the one item of a list that is a wildcard (``["all"]``)."""
+    if problem.kind != "enum" or not problem.path or not isinstance(problem.path[-1], int):
+        return False
+    holder = get(current, problem.path[:-1])
+    return isinstance(holder, list) and len(holder) == 1 and is_wildcard(holder[0])
+
+
+def _found(found: Mapping[str, Fix], problem: Problem) -> Fix | None:
+    """The inferred fix for a missing problem: by its top-level name, else by its path."""
+    if len(problem.path) == 1 and str(problem.path[0]) in found:
+        return found[str(problem.path[0])]
+    return found.get(field_of(problem.path))
+
+
+def _required(spec: ToolSpec, path: tuple[str | int, ...]) -> bool:
+    parent = spec.schema_at(path[:-1])
+    required = parent.get("required", ())
+    return bool(path) and isinstance(required, list) and path[-1] in required
+
+
+def _renames(steps: list[RepairStep]) -> dict[tuple[str | int, ...], tuple[str | int, ...]]:
+    """Where the rename pass moved each key: ``{old path: new path}``."""
+    moves: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
+    for step in steps:
+        if step.ok and step.strategy == "rename_key" and isinstance(step.after, str):
+            parent = _path_of(step.field)[:-1]
+            old: tuple[str | int, ...] = (*parent, str(step.before))
+            moves[old] = (*parent, step.after)
+    return moves
+
+
+def _path_of(field: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    for piece in re.split(r"\.|\[|\]", field):
+        if piece:
+            parts.append(int(piece) if piece.isdigit() else piece)
+    return tuple(parts)
+
+
+def _moved(
+    problem: Problem, moves: Mapping[tuple[str | int, ...], tuple[str | int, ...]]
+) -> Problem:
+    """A problem the error named at a key the rename pass moved, at the key's new place."""
+    for old, new in moves.items():
+        if problem.path[: len(old)] == old:
+            return dataclasses.replace(problem, path=(*new, *problem.path[len(old) :]))
+    return problem
+
+
+def _gone(
+    problem: Problem,
+    current: Mapping[str, Any],
+    original: Mapping[str, Any],
+    moves: Mapping[tuple[str | int, ...], tuple[str | int, ...]],
+) -> bool:
+    """Whether a problem the tool's error named is solved in the call as it is now: a value
+    the error refused is gone once it has changed (and fits what the error asked); a missing
+    key once it is there; an unknown key once it is not (renamed or dropped)."""
+    if problem.kind == "unknown":
+        moved = problem.path in moves.values()
+        return moved or not has(current, problem.path)
+    if problem.kind in ("missing", "exclusive"):
+        return satisfied(problem, current)
+    if not has(current, problem.path):
+        # the refused value is no longer sent (left out, on its description's word); were
+        # it required, the schema's own check would name it missing
+        return has(original, problem.path)
+    old = next((o for o, n in moves.items() if n == problem.path), problem.path)
+    if has(original, old) and get(original, old) == get(current, problem.path):
+        return False  # the value the tool refused is still there
+    return satisfied(problem, current)

@@ -41,9 +41,10 @@ class RepairStep:
 class RepairResult:
     """What :meth:`ParamRepairer.repair` decided.
 
-    ``ok``: ``args`` are the arguments to call with (validated; unchanged for a transient
-    error, with ``strategy == "retry"``, or for a valid call, with ``strategy == "none"``).
-    Not ok: ``args`` is None and ``reason`` says why (``strategy`` is the one that declined,
+    ``ok``: ``args`` are the arguments to call with (validated; unchanged for a valid call,
+    with ``strategy == "none"``). Not ok: ``args`` is None and ``reason`` says why
+    (``strategy`` is the one that declined, ``retry`` for a transient error — a timeout, a
+    5xx, a rate limit: no parameter error, the call is retried as it is by whoever retries —
     ``alternative_route`` for a missing tool, ``report_unrecoverable`` otherwise).
     ``confidence`` is the least of the steps' confidences.
     """

@@ -8,6 +8,7 @@ be chosen for it. Nothing here validates by hand.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from ..faults.mutations import parameters_schema
 from ..inject.schemas import check_tool_schema, check_tool_wrapper
 from .signature import function_schema
 
-__all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec", "checker_for"]
+__all__ = ["PROBLEM_KINDS", "Problem", "ToolSpec", "checker_for", "nullable_branch"]
 
 #: What a problem can be: a key the schema requires is ``missing``, a key it forbids is
 #: ``unknown``; a value has the wrong ``type``, is not in the ``enum`` (or not the ``const``),
@@ -117,6 +118,10 @@ class ToolSpec:
     parameters: Mapping[str, Any]
     description: str = ""
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
+    #: the parameters with every local ``$ref`` replaced by what it points at (a reference
+    #: round a loop by ``{}``), so a sub-schema can be checked on its own
+    _resolved: Any = field(default=None, init=False, repr=False, compare=False)
+    _effective: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         __tracebackhide__ = True
@@ -124,6 +129,7 @@ class ToolSpec:
         validator = checker_for(self.parameters)
         _check_refs(validator, self.parameters, f"ToolSpec {self.name!r}")
         object.__setattr__(self, "_validator", validator)
+        object.__setattr__(self, "_resolved", resolve_refs(self.parameters))
 
     @classmethod
     def from_schema(
@@ -187,22 +193,148 @@ class ToolSpec:
 
     def schema_at(self, path: tuple[str | int, ...]) -> Mapping[str, Any]:
         """The sub-schema for the value at ``path`` (``{}`` where the schema says nothing)."""
-        schema: Any = self.parameters
+        schema: Any = self._resolved if self._resolved is not None else self.parameters
         for part in path:
+            if isinstance(schema, Mapping):
+                schema = nullable_branch(schema) or schema
             schema = _child(schema, part)
             if schema is None:
                 return {}
         return schema if isinstance(schema, Mapping) else {}
 
+    @property
+    def resolved(self) -> Mapping[str, Any]:
+        """The parameters with local references replaced (see :func:`resolve_refs`)."""
+        return self._resolved if isinstance(self._resolved, Mapping) else self.parameters
+
+
+def nullable_branch(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The one branch of an optional value's union (``anyOf: [X, {"type": "null"}]``, as
+    pydantic writes ``X | None``) merged with the union's own keys (description, default);
+    None when ``schema`` is no such union."""
+    for keyword in ("anyOf", "oneOf"):
+        branches = schema.get(keyword)
+        if not isinstance(branches, list) or len(branches) < 2:
+            continue
+        rest = [b for b in branches if not (isinstance(b, Mapping) and b.get("type") == "null")]
+        if len(rest) == 1 and len(branches) - len(rest) >= 1 and isinstance(rest[0], Mapping):
+            outer = {k: v for k, v in schema.items() if k not in (keyword, "default")}
+            return {**outer, **rest[0]}
+    return None
+
 
 def checker_for(schema: Mapping[str, Any]) -> Any:
     """A jsonschema validator of ``schema`` (its own draft, 2020-12 when it names none) with
-    the format checker of that draft."""
+    the format checker of that draft; one per schema seen (cached by its JSON text). A
+    reference it cannot resolve makes a value invalid rather than an error."""
+    try:
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return _Guarded(_new_checker(schema))
+    found = _CHECKER_CACHE.get(key)
+    if found is None:
+        found = _Guarded(_new_checker(schema))
+        if len(_CHECKER_CACHE) > 2048:
+            _CHECKER_CACHE.clear()
+        _CHECKER_CACHE[key] = found
+    return found
+
+
+_CHECKER_CACHE: dict[str, Any] = {}
+
+
+def _new_checker(schema: Mapping[str, Any]) -> Any:
     import jsonschema  # on first use: most runs build no spec
     from jsonschema.validators import validator_for
 
     cls = validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema, format_checker=_format_checker(cls))
+
+
+class _Guarded:
+    """A validator whose unresolvable references fail the value instead of raising."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def schema(self) -> Any:
+        return self.inner.schema
+
+    def is_valid(self, value: Any) -> bool:
+        try:
+            return bool(self.inner.is_valid(value))
+        except RecursionError:
+            raise
+        except Exception:
+            return False
+
+    def iter_errors(self, value: Any) -> Iterator[Any]:
+        try:
+            yield from list(self.inner.iter_errors(value))
+        except RecursionError:
+            raise
+        except Exception:
+            return
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def resolve_refs(schema: Mapping[str, Any]) -> Any:
+    """``schema`` with every local ``$ref`` (``#/$defs/X``, ``#/definitions/X``, ``#``)
+    replaced by its target merged with the reference's siblings; a reference met again
+    inside itself (a recursive schema) becomes ``{}``; bounded in depth and size."""
+    budget = [20_000]
+
+    def target(ref: str) -> Any:
+        node: Any = schema
+        for part in ref[1:].lstrip("/").split("/") if ref != "#" else ():
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+    def walk(node: Any, open_refs: tuple[str, ...], depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 60:
+            return {}
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#"):
+                if ref in open_refs:
+                    return {}
+                found = target(ref)
+                if not isinstance(found, Mapping):
+                    return {k: v for k, v in node.items()}
+                merged = {**walk(found, (*open_refs, ref), depth + 1)}
+                for key, value in node.items():
+                    if key != "$ref":
+                        merged[key] = walk(value, open_refs, depth + 1)
+                return merged
+            out: dict[str, Any] = {}
+            for key, value in node.items():
+                if key in ("$defs", "definitions") and depth > 0:
+                    continue
+                if key in ("enum", "const", "default", "examples", "example"):
+                    out[key] = value
+                else:
+                    out[key] = walk(value, open_refs, depth + 1)
+            return out
+        if isinstance(node, list):
+            return [walk(item, open_refs, depth + 1) for item in node]
+        return node
+
+    try:
+        return walk(schema, (), 0)
+    except RecursionError:
+        return None
 
 
 _CHECKERS: dict[Any, Any] = {}

@@ -23,14 +23,19 @@ __all__ = ["fix_zone", "holds_zone", "zones_named_in"]
 
 _STRATEGY = "timezone_correction"
 _ZONE_FIELD = re.compile(r"time_?zone|timezone|\btz\b|IANA", re.IGNORECASE)
+#: A field named for a date or a time, which no description makes a zone.
+_WHEN_FIELD = re.compile(r"(?:^|_)(?:date|time|day|datetime|at|when|start|end|due)(?:_|$)",
+                         re.IGNORECASE)  # fmt: skip
 
 
 def holds_zone(name: str, schema: Mapping[str, Any]) -> bool:
     """Whether a text field holds an IANA time zone name."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
-    return bool(
-        _ZONE_FIELD.search(spaced) or _ZONE_FIELD.search(str(schema.get("description", "")))
-    )
+    if _ZONE_FIELD.search(spaced):
+        return True
+    if _WHEN_FIELD.search(spaced):  # a date or time "relative to the user's timezone"
+        return False
+    return bool(_ZONE_FIELD.search(str(schema.get("description", ""))))
 
 
 @lru_cache(maxsize=1)
@@ -117,6 +122,13 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
     text = value.strip()
     if text in names.values():
         return None
+    offset = re.fullmatch(r"(?:UTC|GMT)\s*([+-])\s*(\d{1,2})(?::?00)?", text, re.IGNORECASE)
+    if offset is not None and int(offset[2]) != 0:
+        # the tz database's fixed-offset zones count the POSIX way: UTC+5 is Etc/GMT-5
+        zone = f"Etc/GMT{'-' if offset[1] == '+' else '+'}{int(offset[2])}"
+        if zone in names.values():
+            return Fix("timezone_correction", zone, 0.9,
+                       f"{text!r} is the fixed-offset zone {zone} (POSIX sign)")  # fmt: skip
     known = names.get(text.lower()) or names.get(text.lower().replace(" ", "_"))
     if known is not None:
         return Fix(_STRATEGY, known, 0.95, f"{shown(value)} is the zone {known!r}")

@@ -1,0 +1,231 @@
+"""The intent audit: a repaired call is checked as a whole before it is returned.
+
+Whatever proposed its values (a rule, the inferer, a model), a repaired call is declined,
+naming why, when:
+
+- a value of the call as sent that the task states is gone (a key dropped, or its value
+  replaced by one that is not derived from it): a filter the user asked for must not vanish;
+- a value that changed cites no evidence (no step of the repair says where it came from);
+- one span of the task fills two fields that were filled by reading the task;
+- an amount is in another currency than the field's description states (the number alone
+  would be read in the field's currency).
+
+Currencies are read from standard data: the Unicode names of currency signs (``$`` is DOLLAR
+SIGN) and ISO 4217-shaped codes next to an amount.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from .reading import leaf_values
+from .results import RepairStep
+from .words import find_word
+
+__all__ = ["audit", "currency_of", "described_currency", "task_states"]
+
+#: Strategies that replace a value by one not derived from it: a value the task states must
+#: not be replaced by them (it is declined instead).
+_REPLACING = frozenset({"drop_unknown_key", "drop_exclusive_key", "rejected_value_correction"})
+#: Strategies that fill a value by reading the task.
+_READING = frozenset({"infer_missing_param", "rejected_value_correction", "model_proposal"})
+
+
+def task_states(value: Any, task: str) -> bool:
+    """Whether the task writes ``value`` as it is (a text of two characters or more, or a
+    number), as words of its own."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        text = str(value)
+        at = find_word(task, text)
+        while at >= 0:
+            before, after = task[at - 1 : at], task[at + len(text) : at + len(text) + 2]
+            if before != "." and not (after[:1] == "." and after[1:].isdigit()):
+                return True
+            at = find_word(task, text, at + 1)
+        return False
+    if not isinstance(value, str) or len(value.strip()) < 2 or len(value) > 200:
+        return False
+    return find_word(task.casefold(), value.strip().casefold()) >= 0
+
+
+def audit(
+    original: Mapping[str, Any],
+    repaired: Mapping[str, Any],
+    task: str | None,
+    steps: Sequence[RepairStep],
+    descriptions: Mapping[tuple[str | int, ...], str] | None = None,
+) -> str | None:
+    """Why the repaired call must be declined, or None when it passes (see the module)."""
+    text = (task or "")[:8000]
+    used = [s for s in steps if s.ok]
+    before = dict(leaf_values(original))
+    after = dict(leaf_values(repaired))
+    after_values = [v for v in after.values()]
+    if text:
+        for path, value in before.items():
+            if not task_states(value, text):
+                continue
+            if path in after and _same(after[path], value):
+                continue
+            if any(_same(v, value) or _holds(v, value) for v in after_values):
+                continue  # moved (renamed, regrouped) or normalised into a list
+            step = _step_at(used, path)
+            new = after.get(path)
+            if (
+                step is not None
+                and step.strategy == "rejected_value_correction"
+                and (task_states(new, text) or _spoken(value) == new)
+            ):
+                continue  # the tool refused it; the task's own writing of it is evidence
+            if step is None or step.strategy in _REPLACING:
+                return (
+                    f"the task states {value!r} ({_field(path)}), and the repair would "
+                    "drop or replace it"
+                )
+    for path, value in after.items():
+        if path in before and _same(before[path], value):
+            continue
+        if _step_at(used, path) is None and not any(_same(v, value) for v in before.values()):
+            return f"{_field(path)} = {value!r} is cited by no step of the repair"
+    if text:
+        read = [s for s in used if s.strategy in _READING and isinstance(s.after, (str, int))]
+        seen: dict[str, str] = {}
+        for step in read:
+            key = str(step.after).lower()
+            if len(key) < 2 and not isinstance(step.after, int):
+                continue
+            if key in seen and seen[key] != step.field and _mentions(text, key) < 2:
+                return (
+                    f"{step.after!r} fills both {seen[key]} and {step.field}, and the task "
+                    "writes it once"
+                )
+            seen[key] = step.field
+    for path, value in before.items():
+        if path not in after or after[path] == value or not isinstance(value, str):
+            continue
+        sent = currency_of(value)
+        wanted = described_currency((descriptions or {}).get(path, ""))
+        if sent and wanted and sent != wanted and (len(sent) == 3) == (len(wanted) == 3):
+            return (
+                f"{value!r} is in {sent}, and {_field(path)} is in {wanted}: converting it "
+                "is for a tool the user supplies"
+            )
+    return None
+
+
+def _spoken(value: Any) -> str | None:
+    from .reconcile import spoken_email
+
+    return spoken_email(value) if isinstance(value, str) else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is type(b) and a == b:
+        return True
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    if isinstance(a, str) and isinstance(b, str):
+        return _norm(a) == _norm(b) and bool(_norm(a))
+    if isinstance(b, str) and isinstance(a, (int, float)):
+        return _norm(b) == _norm(str(a))
+    return bool(a == b)
+
+
+def _holds(container: Any, value: Any) -> bool:
+    """Whether a text holds the whole of a value (``ENG-77`` holds 77, ``SKU-1180-B`` holds
+    ``SKU-1180``): a fuller writing of the same thing."""
+    if isinstance(value, bool) or not isinstance(container, str):
+        return False
+    text = str(value) if isinstance(value, (int, float)) else value
+    if not isinstance(text, str) or len(_norm(text)) < 2:
+        return False
+    if isinstance(value, str) and len(value) < 3:
+        return False
+    return _norm(text) in _norm(container)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _step_at(steps: Sequence[RepairStep], path: tuple[str | int, ...]) -> RepairStep | None:
+    """The last step whose field is ``path`` or holds it (a step on a list or object)."""
+    shown = _field(path)
+    found = None
+    for step in steps:
+        if (
+            shown == step.field
+            or shown.startswith(step.field + ".")
+            or shown.startswith(step.field + "[")
+            or step.field == "(arguments)"
+        ):
+            found = step
+    return found
+
+
+def _field(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(arguments)"
+
+
+def _mentions(text: str, key: str) -> int:
+    lowered, count, at = text.casefold(), 0, 0
+    while count < 2:
+        at = find_word(lowered, key.casefold(), at)
+        if at < 0:
+            break
+        count, at = count + 1, at + 1
+    return count
+
+
+@lru_cache(maxsize=1)
+def _signs() -> dict[str, str]:
+    """Currency signs and the currency they name, from Unicode's own names."""
+    found: dict[str, str] = {}
+    for code in range(0x20, 0x20C1):
+        char = chr(code)
+        if unicodedata.category(char) == "Sc":
+            name = unicodedata.name(char, "").lower().replace(" sign", "")
+            found[char] = name.split()[-1] if name else char
+    return found
+
+
+_CODE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
+
+
+def currency_of(text: str) -> str | None:
+    """The currency an amount is written in: a sign's name (``$`` -> ``dollar``) or an ISO
+    4217-shaped code next to a number (``25 USD``); None for a bare number."""
+    head = text[:200]
+    if not re.search(r"\d", head):
+        return None
+    for char in head:
+        if char in _signs():
+            return _signs()[char]
+    code = _CODE.search(head)
+    return str(code[1]).lower() if code else None
+
+
+def described_currency(description: str) -> str | None:
+    """The currency a field's description states (``in euros``, ``in USD``, ``€``)."""
+    head = description[:1000]
+    for char in head:
+        if char in _signs():
+            return _signs()[char]
+    words = re.findall(r"[a-z]+", head.lower())
+    for word in words:
+        stem = word[:-1] if word.endswith("s") else word
+        if stem in _signs().values() and len(stem) > 2 and stem != "cent":  # a minor unit
+            return str(stem)
+    code = re.search(r"\bin ([A-Z]{3})\b", head)
+    return str(code[1]).lower() if code else None

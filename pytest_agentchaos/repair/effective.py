@@ -1,0 +1,286 @@
+"""The effective schema: what a field's description says beyond its JSON Schema.
+
+Tools often state constraints only in prose: allowed values ("Allowed: date, rating",
+"One of dall-e-2, dall-e-3", "Options include 'Value', 'Flexible'"), ranges ("between 1 and
+30", "from 1 (normal) to 4 (urgent)", "(1-20, default 10)", "max 50000"), the unit or
+currency ("in meters", "in euros", a name ending ``_minutes``), defaults phrased as facts or
+instructions ("Default: snippet,id", "defaults to 'units'", "use X if none is given") and
+glosses of values ("0 = No priority, 1 = Urgent", "standard (Kelvin), metric (Celsius)").
+Each is compiled once per sub-schema into :class:`Rules`, with the span of the description
+it came from (its provenance), and the repairer checks every round and the final call
+against them as against the schema itself. An open list ("etc.") constrains nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .spec import Problem, checker_for, nullable_branch
+from .words import name_tokens
+
+__all__ = ["Rules", "effective_problems", "rules_for"]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What one field's description says: ``enum`` (allowed values), ``minimum`` and
+    ``maximum``, ``unit``, ``default`` (``has_default`` tells a default of None from none),
+    ``glosses`` (a word or phrase -> the value it glosses) and ``provenance`` (constraint ->
+    the span of the description that states it)."""
+
+    enum: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    unit: str | None = None
+    default: Any = None
+    has_default: bool = False
+    glosses: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.enum or self.minimum is not None or self.maximum is not None
+                    or self.unit or self.has_default or self.glosses)  # fmt: skip
+
+
+_EMPTY = Rules()
+_CACHE: dict[str, Rules] = {}
+
+_LIST_HEAD = re.compile(
+    r"\b(?:allowed(?: values)?(?: are)?|one of(?: the followings?)?|options(?: include| are)?"
+    r"|valid values(?: are)?|possible values(?: are)?|must be one of|accepted values(?: are)?)"
+    r"\s*:?\s*(?P<list>[^.;\n]{1,300})",
+    re.IGNORECASE,
+)
+_BETWEEN = re.compile(
+    r"\bbetween\s+(?P<a>-?\d+(?:\.\d+)?)\s+(?:and|to)\s+(?P<b>-?\d+(?:\.\d+)?)"
+    r"|\b(?:from|range(?:s)? from)\s+(?P<c>-?\d+(?:\.\d+)?)(?:\s*\([^)]{1,40}\))?\s+to\s+"
+    r"(?P<d>-?\d+(?:\.\d+)?)"
+    r"|\((?P<e>-?\d+(?:\.\d+)?)\s*-\s*(?P<f>-?\d+(?:\.\d+)?)\b",
+    re.IGNORECASE,
+)
+_MAX = re.compile(r"\((?:max(?:imum)?)\s+(?P<m>\d+(?:\.\d+)?)\b", re.IGNORECASE)
+_DEFAULT = re.compile(
+    r"\bdefault(?:s)?(?: value)?(?: is| to|:)?\s+"
+    r"(?P<v>'[^']{1,60}'|\"[^\"]{1,60}\"|\[[^\]]{0,120}\]|[^\s.,;)]+(?:,[^\s.,;)]+)*)",
+    re.IGNORECASE,
+)
+_USE_IF = re.compile(
+    r"\buse\s+(?P<v>'[^']{1,60}'|\"[^\"]{1,60}\"|\S+)\s+(?:as\s+[^.,;]{1,40}?\s+)?"
+    r"(?:if|when|unless)\s+(?:none|not|no)\b",
+    re.IGNORECASE,
+)
+_GLOSS_EQ = re.compile(
+    r"(?P<v>-?\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
+)
+_GLOSS_PAREN = re.compile(r"(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
+_UNIT_WORDS = {
+    "seconds": "second", "second": "second", "secs": "second", "minutes": "minute",
+    "minute": "minute", "mins": "minute", "hours": "hour", "hour": "hour", "days": "day",
+    "day": "day", "weeks": "week", "week": "week", "ms": "millisecond",
+    "milliseconds": "millisecond", "meters": "meter", "metres": "meter", "meter": "meter",
+    "m": "meter", "km": "kilometer", "kilometers": "kilometer", "kilometres": "kilometer",
+    "miles": "mile", "kg": "kilogram", "kilograms": "kilogram", "grams": "gram", "g": "gram",
+    "cents": "cent", "euros": "euro", "dollars": "dollar", "litres": "liter", "liters": "liter",
+    "bytes": "byte", "characters": "character",
+}  # fmt: skip
+_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b", re.IGNORECASE)
+#: Words that end a listed value's run and are no value.
+_OPEN = re.compile(r"\betc\b|\.\.\.|\band (?:so on|more)\b|\be\.g\.|\bsuch as\b", re.IGNORECASE)
+
+
+def rules_for(schema: Mapping[str, Any], name: str = "") -> Rules:
+    """The rules a sub-schema's description states (cached by the schema and name)."""
+    if not isinstance(schema, Mapping):
+        return _EMPTY
+    schema = nullable_branch(schema) or schema
+    description = schema.get("description")
+    if not isinstance(description, str) or not description.strip():
+        unit = _unit_of_name(name)
+        return Rules(unit=unit) if unit else _EMPTY
+    try:
+        key = name + "\x00" + json.dumps(schema, sort_keys=True, default=repr)[:4000]
+    except (TypeError, ValueError, RecursionError):
+        return _EMPTY
+    found = _CACHE.get(key)
+    if found is None:
+        found = _compile(schema, description[:2000], name)
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        _CACHE[key] = found
+    return found
+
+
+def _unit_of_name(name: str) -> str | None:
+    """The unit a name states by one of its words (``radius_m``, ``days_ahead``)."""
+    tokens = name_tokens(name)
+    if len(tokens) < 2:
+        return None
+    units = {_UNIT_WORDS[t] for t in tokens if t in _UNIT_WORDS and len(t) > 1}
+    if not units and tokens[-1] in _UNIT_WORDS:
+        units = {_UNIT_WORDS[tokens[-1]]}
+    return units.pop() if len(units) == 1 else None
+
+
+def _typed(raw: str, schema: Mapping[str, Any]) -> Any:
+    text = raw.strip().strip("'\"")
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return int(number) if kind == "integer" and number.is_integer() else number
+    if kind == "boolean":
+        return {"true": True, "false": False}.get(text.lower())
+    if kind == "array" and raw.strip().startswith("["):
+        try:
+            return json.loads(raw.strip().replace("'", '"'))
+        except ValueError:
+            return None
+    return text
+
+
+def _listed(text: str) -> list[str]:
+    quoted = re.findall(r"'([^']{1,40})'|\"([^\"]{1,40})\"|`([^`]{1,40})`", text)
+    if quoted:
+        return [next(v for v in q if v) for q in quoted]
+    parts = re.split(r"\s*(?:,|\||/|\bor\b|\band\b)\s*", text.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
+    values: dict[str, Any] = {}
+    provenance: dict[str, str] = {}
+    kind = schema.get("type")
+    if kind in ("string", None) and "enum" not in schema:
+        head = _LIST_HEAD.search(description)
+        if head is not None and not _OPEN.search(head["list"]):
+            listed = _listed(head["list"])
+            if 2 <= len(listed) <= 40 and all(re.fullmatch(r"[\w$.+:/-]{1,40}", v) for v in listed):
+                values["enum"] = tuple(listed)
+                provenance["enum"] = head.group(0)[:200]
+    numeric = kind in ("integer", "number") or (
+        kind == "string" and bool(re.search(r"\bhow many\b|\bnumber of\b", description, re.I))
+    )
+    if numeric:
+        bounds = _BETWEEN.search(description)
+        if bounds is not None:
+            pairs = [
+                (bounds["a"], bounds["b"]),
+                (bounds["c"], bounds["d"]),
+                (bounds["e"], bounds["f"]),
+            ]
+            low, high = next((float(a), float(b)) for a, b in pairs if a is not None)
+            if low <= high:
+                values["minimum"], values["maximum"] = low, high
+                provenance["range"] = bounds.group(0)
+        most = _MAX.search(description)
+        if most is not None and "maximum" not in values:
+            values["maximum"] = float(most["m"])
+            provenance["range"] = most.group(0)
+    unit = _unit_of_name(name)
+    if unit is None:
+        for match in _UNIT_IN.finditer(description):
+            word = match["u"].lower()
+            if word in _UNIT_WORDS:
+                unit = _UNIT_WORDS[word]
+                provenance["unit"] = match.group(0)
+                break
+    if unit:
+        values["unit"] = unit
+    for pattern in (_DEFAULT, _USE_IF):
+        said = pattern.search(description)
+        if said is None:
+            continue
+        typed = _typed(said["v"], schema)
+        if typed is not None and typed != "" and _fits(typed, schema, values.get("enum")):
+            values["default"], values["has_default"] = typed, True
+            provenance["default"] = said.group(0)
+            break
+    glosses: dict[str, Any] = {}
+    for match in _GLOSS_EQ.finditer(description):
+        glosses[_plain(match["w"])] = _typed(match["v"], schema)
+    for match in _GLOSS_PAREN.finditer(description):
+        value = _typed(match["v"], schema)
+        allowed = schema.get("enum") or values.get("enum")
+        if value is not None and (not allowed or value in allowed):
+            glosses[_plain(match["w"])] = value
+    glosses = {k: v for k, v in glosses.items() if v is not None and k}
+    if glosses:
+        values["glosses"] = glosses
+        provenance["glosses"] = "; ".join(f"{k} = {v}" for k, v in list(glosses.items())[:6])
+    if not values:
+        return _EMPTY
+    return Rules(**values, provenance=provenance)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
+def _fits(value: Any, schema: Mapping[str, Any], enum: Any) -> bool:
+    if enum and value not in enum:
+        return False
+    try:
+        return bool(checker_for(schema).is_valid(value))
+    except Exception:
+        return False
+
+
+def gloss(value: Any, rules: Rules) -> Any:
+    """The value a word stands for by the description's glosses, or None."""
+    if not isinstance(value, str) or not rules.glosses:
+        return None
+    return rules.glosses.get(_plain(value))
+
+
+def effective_problems(spec: Any, args: Any) -> list[Problem]:
+    """What the call breaks of what its fields' descriptions state (values outside a prose
+    enum or range), as problems whose ``source`` is ``description``."""
+    from .reading import leaf_values
+
+    found: list[Problem] = []
+    if not isinstance(args, Mapping):
+        return found
+    for path, value in leaf_values(args):
+        if isinstance(value, bool) or value is None:
+            continue
+        name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
+        schema = spec.schema_at(path)
+        rules = rules_for(schema, name)
+        if rules.empty:
+            continue
+        if rules.enum and isinstance(value, str) and value not in rules.enum:
+            merged = {**schema, "enum": list(rules.enum)}
+            found.append(Problem("enum", path, f"{value!r} is not one of the values its "
+                                 f"description allows ({rules.provenance.get('enum', '')})",
+                                 "description", list(rules.enum), value, merged,
+                                 "description"))  # fmt: skip
+            continue
+        number = _number(value)
+        if number is None:
+            continue
+        low, high = rules.minimum, rules.maximum
+        if (low is not None and number < low) or (high is not None and number > high):
+            merged = dict(schema)
+            if low is not None:
+                merged.setdefault("minimum", int(low) if low.is_integer() else low)
+            if high is not None:
+                merged.setdefault("maximum", int(high) if high.is_integer() else high)
+            found.append(Problem("range", path, f"{value!r} is outside what its description "
+                                 f"allows ({rules.provenance.get('range', '')})", "description",
+                                 [low, high], value, merged, "description"))  # fmt: skip
+    return found
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", value):
+        return float(value)
+    return None

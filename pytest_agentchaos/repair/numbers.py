@@ -1,0 +1,163 @@
+"""A number written with words around it where a number is due.
+
+- a label: ``"50 per page"``, ``"top 5"``, ``"first 20"``, ``"3 lines"``, ``"two adults"``:
+  the number, when the other words are the field's own words, function words, or the task
+  writes the whole text; never when a word changes the number's sense (``"last 20"``,
+  ``"at least 5"``, ``"over 10"``);
+- a magnitude suffix: ``"10k"``, ``"1.5M"``;
+- a unit: ``"2 km"``, ``"1 hour"``, ``"2h"``, ``"2 weeks"``: converted with a units library
+  (``pint``, the ``repair`` extra) into the unit the field is in (its name's last word,
+  ``radius_m``, or its description, "in meters"); declined when the field states no unit,
+  when the units measure different things, when one is not a whole multiple of the other
+  (miles and meters, pounds and kilograms: converting changes the value the user gave) or
+  when the result is not whole for an integer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from .effective import rules_for
+from .fixes import Context, Decline, Fix, schema_types, shown
+from .words import name_tokens
+
+__all__ = ["labelled_number", "quantity"]
+
+_STRATEGY = "schema_type_conversion"
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "a dozen": 12,
+}  # fmt: skip
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<num>[+-]?\d+(?:\.\d+)?)(?P<mag>[kK]|M)?(?![\w.])"
+    r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)(?P<unit>[a-zA-Zµ°]+)(?![\w.])"
+)
+#: Words that change what a number means (a bound, an end, an exclusion): a closed class.
+_SENSE = frozenset(
+    {"last", "bottom", "least", "most", "over", "under", "above", "below", "more", "less",
+     "fewer", "than", "minus", "except", "not", "no", "max", "min", "maximum", "minimum",
+     "before", "after", "ago", "every", "each", "per cent", "percent", "half", "double",
+     "times", "x", "off"}
+)  # fmt: skip
+_FUNCTION = frozenset(
+    {"a", "an", "the", "of", "for", "in", "on", "at", "to", "per", "by", "with", "top", "first",
+     "just", "only", "about", "around", "some", "up"}
+)  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Any:
+    import pint  # the "repair" extra; on first use only
+
+    return pint.UnitRegistry()
+
+
+def _unit(word: str) -> Any:
+    """The units library's unit for a word as written, or None (a label, or no library)."""
+    try:
+        registry = _registry()
+    except ImportError:
+        return None
+    try:
+        found = registry.parse_unit_name(word)
+    except Exception:
+        return None
+    for prefix, unit, _suffix in found:
+        full_prefix = not prefix or word.lower().startswith(prefix) or len(word) <= 3
+        if full_prefix:
+            try:
+                return registry.Unit(prefix + unit)
+            except Exception:
+                return None
+    return None
+
+
+def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    """The number ``value`` writes with a label, a suffix or a unit (see the module), a
+    decline when the words change its sense or its unit cannot be settled, None when it
+    holds no one number."""
+    text = " ".join(value.strip().split())
+    if not text or len(text) > 80:
+        return None
+    lowered = text.lower()
+    spelled = [w for w in _NUMBER_WORDS if re.search(rf"\b{w}\b", lowered)]
+    matches = list(_NUMBER.finditer(text))
+    if len(matches) + len(spelled) != 1:
+        return None
+    integer = "integer" in schema_types(schema)
+    if spelled:
+        number: float = float(_NUMBER_WORDS[spelled[0]])
+        rest = re.sub(rf"\b{spelled[0]}\b", " ", lowered).split()
+        unit_word = None
+    else:
+        match = matches[0]
+        raw = match["num"] or match["num2"]
+        number = float(raw)
+        if match["mag"]:
+            number *= 1_000 if match["mag"] in "kK" else 1_000_000
+        unit_word = match["unit"]
+        rest = (lowered[: match.start()] + " " + lowered[match.end() :]).split()
+    rest = [w.strip(".,:;()") for w in rest if w.strip(".,:;()")]
+    if any(w in _SENSE for w in rest):
+        return None  # a word there changes what the number means: not read
+    name = ctx.name or ""
+    field_unit = rules_for(schema, name).unit
+    units = [w for w in ([unit_word] if unit_word else []) + rest if _unit(w) is not None]
+    if unit_word and not units:
+        return None  # "5x", "3rd": no unit this knows
+    if units:
+        if len(units) > 1 or len(rest) > (0 if unit_word else 1):
+            return None
+        if field_unit is None:
+            return Decline(_STRATEGY, f"{shown(value)} carries a unit, and the field states "
+                           "none to convert it to")  # fmt: skip
+        return _convert(number, units[0], field_unit, integer, value)
+    own = set(name_tokens(name)) | set(re.findall(r"[a-z]+", ctx.description.lower()[:500]))
+    stated = bool(ctx.task) and text.lower() in " ".join((ctx.task or "").lower().split())
+    loose = [w for w in rest if w not in _FUNCTION and w not in own and w.rstrip("s") not in own]
+    if loose and not stated:
+        return None
+    if integer and not number.is_integer():
+        return Decline(_STRATEGY, f"{shown(value)} is not a whole number")
+    result = int(number) if number.is_integer() else number
+    why = f"the number in {shown(value)}" + (", as the task writes it" if stated else "")
+    return Fix(_STRATEGY, result, 0.9, why)
+
+
+def _convert(
+    number: float, written: str, field_unit: str, integer: bool, value: str
+) -> Fix | Decline:
+    try:
+        registry = _registry()
+        quantity = registry.Quantity(number, _unit(written)).to(field_unit)
+    except Exception as exc:
+        return Decline(_STRATEGY, f"{shown(value)} is not in {field_unit}s and cannot become "
+                       f"them ({type(exc).__name__})")  # fmt: skip
+    factor = float(registry.Quantity(1, _unit(written)).to(field_unit).magnitude)
+    whole = [f for f in (factor, 1 / factor if factor else 0.0) if f >= 1]
+    if not whole or abs(whole[0] - round(whole[0])) > 1e-9:
+        return Decline(_STRATEGY, f"{shown(value)} is in another system of units than "
+                       f"{field_unit}s: converting it changes the value the user gave")  # fmt: skip
+    magnitude = float(quantity.magnitude)
+    if integer and abs(magnitude - round(magnitude)) > 1e-9:
+        return Decline(_STRATEGY, f"{shown(value)} is {magnitude:g} {field_unit}s: not whole")
+    result: float | int = round(magnitude) if integer or magnitude.is_integer() else magnitude
+    return Fix("unit_conversion", result, 0.9, f"{shown(value)} is {result} {field_unit}s")
+
+
+def quantity(text: str) -> Any:
+    """``"24 hours"``, ``"24h"``, ``"14d"`` as a quantity of the units library; None for
+    anything else (or without the library)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12})\s*", text[:40])
+    if match is None:
+        return None
+    unit = _unit(match[2])
+    if unit is None:
+        return None
+    try:
+        return _registry().Quantity(float(match[1]), unit)
+    except Exception:
+        return None

@@ -1,0 +1,181 @@
+"""A value the tool refused, reconciled with the task's own spelling of it.
+
+A model often sends a value the user wrote, spelt its own way: in another case (``aapl``
+for ``AAPL``), with other separators or spaces (``sku 0042`` for ``SKU-0042``), without its
+accents (``Krakow`` for ``Kraków``), cut short or without a prefix (``0107`` for
+``htl_0107``, ``SKU-1180`` for ``SKU-1180-B``), with one character dropped (``Reykjavk``), as
+a type word in place of the id the task writes beside it (``issue`` for ``ENG-142``), as a
+spoken e-mail address (``bob at example dot com``), or as a bare number for an id the task
+writes with a prefix (``77`` for ``ENG-77``). Each relation is checked between the refused
+value and the task's spans; the repair is made only when exactly one span of the task is so
+related and it fits the field's schema. When the task writes the refused value exactly as it
+was sent, the tool genuinely does not have it: declined.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .fixes import Context, Decline, Fix, shown
+from .spec import checker_for
+from .words import find_word
+
+__all__ = ["reconcile", "spoken_email", "task_spans"]
+
+_STRATEGY = "rejected_value_correction"
+#: A token of the task: letters and digits joined by the marks ids and names use.
+_TOKEN = re.compile(r"[^\W_](?:[\w.@/+:-]*[^\W_])?")
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def task_spans(task: str) -> list[str]:
+    """The task's tokens and runs of up to four words, as written."""
+    head = task[:4000]
+    spans = [m.group(0).rstrip(".:") for m in _TOKEN.finditer(head)]
+    words = [m.group(0) for m in re.finditer(r"\S+", head)]
+    for size in (2, 3, 4):
+        for i in range(len(words) - size + 1):
+            run = " ".join(words[i : i + size]).strip(".,;:!?\"'()")
+            spans.append(run)
+    return [s for s in dict.fromkeys(spans) if s]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\W_]+", "", _plain(text).casefold())
+
+
+def _plain(text: str) -> str:
+    """``text`` without its accents (NFKD, combining marks dropped)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    from rapidfuzz.distance import OSA
+
+    return bool(OSA.distance(a, b) == 1)
+
+
+def _relation(value: str, span: str) -> str | None:
+    """How ``span`` of the task relates to the refused ``value``, or None."""
+    if span == value:
+        return None
+    if span.casefold() == value.casefold():
+        return "in the task's case"
+    if _plain(span) == value or _plain(span).casefold() == _plain(value).casefold():
+        return "with the task's accents"
+    squashed, target = _squash(value), _squash(span)
+    if squashed and squashed == target and re.search(r"[\W_]", span + value):
+        return "with the task's separators"
+    if len(squashed) >= 3 and " " not in span and target != squashed:
+        if target.endswith(squashed) and re.search(r"[\W_]", span[: len(span) - len(value)]):
+            return "with the prefix the task writes"
+        if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]):
+            return "in full, as the task writes it"
+    low, other = value.casefold(), span.casefold()
+    inflected = low.startswith(other) or other.startswith(low)  # "Closed" / "close": a word
+    if len(value) >= 5 and " " not in value and not inflected and _one_edit(low, other):
+        return "with the character the call dropped"
+    return None
+
+
+_SPOKEN = re.compile(
+    r"^\s*(?P<user>[\w.+-]+)\s+(?:at|\(at\)|\[at\])\s+(?P<host>[\w-]+(?:\s+(?:dot|\(dot\)|\[dot\])"
+    r"\s+[\w-]+)+)\s*$",
+    re.IGNORECASE,
+)
+
+
+def spoken_email(value: str) -> str | None:
+    """``bob at example dot com`` -> ``bob@example.com``; None for anything else."""
+    match = _SPOKEN.match(value[:200])
+    if match is None:
+        return None
+    host = re.sub(r"\s+(?:dot|\(dot\)|\[dot\])\s+", ".", match["host"], flags=re.IGNORECASE)
+    return f"{match['user']}@{host}"
+
+
+def _fits(candidate: Any, schema: Mapping[str, Any]) -> bool:
+    if not schema:
+        return True
+    try:
+        return bool(checker_for(schema).is_valid(candidate))
+    except Exception:
+        return False
+
+
+def _beside(value: str, task: str) -> Iterator[str]:
+    """Id-like tokens (holding a digit) the task writes right after ``value`` used as a
+    type word ("issue ENG-142")."""
+    pattern = (
+        rf"(?<![\w]){re.escape(value)}\s+(?:#|no\.?\s*|number\s+)?"
+        r"(?P<id>[\w][\w.:/-]*\d[\w.:/-]*)"
+    )
+    for match in re.finditer(pattern, task[:4000], re.IGNORECASE):
+        yield match["id"].rstrip(".")
+
+
+def _stated(value: str, task: str) -> bool:
+    head = task[:4000]
+    at = find_word(head, value, joined="@/-")
+    while at >= 0:
+        before = head[at - 1] if at > 0 else ""
+        after = head[at + len(value) : at + len(value) + 2]
+        if before != "." and not (after[:1] == "." and after[1:].isalnum()):
+            return True
+        at = find_word(head, value, at + 1, joined="@/-")
+    return False
+
+
+def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
+    """The task's own spelling of a refused value (see the module), a decline when the task
+    writes the value as sent, or None when nothing relates them."""
+    task = ctx.task or ""
+    if isinstance(value, bool) or not task:
+        return None
+    if isinstance(value, (int, float)) and schema.get("type") == "string":
+        digits = str(value)
+        found = {
+            t for t in task_spans(task)
+            if " " not in t and t != digits and re.fullmatch(rf"[^\W\d_][\w./-]*?[\W_]?{digits}", t)
+            and _fits(t, schema)
+        }  # fmt: skip
+        if len(found) == 1:
+            token = found.pop()
+            return Fix(_STRATEGY, token, 0.85, f"the task writes {shown(value)} as {token!r}")
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        return None
+    beside = {t for t in _beside(value, task) if _fits(t, schema)}
+    if len(beside) == 1 and not re.search(r"\d", value):
+        token = beside.pop()
+        why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
+        return Fix(_STRATEGY, token, 0.85, why)
+    email = spoken_email(value)
+    if email is not None and _fits(email, schema):
+        return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
+    if _stated(value, task):
+        return Decline(
+            _STRATEGY,
+            f"the tool refused {shown(value)}, which the task writes just as it was sent: "
+            "the tool does not have it",
+        )
+    related: dict[str, str] = {}
+    for span in task_spans(task):
+        how = _relation(value, span)
+        if how is not None and _fits(span, schema):
+            related.setdefault(span, how)
+    # a span that holds another related one is the same mention, written longer: keep the
+    # shortest reading of each mention
+    spans = [s for s in related if not any(o != s and o in s for o in related)]
+    if len(spans) == 1:
+        span = spans[0]
+        return Fix(_STRATEGY, span, 0.85, f"{shown(value)} {related[span]}: {span!r}")
+    if len(spans) > 1:
+        return Decline(_STRATEGY, f"{shown(value)} could be {spans[0]!r} or {spans[1]!r}")
+    return None
