@@ -49,7 +49,7 @@ class Provenance:
     returned and records the values it issues. Both return new data; inputs are not changed.
     """
 
-    __slots__ = ("_given", "_handles", "_issued", "_passed", "_slots", "_tick")
+    __slots__ = ("_candidates", "_given", "_handles", "_issued", "_passed", "_slots", "_tick")
 
     def __init__(self) -> None:
         self._issued: dict[str, int] = {}  # value first seen in a result -> when
@@ -58,6 +58,8 @@ class Provenance:
         self._slots: dict[tuple[str, str], tuple[str, int]] = {}  # argument -> (value, when)
         self._passed: set[str] = set()  # the handles the latest call's arguments passed
         self._tick = 0
+        # a short result text -> the candidate handles it holds (results repeat their texts)
+        self._candidates: dict[str, tuple[str, ...]] = {}
 
     @property
     def handles(self) -> frozenset[str]:
@@ -173,6 +175,7 @@ class Provenance:
         """Record the candidate handles of a result: its scalars holding a digit and the
         tokens of its texts (iteratively, at most ``budget`` leaves: every result pays it)."""
         issued, given, tick = self._issued, self._given, self._tick
+        memo = self._candidates
         found: list[str] = []
         todo = [value]
         leaves = budget[0]
@@ -181,28 +184,28 @@ class Provenance:
             leaves -= 1
             kind = type(item)
             if kind is str:
-                if _DIGIT.search(item) is None:
-                    continue
-                if len(item) <= _MAX_VALUE and item.strip() == item:
-                    found.append(item)
-                text = item[:_TEXT_LIMIT]
-                for match in _TOKEN.finditer(text):
-                    token = match.group(0)
-                    if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
-                        continue  # a lone digit is a handle only when named (job=7, #7)
-                    found.append(token)
-                    if "/" in token or ":" in token:
-                        found.extend(_pieces(token))
-            elif kind is int:
-                found.append(str(item))
-            elif kind is dict or isinstance(item, Mapping):
+                known = memo.get(item)
+                if known is None:
+                    known = _candidates(item)
+                    if len(item) <= _MEMO_TEXT:
+                        if len(memo) >= _MEMO_SIZE:
+                            memo.clear()
+                        memo[item] = known
+                found.extend(known)
+            elif kind is dict:
                 todo.extend(item.values())
             elif kind is list or kind is tuple:
                 todo.extend(item)
+            elif kind is int:
+                text = str(item)
+                if len(text) <= _MAX_VALUE:
+                    found.append(text)
+            elif isinstance(item, Mapping):
+                todo.extend(item.values())
             elif isinstance(item, str):
                 todo.append(str(item))
-        for text in found:
-            if text not in issued and text not in given and len(text) <= _MAX_VALUE:
+        for text in found:  # each at most _MAX_VALUE long
+            if text not in issued and text not in given:
                 if len(issued) >= _MAX_VALUES:
                     issued.clear()
                 issued[text] = tick
@@ -218,6 +221,32 @@ class Provenance:
         if len(table) >= _MAX_VALUES:
             table.clear()
         table.add(text)
+
+
+#: Result texts up to this long have their candidate handles remembered, up to this many
+#: texts (then the memory starts over).
+_MEMO_TEXT = 256
+_MEMO_SIZE = 16384
+
+
+def _candidates(item: str) -> tuple[str, ...]:
+    """The candidate handles of one result text, in the order they are recorded: the text
+    itself (short, holding a digit), then its tokens holding a digit and their pieces."""
+    if _DIGIT.search(item) is None:
+        return ()
+    found: list[str] = []
+    if len(item) <= _MAX_VALUE and item.strip() == item:
+        found.append(item)
+    text = item[:_TEXT_LIMIT]
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
+            continue  # a lone digit is a handle only when named (job=7, #7)
+        found.append(token)
+        if "/" in token or ":" in token:
+            found.extend(_pieces(token))
+    # a text found twice is recorded (or skipped) the first time: the second changes nothing
+    return tuple(dict.fromkeys(t for t in found if len(t) <= _MAX_VALUE))
 
 
 _SPLIT = re.compile(r"[/:]")

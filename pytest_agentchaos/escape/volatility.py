@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 __all__ = ["Volatility"]
 
@@ -42,6 +43,9 @@ _TOKENS = re.compile(
     r"((?<![A-Za-z0-9_-])(?:[A-Za-z_-]*\d[A-Za-z0-9_-]*"
     r"|(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z][A-Za-z_-]*)(?![A-Za-z0-9_-]))"
 )
+#: What every opaque token holds (a lower-case letter before an upper-case one): a text
+#: without it holds none, and this finds out faster than :data:`_OPAQUE`.
+_CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 _RATIO = re.compile(r"\s?(?:/|of|out of)\s?$")
 #: Groups (tool and skeleton) remembered; past this the memory starts over.
 _MAX_GROUPS = 4096
@@ -49,6 +53,14 @@ _MAX_GROUPS = 4096
 _MAX_TEXT = 16384
 #: Positions compared in one call at most (a text with more digit runs is keyed as it is).
 _MAX_POSITIONS = 256
+#: Argument texts up to this long have their split remembered (a tool's calls repeat their
+#: arguments far more than their results), up to this many texts.
+_MEMO_TEXT = 1024
+_MEMO_SIZE = 1024
+
+
+def _opaque(text: str) -> bool:
+    return _CASE_CHANGE.search(text) is not None and _OPAQUE.search(text) is not None
 
 
 class _Group:
@@ -76,7 +88,7 @@ def _digest(args: str, rest: str) -> str:
 class Volatility:
     """Keys actions, learning per tool which positions change by themselves. One per run."""
 
-    __slots__ = ("_groups", "fields", "max_step", "max_values")
+    __slots__ = ("_args", "_groups", "fields", "max_step", "max_values")
 
     def __init__(self, max_values: int = 2, max_step: int = 8, *, fields: bool = True) -> None:
         self.max_values = max_values
@@ -86,6 +98,9 @@ class Volatility:
         #: and only a number in a text counts ("Please continue 8")
         self.fields = fields
         self._groups: dict[str, _Group] = {}
+        # argument text -> [whether it holds an opaque token, then for each splitter (digit
+        # runs, whole tokens) its positions and its part of the skeleton, made when needed]
+        self._args: dict[str, list[Any]] = {}
 
     def key(self, tool: str, args: str, rest: str) -> str:
         """The digest of a call of ``tool`` from its canonical texts: ``args`` (the masked
@@ -95,16 +110,28 @@ class Volatility:
         if len(args) + len(rest) > _MAX_TEXT:
             return _digest(args, rest)
         # whole tokens where an opaque one is (rarer, slower: so a cursor is a position too)
-        opaque = _OPAQUE.search(rest) is not None or _OPAQUE.search(args) is not None
+        known = self._args.get(args)
+        if known is None:
+            known = [_opaque(args), None, None]
+            if len(args) <= _MEMO_TEXT:
+                if len(self._args) >= _MEMO_SIZE:
+                    self._args.clear()
+                self._args[args] = known
+        opaque = known[0] or _opaque(rest)
         splitter = _TOKENS if opaque else _DIGITS
-        split_args = splitter.split(args)
+        which = 2 if opaque else 1
+        split = known[which]
+        if split is None:  # the argument text's positions, and its part of the skeleton
+            parts = splitter.split(args)
+            split = known[which] = (parts[1::2], "\x1f".join(parts[0::2]))
+        nums_args, args_skeleton = split
         split_rest = splitter.split(rest)
-        if len(split_args) == 1 and len(split_rest) == 1:
+        if not nums_args and len(split_rest) == 1:
             return _digest(args, rest)  # no digit: nothing can vary by itself
-        nums_args, nums_rest = split_args[1::2], split_rest[1::2]
+        nums_rest = split_rest[1::2]
         if len(nums_args) + len(nums_rest) > _MAX_POSITIONS:
             return _digest(args, rest)
-        skeleton = "\x1f".join([tool, *split_args[0::2], "\x1e", *split_rest[0::2]])
+        skeleton = "\x1f".join([tool, args_skeleton, "\x1e", *split_rest[0::2]])
         groups = self._groups
         group = groups.get(skeleton)
         if group is None:
