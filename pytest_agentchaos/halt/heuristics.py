@@ -65,6 +65,8 @@ class Observation:
     digest: str
     cjk: bool
     new_info: frozenset[str] = frozenset()
+    #: capitalised names not seen before: news only in a step that repeats nothing
+    new_names: frozenset[str] = frozenset()
     #: The tool call's arguments as text (canonical JSON, volatile details masked), or None
     #: when not given.
     args: str | None = None
@@ -234,7 +236,7 @@ class Watch:
         rose_before = self.rose_at
         exact = any(how == "exact" for _, how, _ in similar)
         handed_back = any(how == "artefact" for _, how, _ in similar)
-        news = bool(step.new_info) and not handed_back
+        news = (bool(step.new_info) or (bool(step.new_names) and not close)) and not handed_back
         if news:
             self.last_news = step.index
         # a counter that rises while the output says the same again (in any words) is no

@@ -31,7 +31,7 @@ from .heuristics import (
 from .policy import HaltPolicy
 from .state import plain, state_key
 from .streaks import error_class, signature
-from .text import MAX_TEXT, cjk_share, digest, tokens
+from .text import MAX_TEXT, cjk_share, digest, names, tokens
 from .values import Counters, artefacts, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
@@ -180,6 +180,11 @@ class HaltMonitor:
             info |= read(error_text).values
         new = frozenset(info - self._seen_info)
         self._seen_info |= info
+        # a name not said before ("left the Leipzig hub on Monday") is news where the step
+        # says something else than before (the heuristics judge that)
+        said = {f"name:{n}" for n in names(text)}
+        new_names = frozenset(said - self._seen_info)
+        self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)
         given = state is not None
@@ -195,6 +200,7 @@ class HaltMonitor:
             digest=digest(text),
             cjk=cjk_share(text) >= 0.3,
             new_info=new,
+            new_names=new_names,
             args=None if args is None else _canonical(args),
             seconds=float(seconds) if seconds is not None and _number(seconds) else None,
             worked=worked,
