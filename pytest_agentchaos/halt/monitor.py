@@ -182,7 +182,7 @@ class HaltMonitor:
         self._seen_info |= info
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
-        said = {f"name:{n}" for n in names(text)}
+        said = {f"name:{n}" for n in names(text) if n not in self._acronyms(text)}
         new_names = frozenset(said - self._seen_info)
         self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
@@ -274,6 +274,12 @@ class HaltMonitor:
         )
         return HaltDecision(halt, risk, fired, reason, step.index, False, tuple(signals))
 
+    @staticmethod
+    def _acronyms(text: str) -> frozenset[str]:
+        """The all-capital words of ``text``, casefolded ("API", "HTTP", "FINAL"): labels and
+        kinds of things, not the names a new finding brings."""
+        return frozenset(w.casefold() for w in _ACRONYM.findall(text[:MAX_TEXT]))
+
     def _limit(self) -> str:
         p = self.policy
         if p.max_steps and self.steps > p.max_steps:
@@ -334,6 +340,9 @@ def _flatten(value: Any, key: str, lines: list[str]) -> None:
             _flatten(item, key, lines)
     elif value is not None and value != "":
         lines.append(f"{key}: {value}" if key else str(value))
+
+
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 
 
 def _canonical(args: Any) -> str:
