@@ -92,15 +92,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary += f"; trace: {args.trace}"
     finally:
         chaos.close()
-    print(f"{PROG}: {summary}", file=sys.stderr, flush=True)
+    _say(summary)
     if ended is None:
         return 130
     return 1 if ended.server_died or relay.halt is not None else 0
 
 
 def _refuse(message: str, status: int = 2) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+    _say(f"error: {message}")
     return status
+
+
+def _say(line: str) -> None:
+    """One line of the console script's own, on stderr (stdout carries the protocol)."""
+    sys.stderr.write(f"{PROG}: {line}\n")
+    sys.stderr.flush()
 
 
 def _chaos(args: argparse.Namespace, command: list[str]) -> Any:
