@@ -41,7 +41,9 @@ def pytest_sessionfinish(session):
 
 
 def _marker(stdout: str) -> str:
-    (line,) = [ln for ln in stdout.splitlines() if ln.startswith("@pytest.mark.chaos(schedule=[")]
+    # one marker, printed once in the failure and (on CI, where pytest does not cut the short
+    # summary) once more in the summary
+    (line,) = {ln for ln in stdout.splitlines() if ln.startswith("@pytest.mark.chaos(schedule=[")}
     return line
 
 

@@ -28,8 +28,9 @@ __all__ = ["HANDLE", "Provenance"]
 HANDLE = "<handle>"
 
 #: The tokens of a text that can be handles: a run of word characters and ``.-/:`` holding a
-#: digit (``7``, ``r-12``, ``item_3``, ``./scratch_3``, ``job:41``).
-_TOKEN = re.compile(r"[\w./:-]*\d[\w./:-]*")
+#: digit (``7``, ``r-12``, ``item_3``, ``./scratch_3``, ``job:41``). A token is a whole run, so it
+#: starts only where a run starts: a long run with no digit is scanned once, not once per letter.
+_TOKEN = re.compile(r"(?<![\w./:-])[\w./:-]*\d[\w./:-]*")
 _DIGIT = re.compile(r"\d")
 #: What may precede a one-digit handle in a text: ``job=7``, ``job: 7``, ``#7``.
 _NAMED = ("=", ":", "#")

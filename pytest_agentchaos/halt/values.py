@@ -19,6 +19,7 @@ value, and a counter that only counts the agent's own attempts is no value at al
 from __future__ import annotations
 
 import calendar
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -76,14 +77,16 @@ def number(text: str) -> str | None:
     """
     text = text.strip()
     plain = text.replace(",", "")
-    try:
-        value = float(plain)
+    try:  # digits only: float() also reads "nan" and "infinity"
+        value = float(plain) if any(c.isdigit() for c in plain[:64]) else None
     except ValueError:
         value = None
     if value is None:
         value = _han(text) if _HAN_NUMBER.fullmatch(text) else _words(text)
     if value is None:
         return None
+    if not math.isfinite(value):  # 400 digits in a row: a number too big to be a float
+        return plain[:64]
     return f"{value:g}" if value != int(value) or abs(value) >= 1e15 else str(int(value))
 
 
@@ -302,8 +305,10 @@ _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
 _EDGES = "\"'`()[]{}<>,;:!?."
+#: A token with a digit starts at most 64 characters before its first digit: a long run with no
+#: digit (a hostile "xxx...") is then scanned in linear time, not once per letter.
 _MASK = re.compile(
-    r"[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
+    r"(?=[A-Za-z0-9_.\-/:#]{0,64}\d)[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
     rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
     rf"|\b(?:{'|'.join([*_ONES, *_TENS, *_SCALES])})\b",
     re.IGNORECASE,
