@@ -98,9 +98,12 @@ def main() -> int:
             ratio = ms / max(base, 1e-3)
             worst = max(worst, ratio)
             flag = "  <-- over" if ratio > GOAL else ""
-            print(f"{name:>10} {shape:>18}: {ms:9.2f} ms  prose {base:7.2f} ms  {ratio:7.1f}x{flag}")
+            print(
+                f"{name:>10} {shape:>18}: {ms:9.2f} ms  prose {base:7.2f} ms  {ratio:7.1f}x{flag}"
+            )
     ok = worst <= GOAL
-    print(f"RESULT hostile text: worst {worst:.1f}x prose goal <= {GOAL:.0f}x {'PASS' if ok else 'FAIL'}")
+    verdict = "PASS" if ok else "FAIL"
+    print(f"RESULT hostile text: worst {worst:.1f}x prose goal <= {GOAL:.0f}x {verdict}")
     return 0 if ok else 1
 
 

@@ -53,7 +53,9 @@ _DURATION = (
 _MESSAGE_RETRY = (
     re.compile(r"retry[ _-]?after\s*[:=]?\s*" + _DURATION, re.IGNORECASE),
     re.compile(r"(?:try again|retry(?:ing)?) in\s*" + _DURATION, re.IGNORECASE),
-    re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>毫秒|秒钟?|分钟)\s*(?:之?后)\s*(?:再|重)"),
+    re.compile(
+        r"(?<!\d)(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>毫秒|秒钟?|分钟)\s*(?:之?后)\s*(?:再|重)"
+    ),
 )
 
 

@@ -691,7 +691,7 @@ def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
 
 
 _STEM = re.compile(r"(?:ing|ed|(?<=ch|sh|ss)es|(?<=x)es|(?<!s)s)$")
-_LABEL = re.compile(r"^\s*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
+_LABEL = re.compile(r"^[^\S\n]*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 #: Chinese function characters (particles, pronouns, measure words): a character pair with
 #: one of them is grammar ("里的", "这个", "一份"), not a topic.

@@ -178,7 +178,7 @@ def _month_day(match: re.Match[str]) -> str:
 
 #: A sum in yuan with its jiao and fen ("一千一百五十六元五角", "12元5角3分").
 _YUAN = re.compile(
-    rf"(?P<y>[\d{_HAN}]+)\s*元(?:\s*(?P<j>[\d{_HAN}])\s*角)?(?:\s*(?P<f>[\d{_HAN}])\s*分)?整?"
+    rf"(?<![\d{_HAN}])(?P<y>[\d{_HAN}]+)\s*元(?:\s*(?P<j>[\d{_HAN}])\s*角)?(?:\s*(?P<f>[\d{_HAN}])\s*分)?整?"
 )
 
 
@@ -210,7 +210,9 @@ _VOLATILE = re.compile(
 )
 #: An enumeration's marker: ``1.`` / ``2)`` / ``(3)`` / ``4、`` opening a line or clause, a
 #: circled number, ``第N步`` style ordinals are read by :func:`read` (runs 1..k dropped).
-_LIST_MARKER = re.compile(r"(?:^|(?<=[\n:;]))\s*(?:\(?\d{1,2}[.)、](?!\d)|[①-⑳])", re.MULTILINE)
+_LIST_MARKER = re.compile(
+    r"(?:^|(?<=[\n:;]))\s{0,40}(?:\(?\d{1,2}[.)、](?!\d)|[①-⑳])", re.MULTILINE
+)
 _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 

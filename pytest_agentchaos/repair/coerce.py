@@ -27,7 +27,11 @@ __all__ = ["convert", "parse_number"]
 _TRUE = frozenset({"true", "yes", "y", "on", "1", "enabled", "enable", "t"})
 _FALSE = frozenset({"false", "no", "n", "off", "0", "disabled", "disable", "f"})
 _NULL = frozenset({"null", "none", "nil", ""})
-_CURRENCY = re.compile(r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$")
+_CURRENCY = re.compile(
+    r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|(?<!\s)\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$"
+)
+#: The longest text read as a number (a longer one is some other text, not a number).
+_NUMBER_LIMIT = 100
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,200 and 1,200.50
 _EU_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+,\d+$")  # 1.200,50
 _PLAIN = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$")
@@ -42,6 +46,8 @@ def parse_number(text: str) -> tuple[float | None, str]:
     raw = text.strip().lower().replace("\u00a0", " ").replace("_", "")
     if not raw:
         return None, "an empty string is no number"
+    if len(raw) > _NUMBER_LIMIT:
+        return None, f"{len(raw):,} characters are too long to be a number"
     if raw.endswith("%"):
         return None, f"{text!r} is a percentage: the tool may want 0-1 or 0-100"
     stripped = _CURRENCY.sub("", raw).strip()
@@ -168,7 +174,7 @@ _EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
 _CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
 _FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
 _MONEY = re.compile(
-    r"^\s*(?P<pre>[$€£¥]|usd|eur|gbp|jpy)?\s*(?P<num>[\d.,]+)\s*(?P<post>[$€£¥]|usd|eur|gbp|jpy)?\s*$",
+    r"(?P<pre>[$€£¥]|usd|eur|gbp|jpy)?\s*(?P<num>[\d.,]+)\s*(?P<post>[$€£¥]|usd|eur|gbp|jpy)?",
     re.IGNORECASE,
 )
 _SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
@@ -187,7 +193,7 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     a percentage where the field wants a fraction, a unit the field is in. None when the
     text carries none of these."""
     description = str(schema.get("description", ""))
-    money = _MONEY.match(value)
+    money = _MONEY.fullmatch(value.strip())  # stripped: no space run is scanned twice
     if money and (money["pre"] or money["post"]):
         code = (money["pre"] or money["post"]).lower()
         code = _SYMBOLS.get(code, code)

@@ -75,9 +75,9 @@ _USE_IF = re.compile(
     re.IGNORECASE,
 )
 _GLOSS_EQ = re.compile(
-    r"(?P<v>-?\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
+    r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
-_GLOSS_PAREN = re.compile(r"(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
+_GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
 _UNIT_WORDS = {
     "seconds": "second", "second": "second", "secs": "second", "minutes": "minute",
     "minute": "minute", "mins": "minute", "hours": "hour", "hour": "hour", "days": "day",

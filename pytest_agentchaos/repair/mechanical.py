@@ -99,9 +99,7 @@ def fix_length(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     return Decline("length_correction", "the number of items is what was asked for")
 
 
-_MAILTO = re.compile(
-    r"^\s*(?:mailto:)?\s*(?:[^<>]*<\s*([^<>\s]+@[^<>\s]+)\s*>|([^\s<>]+@[^\s<>]+))\s*$"
-)
+_MAILTO = re.compile(r"(?:mailto:)?(?:[^<>]*<\s*([^<>\s]+@[^<>\s]+)\s*>|\s*([^\s<>]+@[^\s<>]+))")
 _HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
 #: A URL the tool sends data to (a callback, a webhook), not one it reads.
 _SENDS_TO = re.compile(
@@ -121,7 +119,7 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
     if not isinstance(value, str):
         return None
     if fmt in ("email", "idn-email"):
-        match = _MAILTO.match(value)
+        match = _MAILTO.fullmatch(value.strip())  # stripped: no space run is scanned twice
         if match:
             address = match[1] or match[2]
             local, _, domain = address.rpartition("@")

@@ -191,7 +191,7 @@ def strip_location(parts: Sequence[Any], spec: ToolSpec | None) -> list[Any]:
 
 
 #: pydantic's ``str(ValidationError)``: a location line, then the message and its type.
-_PYDANTIC_HEAD = re.compile(r"(\d+) validation errors? for (\S+)")
+_PYDANTIC_HEAD = re.compile(r"(?<!\d)(\d+) validation errors? for (\S+)")
 _PYDANTIC_ISSUE = re.compile(
     r"^(?P<loc>\S[^\n]*)\n\s+(?P<msg>[^\n]*?)\s*\[type=(?P<type>[\w.]+)(?P<rest>[^\]\n]*)\]",
     re.MULTILINE,
