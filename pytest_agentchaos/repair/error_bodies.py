@@ -10,10 +10,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .paths import path_of
 from .reading import pydantic_issues, strip_location
 from .spec import Problem, ToolSpec
 
-__all__ = ["MESSAGE_KINDS", "TYPE_WORDS", "json_problems", "listed_values", "path_of",
+__all__ = ["MESSAGE_KINDS", "TYPE_WORDS", "json_problems", "listed_values",
            "structured_problems"]  # fmt: skip
 
 TYPE_WORDS = {
@@ -30,15 +31,6 @@ def structured_problems(text: str, spec: ToolSpec | None, args: Any) -> list[Pro
     if issues:
         return list(_issues(issues, spec, "loc", "msg", "type"))
     return list(json_problems(text, spec))
-
-
-def path_of(name: str) -> tuple[str | int, ...]:
-    """A dotted / bracketed field name as a path: ``items[0].sku`` -> ``("items", 0, "sku")``."""
-    parts: list[str | int] = []
-    for piece in re.split(r"\.|\[|\]", name):
-        if piece:
-            parts.append(int(piece) if piece.isdigit() else piece)
-    return tuple(parts)
 
 
 def listed_values(text: str) -> list[str]:

@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .error_bodies import TYPE_WORDS, json_problems, listed_values, path_of
+from .error_bodies import TYPE_WORDS, json_problems, listed_values
+from .paths import path_of
 from .reading import resolve_name
 from .spec import Problem, ToolSpec
 
