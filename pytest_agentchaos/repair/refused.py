@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .codes import recode
 from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import cued_value, strings_in
 from .reconcile import reconcile
@@ -134,6 +135,9 @@ def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | D
             fixed = [i if i is not None else v for i, v in zip(items, value, strict=True)]
             return Fix(what, fixed, 0.85, f"{shown(value)} without what the task does not "
                        f"write: {shown(fixed)}")  # fmt: skip
+    coded = recode(value, schema, ctx, refused=True)  # "DE" where the tool takes "Germany"
+    if isinstance(coded, Fix):
+        return coded
     reconciled = reconcile(value, schema, ctx)
     if isinstance(reconciled, Fix):
         return reconciled
