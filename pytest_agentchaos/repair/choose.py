@@ -80,7 +80,7 @@ def for_value(
     if kind == "past":
         return fix_past(value, ctx)
     if kind == "rejected":
-        return fix_rejected(value, schema, ctx)
+        return fix_rejected(value, schema, ctx, not_found=expected == "not_found")
     return None
 
 

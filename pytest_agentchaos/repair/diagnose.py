@@ -15,6 +15,7 @@ tool") is not one either: another route is needed, which no repair of the argume
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from .reading import (
     between,
     business_rule,
     json_body,
+    kind_fields,
     named_fields,
     not_found,
     prose_of,
@@ -39,6 +41,7 @@ from .reading import (
     strftime_layout,
 )
 from .spec import Problem, ToolSpec
+from .words import name_tokens
 
 __all__ = [
     "error_text",
@@ -164,19 +167,36 @@ def read_error(
     found = error_problems(words, spec, patterns, args)
     if found:
         return _reading("parameter", found, False)
-    missing = not_found(words)
+    missing = not_found(words.replace("_", " "))  # "channel_not_found" too
     values = quoted_values(words, args)
     named = named_fields(words, spec, args)
     if values:
         kind = "not_found" if missing else "parameter"
         problems = [_prose_problem("rejected", e, words, spec) for e in _best(values)]
-        return _reading(kind, problems, False)
+        return _reading(kind, _not_found(problems, kind), False)
     if named:
         problems = [_prose_problem(_prose_kind(words), e, words, spec) for e in _best(named)]
         return _reading("parameter", problems, False)
     if status == 404 or _NO_ROUTE.search(words):
         return ErrorReading("route", reason="the tool or endpoint does not exist")
+    spoken = kind_fields(words, spec, args)
+    if len(spoken) == 1:  # the one value of the call the error's words speak of
+        kind = "not_found" if missing else "parameter"
+        problems = [_prose_problem("rejected", spoken[0], words, spec)]
+        return _reading(kind, _not_found(problems, kind), False)
     return ErrorReading("unknown", reason="the error names no parameter and no value of the call")
+
+
+def _not_found(problems: list[Problem], kind: str) -> list[Problem]:
+    """A refused value the tool says it does not have is marked so (``expected``): the task
+    writing it as sent then means it is genuinely not there."""
+    if kind != "not_found":
+        return problems
+    return [
+        dataclasses.replace(p, expected="not_found")
+        if p.kind == "rejected" and p.expected is None else p
+        for p in problems
+    ]  # fmt: skip
 
 
 def _codes(body: Any) -> str:
@@ -262,6 +282,9 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
         if listed:
             expected = listed_values(listed.group(1))
             schema.setdefault("enum", expected)
+    dated = {"date", "time", "datetime", "timestamp"} & set(name_tokens(str(field_name)))
+    if kind == "format" and not schema.get("format") and not dated:
+        kind = "rejected"  # "the stock code or date is not known": said of the code too
     if kind in ("missing", "unknown"):
         kind = "rejected"  # a field the call holds (one it lacks is made missing when fixed)
     layout = strftime_layout(text)

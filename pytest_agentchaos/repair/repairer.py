@@ -38,6 +38,7 @@ from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .progress import gone, moved, renames
 from .reading import leaf_values
+from .refused import narrow_refused
 from .results import RepairError, RepairResult, RepairStep
 from .rounds import StrategyRounds
 from .spec import Problem, ToolSpec
@@ -232,7 +233,8 @@ class ParamRepairer(StrategyRounds):
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
         # each problem the error named, where the passes moved its field, re-judged against
         # the call as it is now: a problem the passes solved is gone (a success, not a decline)
-        checks = [moved(p, renamed) for p in diagnosis.problems if p.source == "error"]
+        named = narrow_refused(diagnosis.problems, original, task)
+        checks = [moved(p, renamed) for p in named if p.source == "error"]
         live = [p for p in checks if not gone(p, args, original, renamed)]
         problems = self._problems(args) + live
         if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
