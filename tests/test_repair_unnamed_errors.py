@@ -87,6 +87,6 @@ def test_a_name_the_tool_does_not_have_is_not_stripped_of_the_sigil_the_task_wri
         "type": "object",
         "properties": {"channel_id": {"type": "string", "description": "The channel's ID"}},
     }
-    result = _repair(schema, {"channel_id": "#eng-alerts"}, '{"ok":false,"error":"channel_not_found"}',
-                     "reply in #eng-alerts")  # fmt: skip
+    error = '{"ok":false,"error":"channel_not_found"}'
+    result = _repair(schema, {"channel_id": "#eng-alerts"}, error, "reply in #eng-alerts")
     assert not result.ok

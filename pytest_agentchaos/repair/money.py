@@ -14,7 +14,7 @@ __all__ = ["Money", "minor_scale", "read_money", "stated_amounts"]
 
 #: A mark, then a number, or a number, then a mark: the mark is what is not digits or spaces.
 _MARKED = re.compile(
-    r"(?P<pre>[^\d\s.,+-]{1,4})\s?(?P<a>[+-]?\d[\d.,]*)|(?P<b>[+-]?\d[\d.,]*)\s?(?P<post>[^\d\s.,+-]{1,4})"
+    r"(?P<pre>[^\d\s.,+-]{1,4})\s*(?P<a>[+-]?\d[\d.,]*)|(?P<b>[+-]?\d[\d.,]*)\s*(?P<post>[^\d\s.,+-]{1,4})"
 )
 
 
