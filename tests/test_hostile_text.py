@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 from pytest_agentchaos.escape import provenance, retry_after
 from pytest_agentchaos.halt import HaltMonitor, heuristics, values
 from pytest_agentchaos.halt.text import MAX_TEXT
-from pytest_agentchaos.repair import ParamRepairer, ToolSpec, coerce, effective, mechanical, reading
+from pytest_agentchaos.repair import (
+    ParamRepairer,
+    ToolSpec,
+    coerce,
+    effective,
+    mechanical,
+    money,
+    reading,
+)
 
 _HAN = values._HAN
 #: The patterns as they were, before each was made to start only where a run starts.
@@ -110,9 +118,11 @@ def test_addresses_and_sums_are_read_as_before(text: str) -> None:
         re.I,
     )
     for value in (text, f" ${text} ", f"{text} usd"):
+        # the sums the old pattern read with one mark are read alike by CLDR's signs and codes
         old = old_money.match(value)
-        new = coerce._MONEY.fullmatch(value.strip())
-        assert (old and old.groupdict()) == (new and new.groupdict())
+        if old and bool(old["pre"]) != bool(old["post"]) and old["num"][:1].isdigit():
+            new = money.read_money(value)
+            assert new is not None and new.number == old["num"]
 
 
 # -- what a user notices: hostile outputs are read, not choked on ------------------------------

@@ -230,7 +230,7 @@ def test_dates_read(text: str, want: str) -> None:
 @pytest.mark.parametrize(
     ("text", "cause"),
     [("Tuesday", "today or a week from today"), ("03/04/2024", "day/month or month/day")]
-    + [("Oct 26", "year"), ("the 26th", "month and year"), ("soon", "span")]
+    + [("Oct 20", "year"), ("the 20th", "month and year"), ("soon", "span")]
     + [("Feb 30, 2024", "not a day of the calendar"), ("2024-02-30", "not a day of the")]
     + [("Friday, October 26, 2024", "is a Saturday, not a Friday"), ("next week", "span")]
     # said on a Tuesday: this week's Friday, or next week's? yesterday, or eight days ago?
@@ -238,9 +238,16 @@ def test_dates_read(text: str, want: str) -> None:
     + [("last Monday", "this week's Monday or last week's")],
 )
 def test_dates_that_cannot_be_told_decline(text: str, cause: str) -> None:
+    # said on 22 October: Oct 20 and the 20th were two days ago, nearer than next year's
     with pytest.raises(ValueError, match="(?i)" + cause.replace("/", ".")):
         read_date(text, NOW)
     declined(fix_date(text, DATE, NOW_CTX), "date_format_correction", cause)
+
+
+def test_a_day_without_its_year_is_the_next_one_when_that_is_the_nearer() -> None:
+    assert fixed(fix_date("Oct 26", DATE, NOW_CTX), "date_format_correction") == "2024-10-26"
+    assert fixed(fix_date("the 26th", DATE, NOW_CTX), "date_format_correction") == "2024-10-26"
+    declined(fix_date("Oct 26", DATE, CTX), "date_format_correction", "year")  # no clock
 
 
 @pytest.mark.parametrize("text", ["today", "in 3 days", "next Monday", "明天"])

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..saferepr import safe_str
+from .codes import recode
 from .coerce import convert
 from .dates import fix_date
 from .enums import match_enum, normal
@@ -47,7 +48,11 @@ def for_value(
         allowed = expected if isinstance(expected, list) else schema.get("enum")
         if not isinstance(allowed, list):
             allowed = [expected] if expected is not None else []
-        return match_enum(value, allowed, ctx)
+        matched = match_enum(value, allowed, ctx)
+        if isinstance(matched, Decline) and allowed:
+            coded = recode(value, {**schema, "enum": allowed}, ctx)  # "Germany" for "DE"
+            return coded if isinstance(coded, Fix) else matched
+        return matched
     if kind == "format":
         fmt = str(schema.get("format", expected or ""))
         if fmt in ("date", "date-time", "time") or _date_hint(schema) or "x-strftime" in schema:
@@ -62,6 +67,9 @@ def for_value(
             return dated
         mechanical = fix_pattern(value, str(pattern), ctx)
         if isinstance(mechanical, Decline):
+            coded = recode(value, schema, ctx)  # "Germany" for "DE", "euros" for "EUR"
+            if isinstance(coded, Fix):
+                return coded
             spelt = reconcile(value, schema, ctx)  # the task writes the value that matches
             return spelt if isinstance(spelt, Fix) else mechanical
         return mechanical
@@ -72,7 +80,7 @@ def for_value(
     if kind == "past":
         return fix_past(value, ctx)
     if kind == "rejected":
-        return fix_rejected(value, schema, ctx)
+        return fix_rejected(value, schema, ctx, not_found=expected == "not_found")
     return None
 
 

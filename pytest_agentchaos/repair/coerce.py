@@ -20,7 +20,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .codes import entity_of
 from .fixes import Context, Decline, Fix, schema_types
+from .money import minor_scale, read_money, stated_amounts
 
 __all__ = ["convert", "parse_number"]
 
@@ -29,6 +31,7 @@ _FALSE = frozenset({"false", "no", "n", "off", "0", "disabled", "disable", "f"})
 _NULL = frozenset({"null", "none", "nil", ""})
 _CURRENCY = re.compile(
     r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|(?<!\s)\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$"
+    r"|(?<=\s)(?:[$€£¥₹]|usd|eur|gbp|jpy)$"  # the sign after a leading one and its spaces
 )
 #: The longest text read as a number (a longer one is some other text, not a number).
 _NUMBER_LIMIT = 100
@@ -128,6 +131,10 @@ def _to_integer(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
     if isinstance(value, float):
         if value.is_integer():
             return _fix(int(value), 0.95, f"{value!r} is the whole number {int(value)}")
+        if _CENTS_HINT.search(str(schema.get("description", ""))):
+            minor = _minor_amount(value, ctx)
+            if minor is not None:
+                return minor
         return _no(f"{value!r} is not a whole number: rounding it would change it")
     number = _to_number(value, schema, ctx)
     if not isinstance(number, Fix):
@@ -173,11 +180,6 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
 _EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
 _CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
 _FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
-_MONEY = re.compile(
-    r"(?P<pre>[$€£¥]|usd|eur|gbp|jpy)?\s*(?P<num>[\d.,]+)\s*(?P<post>[$€£¥]|usd|eur|gbp|jpy)?",
-    re.IGNORECASE,
-)
-_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
 _UNIT_WORDS = {
     "m": ("meter", "metre"), "km": ("kilometer", "kilometre"), "mi": ("mile",),
     "s": ("second",), "sec": ("second",), "ms": ("millisecond",), "min": ("minute",),
@@ -193,20 +195,25 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     a percentage where the field wants a fraction, a unit the field is in. None when the
     text carries none of these."""
     description = str(schema.get("description", ""))
-    money = _MONEY.fullmatch(value.strip())  # stripped: no space run is scanned twice
-    if money and (money["pre"] or money["post"]):
-        code = (money["pre"] or money["post"]).lower()
-        code = _SYMBOLS.get(code, code)
+    money = read_money(value)
+    if money is not None:
+        currencies = money.currencies
         given = _currency_of(ctx.args)
-        if given is not None and given != code:
-            return _no(f"{value!r} is in {code.upper()}, the call's currency is {given.upper()}")
-        number, why = parse_number(money["num"])
+        if given is not None:
+            known = entity_of(given, "currency")
+            code = known.code if known is not None else given.upper()
+            if code not in currencies:
+                return _no(f"{value!r} is in {money.mark}, the call's currency is {code}")
+            currencies = (code,)
+        number, why = parse_number(money.number)
         if number is None:
             return _no(why)
         if _CENTS_HINT.search(description):
-            if "." not in money["num"]:
+            digits = minor_scale(currencies)
+            whole = "." not in money.number and not _stated(number, currencies, ctx.task)
+            if digits is None or whole:
                 return _no(f"{value!r}: dollars or cents? the field counts the smallest unit")
-            cents = round(number * 100)
+            cents = round(number * 10**digits)
             return _fix(cents, 0.9, f"{value!r} in the smallest currency unit: {cents}")
         shown = int(number) if number.is_integer() else number
         return _fix(shown, 0.9, f"the amount {value!r} written as {shown!r}")
@@ -228,6 +235,37 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
             shown = int(number) if number.is_integer() else number
             return _fix(shown, 0.9, f"{value!r} in the field's own unit: {shown!r}")
     return None
+
+
+def _stated(number: float, currencies: tuple[str, ...], task: str | None) -> bool:
+    """Whether the task states ``number`` with a mark of one of ``currencies``: an amount
+    in whole units, as people write money."""
+    return any(
+        amount == number and set(marks) & set(currencies)
+        for amount, marks in stated_amounts(task or "")
+    )
+
+
+def _minor_amount(value: float, ctx: Context) -> Fix | None:
+    """A fractional amount where the field counts the smallest unit (``19.99`` for cents):
+    the amount in that unit, when the call's currency (or the task's mark on the same
+    amount) says how many digits it has and the value has no more."""
+    given = _currency_of(ctx.args)
+    marks = [m for amount, m in stated_amounts(ctx.task or "") if amount == value]
+    if given is not None:
+        known = entity_of(given, "currency")
+        currencies: tuple[str, ...] = (known.code,) if known is not None else ()
+    else:
+        currencies = marks[0] if len(marks) == 1 else ()
+    digits = minor_scale(currencies) if currencies and marks else None
+    if not digits:
+        return None
+    scaled = value * 10**digits
+    if abs(scaled - round(scaled)) > 1e-6:
+        return None
+    cents = round(scaled)
+    why = f"{value!r} in whole units, as the task writes it; the field counts the smallest: {cents}"
+    return _fix(cents, 0.9, why)
 
 
 def _currency_of(args: Mapping[str, Any]) -> str | None:

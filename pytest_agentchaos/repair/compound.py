@@ -24,7 +24,7 @@ from .fixes import Decline, Fix, shown
 from .policy import RepairPolicy
 from .results import RepairStep
 
-__all__ = ["name_in_task", "regroup", "reshape", "split_compound"]
+__all__ = ["flatten_wrapper", "name_in_task", "regroup", "reshape", "split_compound"]
 
 _STRATEGY = "split_compound"
 _OWNERS = ("owner", "org", "organization", "organisation", "namespace", "user", "username")
@@ -146,3 +146,29 @@ def reshape(
             step = (fix.value, fix.confidence, fix.reason, True)
             steps.append(RepairStep(key, "missing", fix.strategy, dict(moved), *step))
     return None
+
+
+def flatten_wrapper(
+    args: dict[str, Any], schema: Mapping[str, Any], steps: list[RepairStep]
+) -> None:
+    """The parameters sent inside one wrapper object (``{"params": {"url": ...}}``): the one
+    undeclared key whose object holds only declared parameters, among them every required one
+    the call lacks, is replaced by its keys."""
+    props = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(props, Mapping) or not isinstance(required, list):
+        return
+    unknown = [k for k in args if k not in props]
+    if len(unknown) != 1 or not isinstance(args[unknown[0]], dict) or not args[unknown[0]]:
+        return
+    inner = args[unknown[0]]
+    missing = {r for r in required if r not in args}
+    if not missing or not missing <= set(inner) or not set(inner) <= set(props):
+        return
+    if any(k in args for k in inner):
+        return
+    args.pop(unknown[0])
+    args.update(inner)
+    why = f"the parameters were sent inside {unknown[0]!r}"
+    steps.append(RepairStep(unknown[0], "unknown", "unwrap_object", dict(inner), dict(inner),
+                            0.9, why, True))  # fmt: skip

@@ -340,7 +340,7 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
     try:
         day, moment, how = read_date(value, ctx.now)
     except ValueError as exc:
-        told = _order_told(value, ctx)
+        told = _order_told(value, ctx) or _next_occurrence(value, ctx)
         if told is None:
             return Decline(_STRATEGY, str(exc))
         day, moment, how = told
@@ -415,6 +415,67 @@ def _order_told(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None, st
     except ValueError:
         return None
     return told.pop(), moment, "the day and month in the order the task's date gives"
+
+
+_MONTH_DAY = re.compile(r"^(\d{1,2})[-/.](\d{1,2})$")
+
+
+def _next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None, str] | None:
+    """A day the value gives without its year (``Dec 10``, ``12/24``) or month and year
+    (``the 5th``), as its next occurrence on the run's clock, when that is nearer than the
+    last one (said on 27 November, ``Dec 10`` is 13 days ahead, not 352 days back); None
+    when no clock is known, the day/month order is open, or the last occurrence is nearer."""
+    if ctx.now is None or len(value) > _DATE_LIMIT:
+        return None
+    today = ctx.now.date()
+    low = " ".join(value.strip().lower().split()).rstrip(".")
+    moment: _dt.time | None = None
+    month: int | None = None
+    if _BARE_DAY.match(low):
+        mday = int(re.sub(r"\D", "", low))
+    elif (numeric := _MONTH_DAY.match(low)) is not None:
+        first, second = int(numeric[1]), int(numeric[2])
+        if (first <= 12) == (second <= 12):
+            return None  # 03/04: the order is open; 13/14: no month at all
+        month, mday = (first, second) if first <= 12 else (second, first)
+    elif _HAS_MONTH_NAME.search(low):
+        try:
+            a = _parse(value.strip(), _dt.datetime(1904, 1, 1, 0, 0, 0))
+            b = _parse(value.strip(), _dt.datetime(1908, 2, 2, 1, 1, 1))
+        except (ValueError, OverflowError):
+            return None
+        if a.year == b.year or a.month != b.month or a.day != b.day:
+            return None  # it gives the year, or leaves the day or month open
+        month, mday = a.month, a.day
+        if a.hour == b.hour:
+            moment = _dt.time(a.hour, a.minute if a.minute == b.minute else 0, tzinfo=a.tzinfo)
+    else:
+        return None
+    upcoming = _occurrences(today, month, mday)
+    if upcoming is None:
+        return None
+    last, following = upcoming
+    if (following - today) > (today - last):
+        return None  # the last such day is nearer: which one is meant is open
+    return following, moment, f"no year given: the next such day on the run's clock ({today})"
+
+
+def _occurrences(today: _dt.date, month: int | None, mday: int) -> tuple[_dt.date, _dt.date] | None:
+    """The last day before ``today`` and the first from ``today`` on that are ``mday`` (of
+    ``month`` when given, else of any month)."""
+    found: list[_dt.date] = []
+    for step in range(-13, 14) if month is None else range(-1, 2):
+        year, index = (today.year, today.month - 1 + step) if month is None else (
+            today.year + step, month - 1)  # fmt: skip
+        try:
+            found.append(_dt.date(year + index // 12, index % 12 + 1, mday))
+        except ValueError:
+            continue
+    before = [d for d in found if d < today]
+    after = [d for d in found if d >= today]
+    if not before or not after:
+        return None
+    return max(before), min(after)
 
 
 # bounds of a search window only: an event's "start" and "end" on a bare day are an all-day

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .codes import minor_digits
 from .fixes import Context, Decline, Fix, shown
 from .phones import PHONE_FORMATS, fix_phone
 
@@ -225,27 +226,6 @@ _AMOUNT = re.compile(
     r"|pounds?)\b",
     re.IGNORECASE,
 )
-#: Currencies without a minor unit (Stripe's zero-decimal list): their amount is not scaled.
-_ZERO_DECIMAL = frozenset(
-    [
-        "bif",
-        "clp",
-        "djf",
-        "gnf",
-        "jpy",
-        "kmf",
-        "krw",
-        "mga",
-        "pyg",
-        "rwf",
-        "ugx",
-        "vnd",
-        "vuv",
-        "xaf",
-        "xof",
-        "xpf",
-    ]
-)
 
 
 def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context) -> Fix | None:
@@ -260,8 +240,8 @@ def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context
          if isinstance(k, str) and "currency" in k.lower() and isinstance(v, str)),
         None,
     )  # fmt: skip
-    if currency in _ZERO_DECIMAL:
-        return None
+    if currency is not None and minor_digits(currency) == 0:
+        return None  # a currency without a minor unit (ISO 4217 as CLDR gives it)
     amounts = {
         float((m["a"] or m["b"]).replace(",", "")) for m in _AMOUNT.finditer(ctx.task[:4000])
     }

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .fixes import DROP
 from .spec import Problem
 
-__all__ = ["delete", "field_of", "get", "has", "plain", "put"]
+__all__ = ["delete", "field_of", "get", "has", "path_of", "plain", "put"]
 
 
 def field_of(path: tuple[str | int, ...]) -> str:
     return Problem("other", path, "").field
+
+
+def path_of(name: str) -> tuple[str | int, ...]:
+    """A dotted / bracketed field name as a path: ``items[0].sku`` -> ``("items", 0, "sku")``."""
+    parts: list[str | int] = []
+    for piece in re.split(r"\.|\[|\]", name):
+        if piece:
+            parts.append(int(piece) if piece.isdigit() else piece)
+    return tuple(parts)
 
 
 def has(value: Any, path: tuple[str | int, ...]) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnose import ErrorPattern
+from .error_patterns import ErrorPattern
 
 __all__ = ["STRATEGIES", "RepairPolicy"]
 

@@ -33,6 +33,7 @@ __all__ = [
     "FieldEvidence",
     "business_rule",
     "call_fields",
+    "kind_fields",
     "pydantic_issues",
     "quoted_values",
     "resolve_name",
@@ -378,12 +379,51 @@ def named_fields(text: str, spec: ToolSpec | None, args: Any) -> list[FieldEvide
                         at = -1 if after.isalnum() else at  # "field.Next": no dotted path
                 if at >= 0:
                     span = head[at : at + len(form)]
-                    best = FieldEvidence(path, span, 0.9 if span == key else 0.8)
+                    sure = span == key or " " in form  # the key itself, or its words apart
+                    best = FieldEvidence(path, span, 0.9 if sure else 0.8)
                     break
         if best is not None:
             found[path] = best
     # a nested key and its parent both named: the deeper one is meant
     return [e for p, e in found.items() if not any(o != p and o[: len(p)] == p for o in found)]
+
+
+#: Words any error may hold that speak of no one field (a closed class: how errors say no).
+_ERROR_WORDS = frozenset(
+    {"invalid", "error", "errors", "not", "found", "unknown", "value", "values", "field",
+     "fields", "parameter", "parameters", "param", "argument", "request", "bad", "must",
+     "should", "could", "cannot", "the", "and", "with", "for", "from", "this", "that", "exception",
+     "input", "output", "null", "true", "false", "none", "missing", "required", "wrong",
+     "unsupported", "unrecognized", "unrecognised", "does", "exist", "such", "failed", "code",
+     "message", "status", "detail", "type", "name", "given", "provided", "supplied", "is",
+     "are", "was", "has", "have", "please", "try", "again", "any", "one", "format"}
+)  # fmt: skip
+_LETTERS = re.compile(r"[^\W\d_]{3,}")
+
+
+def kind_fields(text: str, spec: ToolSpec | None, args: Any) -> list[FieldEvidence]:
+    """Fields of the call an error speaks of without naming them: each value the call holds
+    whose field's own words (its name's, its description's first sentence) hold a content
+    word of the error ("city not found" where ``q`` is the "City name"), or whose name's
+    word begins one ("lang" for "language"). Evidence 0.7; the caller takes only one."""
+    words = {w.lower() for w in _LETTERS.findall(text[:600])} - _ERROR_WORDS
+    if not words or spec is None:
+        return []
+    found: list[FieldEvidence] = []
+    for path, value in leaf_values(args):
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            continue
+        name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
+        schema = spec.schema_at(path)
+        said = str(schema.get("description", "") if isinstance(schema, Mapping) else "")
+        own = {t for t in name_tokens(name) if len(t) >= 3} - _ERROR_WORDS
+        own |= {w.lower() for w in _LETTERS.findall(said.split(". ")[0][:200])} - _ERROR_WORDS
+        hit = sorted(words & own) or sorted(
+            w for w in words for t in name_tokens(name) if len(t) >= 3 and w.startswith(t)
+        )
+        if hit:
+            found.append(FieldEvidence(path, hit[0], 0.7))
+    return found
 
 
 #: The error's words for a refusal by the tool's own rules, not by the arguments' shape.

@@ -23,7 +23,7 @@ from .fixes import Context, Decline, Fix, shown
 from .spec import checker_for
 from .words import find_word
 
-__all__ = ["reconcile", "spoken_email", "task_spans"]
+__all__ = ["reconcile", "spoken_email", "stated", "task_spans"]
 
 _STRATEGY = "rejected_value_correction"
 #: A token of the task: letters and digits joined by the marks ids and names use.
@@ -78,7 +78,8 @@ def _relation(value: str, span: str) -> str | None:
         if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]):
             return "in full, as the task writes it"
     low, other = value.casefold(), span.casefold()
-    inflected = low.startswith(other) or other.startswith(low)  # "Closed" / "close": a word
+    # "Closed" / "close": a word and its inflection (an id with digits has none)
+    inflected = (low.startswith(other) or other.startswith(low)) and not re.search(r"\d", low)
     if len(value) >= 5 and " " not in value and not inflected and _one_edit(low, other):
         return "with the character the call dropped"
     return None
@@ -120,7 +121,8 @@ def _beside(value: str, task: str) -> Iterator[str]:
         yield match["id"].rstrip(".")
 
 
-def _stated(value: str, task: str) -> bool:
+def stated(value: str, task: str) -> bool:
+    """Whether the task writes ``value`` as it is (same case, a whole token)."""
     head = task[:4000]
     at = find_word(head, value, joined="@/-")
     while at >= 0:
@@ -159,14 +161,18 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     email = spoken_email(value)
     if email is not None and _fits(email, schema):
         return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
-    if _stated(value, task):
+    if stated(value, task):
         return Decline(
             _STRATEGY,
             f"the tool refused {shown(value)}, which the task writes just as it was sent: "
             "the tool does not have it",
         )
     related: dict[str, str] = {}
+    # a span another field of the call holds already fills that field: one task token, one field
+    taken = {str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))}
     for span in task_spans(task):
+        if span in taken:
+            continue
         how = _relation(value, span)
         if how is not None and _fits(span, schema):
             related.setdefault(span, how)

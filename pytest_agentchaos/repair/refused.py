@@ -18,15 +18,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .codes import recode
 from .fixes import DROP, Context, Decline, Fix, shown
 from .infer import cued_value, strings_in
-from .reconcile import reconcile
+from .paths import get
+from .reconcile import reconcile, stated
 from .spec import Problem
 
-__all__ = ["exclusive_pair", "fix_past", "fix_rejected", "keep_of_pair"]
+__all__ = ["exclusive_pair", "fix_past", "fix_rejected", "keep_of_pair", "narrow_refused"]
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -122,9 +124,12 @@ def exclusive_pair(
     return moved, Fix("drop_exclusive_key", DROP, 0.85, why)
 
 
-def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
+def fix_rejected(
+    value: Any, schema: Mapping[str, Any], ctx: Context, *, not_found: bool = False
+) -> Fix | Decline:
     """A value the tool refused without saying why, replaced by what the task says in its
-    place, else declined."""
+    place, else declined. ``not_found``: the tool says it does not have the value; one the
+    task writes as sent (its sigil too) is then genuinely not there."""
     what = "rejected_value_correction"
     if isinstance(value, list) and len(value) > _MOST_ITEMS or _longest(value) > _LONGEST:
         return Decline(what, f"the tool refused {shown(value)}, too long a value to read")
@@ -134,12 +139,17 @@ def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | D
             fixed = [i if i is not None else v for i, v in zip(items, value, strict=True)]
             return Fix(what, fixed, 0.85, f"{shown(value)} without what the task does not "
                        f"write: {shown(fixed)}")  # fmt: skip
+    coded = recode(value, schema, ctx, refused=True)  # "DE" where the tool takes "Germany"
+    if isinstance(coded, Fix):
+        return coded
     reconciled = reconcile(value, schema, ctx)
     if isinstance(reconciled, Fix):
         return reconciled
     if not isinstance(value, str) or not ctx.task:
         return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
-    plain = _undecorated(value, ctx.task)
+    # a value the task writes as it was sent (its sigil too) is not the task's decoration
+    as_sent = not_found and _in_task(value, ctx.task)
+    plain = None if as_sent else _undecorated(value, ctx.task)
     if plain is not None:
         reason = f"the tool refused {shown(value)}; the task writes {shown(plain)}"
         return Fix(what, plain, 0.85, reason)
@@ -151,6 +161,25 @@ def fix_rejected(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | D
                       f"says {cued[1]!r}")  # fmt: skip
             return Fix(what, cued[0], 0.85, reason)
     return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
+
+
+def narrow_refused(
+    problems: Sequence[Problem], args: Mapping[str, Any], task: str | None
+) -> list[Problem]:
+    """Of several values one error refuses in prose ("the stock code or date is not in the
+    database"), those the task writes exactly as they were sent are what the user asked; the
+    others are the ones to read against the task. All are kept when each, or none, is
+    written as sent."""
+    refused = [p for p in problems if p.source == "error" and p.keyword == "error_prose"]
+    if len(refused) < 2 or not task:
+        return list(problems)
+    as_sent = [
+        p for p in refused
+        if isinstance(get(args, p.path), str) and stated(str(get(args, p.path)), task)
+    ]  # fmt: skip
+    if not as_sent or len(as_sent) == len(refused):
+        return list(problems)
+    return [p for p in problems if p not in as_sent]
 
 
 _LONGEST = 500  # a longer text is no name or identifier to read against the task

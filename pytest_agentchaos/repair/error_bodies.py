@@ -1,0 +1,196 @@
+"""Problems from a tool error's own structure: a pydantic ``ValidationError`` printed as text
+(FastMCP), a JSON body's issue list (FastAPI / pydantic ``detail``, zod-style issue lists as
+MCP servers return them, JSON:API ``errors`` with their ``source``, OpenAI-style
+``{"error": {"param": ...}}``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .paths import path_of
+from .reading import pydantic_issues, strip_location
+from .spec import Problem, ToolSpec
+
+__all__ = ["MESSAGE_KINDS", "TYPE_WORDS", "json_problems", "listed_values",
+           "structured_problems"]  # fmt: skip
+
+TYPE_WORDS = {
+    "int": "integer", "integer": "integer", "number": "number", "float": "number",
+    "string": "string", "str": "string", "boolean": "boolean", "bool": "boolean",
+    "array": "array", "list": "array", "object": "object", "dict": "object",
+}  # fmt: skip
+
+
+def structured_problems(text: str, spec: ToolSpec | None, args: Any) -> list[Problem]:
+    """Problems from the error's own structure: a pydantic ``ValidationError`` printed as text
+    (FastMCP), or a JSON body's issue list."""
+    issues = pydantic_issues(text)
+    if issues:
+        return list(_issues(issues, spec, "loc", "msg", "type"))
+    return list(json_problems(text, spec))
+
+
+def listed_values(text: str) -> list[str]:
+    """Allowed values as a message lists them: ``economy, business or first``, ``['a', 'b']``,
+    ``"a" | "b"``."""
+    text = text.strip().strip("[]().")
+    quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", text)
+    if quoted:
+        return quoted
+    parts = re.split(r"\s*(?:,|\||/|\bor\b|\band\b)\s*", text)
+    return [p.strip() for p in parts if p.strip() and len(p.strip()) < 40][:50]
+
+
+def json_problems(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
+    """The problems a JSON error body (from its first ``{`` or ``[``) lists."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return
+    body: Any
+    try:
+        body = json.loads(text[min(starts) :])
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
+        return
+    yield from _body_problems(body, spec)
+
+
+def _body_problems(body: Any, spec: ToolSpec | None) -> Iterator[Problem]:
+    if isinstance(body, Mapping):
+        if isinstance(body.get("detail"), list):  # FastAPI / pydantic
+            yield from _issues(body["detail"], spec, "loc", "msg", "type")
+            return
+        if isinstance(body.get("issues"), list):
+            yield from _issues(body["issues"], spec, "path", "message", "code")
+            return
+        inner = body.get("error")
+        if isinstance(inner, Mapping):
+            if isinstance(inner.get("param"), str):  # OpenAI style
+                yield _problem_for(
+                    list(path_of(inner["param"])),
+                    str(inner.get("message", "")),
+                    str(inner.get("code") or inner.get("type") or ""),
+                    spec,
+                )
+                return
+            yield from _body_problems(inner, spec)
+            return
+        if isinstance(body.get("errors"), list):
+            yield from _issues(body["errors"], spec, "path", "message", "code")
+    elif isinstance(body, list):  # zod's issue list (MCP servers)
+        yield from _issues(body, spec, "path", "message", "code")
+
+
+def _issues(
+    issues: Iterable[Any], spec: ToolSpec | None, loc: str, msg: str, code: str
+) -> Iterator[Problem]:
+    for issue in issues:
+        if not isinstance(issue, Mapping):
+            continue
+        where = (
+            issue.get(loc) or issue.get("loc") or issue.get("path") or issue.get("field")
+            or issue.get("param") or issue.get("parameter") or _source(issue) or []
+        )  # fmt: skip
+        if isinstance(where, str):
+            where = where.split("/") if where.startswith("/") else where.split(".")
+        parts = strip_location([p for p in where if p != ""], spec)
+        yield _problem_for(
+            parts,
+            str(
+                issue.get(msg)
+                or issue.get("message")
+                or issue.get("detail")
+                or issue.get("title")
+                or ""
+            ),  # fmt: skip
+            str(issue.get(code) or ""),
+            spec,
+            issue,
+        )
+
+
+def _source(issue: Mapping[str, Any]) -> Any:
+    """Where a JSON:API error points: ``source.parameter`` (a query parameter) or
+    ``source.pointer`` (``/data/attributes/name``)."""
+    source = issue.get("source")
+    if isinstance(source, Mapping):
+        return source.get("parameter") or source.get("pointer")
+    return None
+
+
+_CODES = {
+    "missing": "missing", "value_error.missing": "missing", "required": "missing",
+    "extra_forbidden": "unknown", "value_error.extra": "unknown", "unrecognized_keys": "unknown",
+    "invalid_type": "type", "int_parsing": "type", "float_parsing": "type", "bool_parsing": "type",
+    "int_from_float": "type", "string_type": "type", "int_type": "type", "list_type": "type",
+    "enum": "enum", "literal_error": "enum", "invalid_enum_value": "enum",
+    "date_from_datetime_parsing": "format", "date_parsing": "format", "datetime_parsing": "format",
+    "invalid_date": "format", "invalid_string": "format",
+    "greater_than_equal": "range", "less_than_equal": "range", "greater_than": "range",
+    "less_than": "range", "too_small": "range", "too_big": "range",
+    "string_too_short": "length", "string_too_long": "length",
+    "string_pattern_mismatch": "pattern",
+}  # fmt: skip
+
+
+#: Words of an issue's message -> the problem kind, for issues without a known code.
+MESSAGE_KINDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("in the past", "past date", "before today", "in the future", "future date"), "past"),
+    (("required", "missing"), "missing"),
+    (("extra", "not permitted", "unrecognized"), "unknown"),
+    (("one of", "enum", "permitted:"), "enum"),
+    (("date", "format"), "format"),
+    (("greater", "less", "at least", "at most"), "range"),
+    (("valid integer", "valid number", "type"), "type"),
+)
+
+
+def _problem_for(
+    parts: Sequence[Any],
+    message: str,
+    code: str,
+    spec: ToolSpec | None,
+    issue: Mapping[str, Any] | None = None,
+) -> Problem:
+    path = tuple(int(p) if isinstance(p, int) or str(p).isdigit() else str(p) for p in parts)
+    kind = _CODES.get(code)
+    if issue is not None and str(issue.get("received", "")).lower() in ("undefined", "missing"):
+        kind = "missing"  # zod: a required key not sent
+    if kind is None:
+        lowered = message.lower()
+        kind = next(
+            (k for words, k in MESSAGE_KINDS if any(w in lowered for w in words)), "rejected"
+        )  # the tool refused the value and its words say no more
+    schema = dict(spec.schema_at(path)) if spec is not None else {}
+    if kind == "format" and "date" in code and "format" not in schema:
+        # pydantic's date_parsing / date_from_datetime_parsing: the field is a date
+        schema["format"] = "date-time" if code.startswith("datetime") else "date"
+    expected: Any = None
+    if issue is not None:
+        ctx = issue.get("ctx") if isinstance(issue.get("ctx"), Mapping) else {}
+        options = issue.get("options") or (ctx or {}).get("expected")
+        if kind == "enum" and options:
+            expected = list(options) if isinstance(options, list) else listed_values(str(options))
+            schema.setdefault("enum", expected)
+        if kind == "type" and isinstance(issue.get("expected"), str):
+            expected = TYPE_WORDS.get(issue["expected"], issue["expected"])
+            schema.setdefault("type", expected)
+        for key, keyword in (
+            ("ge", "minimum"),
+            ("le", "maximum"),
+            ("minimum", "minimum"),
+            ("maximum", "maximum"),
+        ):
+            bound = (ctx or {}).get(key, issue.get(key))
+            if kind == "range" and isinstance(bound, (int, float)):
+                schema.setdefault(keyword, bound)
+    if kind == "enum" and expected is None:
+        listed = re.search(r"(?:one of|permitted:|expected)\s*(.+)", message, re.IGNORECASE)
+        if listed:
+            expected = listed_values(listed.group(1))
+            schema.setdefault("enum", expected)
+    return Problem(
+        kind, path, message[:300], code, expected=expected, schema=schema, source="error"
+    )

@@ -1,0 +1,181 @@
+"""One round of problem-triggered strategies: each problem of the call as it is now goes to the
+strategy for its kind (the seed's map, see :mod:`.repairer`), the model proposer when the rules
+find nothing usable; a fix is applied or the round declines. A part of
+:class:`~.repairer.ParamRepairer`."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
+
+from .calls import ToolCalls
+from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop
+from .coerce import expand_wildcard
+from .effective import effective_problems, gloss, rules_for
+from .fixes import DROP, Context, Decline, Fix, shown
+from .missing import MissingValues
+from .paths import get, has
+from .progress import apply_fix, required, wildcard_item
+from .refused import exclusive_pair
+from .results import RepairStep
+from .spec import Problem, ToolSpec, checker_for, nullable_branch
+
+__all__ = ["StrategyRounds"]
+
+
+class StrategyRounds(MissingValues):
+    """Rounds of strategies over a call's problems (the base of the repairer)."""
+
+    def _for_branch(self, spec: ToolSpec) -> ToolCalls:
+        """A repairer of one branch of a union alone, with this one's policy, recording
+        nothing."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _round(
+        self,
+        current: dict[str, Any],
+        problems: list[Problem],
+        steps: list[RepairStep],
+        task: str | None,
+        now: _dt.datetime | None,
+        error: str | None,
+    ) -> Decline | None:
+        # unknown keys first (a misspelt name may be the missing one), missing last (one
+        # inferer call for all of them)
+        # unknown keys first, then a value's type (an enum value in a list is unwrapped
+        # before it is matched), the rest, missing keys last
+        order = {"unknown": 0, "type": 1, "union": 1, "missing": 3}
+        # a value the tool's error complains about but the call does not hold is missing
+        problems = [
+            p if p.kind in ("missing", "unknown") or has(current, p.path) else as_missing(p)
+            for p in problems
+        ]
+        problems = sorted(problems, key=lambda p: order.get(p.kind, 2))
+        missing = [p for p in problems if p.kind == "missing"]
+        done: set[tuple[str | int, ...]] = set()
+        for problem in problems:
+            if problem.path in done or problem.kind == "missing":
+                continue
+            done.add(problem.path)
+            if problem.kind == "unknown" and not has(current, problem.path):
+                continue  # renamed away already
+            outcome: Fix | Decline | None
+            if problem.kind == "exclusive":  # the problem moves to the parameter dropped
+                properties = self.spec.parameters.get("properties", {})
+                problem, outcome = exclusive_pair(problem, current, properties, task)
+                before = get(current, problem.path) if has(current, problem.path) else None
+            elif wildcard_item(problem, current):  # ["all"]: the list is the problem
+                problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
+                before = get(current, problem.path)
+                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path))
+            else:
+                before = get(current, problem.path)
+                ctx = self._context(problem, current, task, now)
+                outcome = self._strategy(problem, before, ctx, current, missing)
+            if not isinstance(outcome, Fix) or not self._usable(outcome):
+                outcome = self._ask_model(problem, current, task, now, steps) or outcome
+            declined = apply_fix(outcome, problem, before, current, steps, self.policy)
+            if declined is not None:
+                return declined
+        missing = [p for p in missing if not has(current, p.path)]
+        if missing:
+            return self._fill(missing, current, steps, task, now, error)
+        return None
+
+    def _strategy(
+        self,
+        problem: Problem,
+        value: Any,
+        ctx: Context,
+        current: dict[str, Any],
+        missing: list[Problem],
+    ) -> Fix | Decline | None:
+        schema = problem.schema or self.spec.schema_at(problem.path)
+        kind = problem.kind
+        if (
+            value is None
+            and kind in ("type", "union", "enum")
+            and problem.path
+            and (not required(self.spec, problem.path))
+        ):
+            why = "null in an optional field: left out, so the tool's own default applies"
+            return Fix("drop_unknown_key", DROP, 0.9, why)
+        name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
+        glossed = gloss(value, rules_for(self.spec.schema_at(problem.path), name))
+        if glossed is not None and kind in ("type", "enum", "union", "rejected"):
+            return Fix("enum_value_correction", glossed, 0.9,
+                       f"the description glosses {shown(value)} as {glossed!r}")  # fmt: skip
+        if kind == "unknown":
+            return rename_or_drop(problem, value, current, self.spec, missing)
+        if kind == "union":
+            return self._union(problem, value, ctx)
+        return for_value(kind, value, schema, ctx, problem.expected)
+
+    def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
+        optional = nullable_branch(self.spec.schema_at(problem.path)) or nullable_branch(
+            problem.schema
+        )
+        if optional is not None and value is not None:  # X | None: the value is meant as X
+            checker = checker_for(optional)
+            for error in checker.iter_errors(value):
+                kind = kind_of(str(error.validator))
+                at = tuple(error.absolute_path)
+                if at:
+                    return Decline("report_unrecoverable", f"{shown(value)}: {error.message}")
+                return for_value(kind, value, optional, ctx, error.validator_value)
+            return None
+        branches = problem.expected if isinstance(problem.expected, list) else []
+        fixes: dict[str, Fix] = {}
+        for branch in branches:
+            if not isinstance(branch, Mapping):
+                continue
+            checker = checker_for(branch)
+            if isinstance(value, dict) and branch.get("type") == "object":
+                repaired = self._object_branch(value, branch, ctx)
+                if repaired is not None and checker.is_valid(repaired.value):
+                    fixes[repr(repaired.value)] = repaired
+                continue
+            for error in checker.iter_errors(value):
+                kind = kind_of(str(error.validator))
+                fix = for_value(kind, value, branch, ctx, error.validator_value)
+                if isinstance(fix, Fix) and checker.is_valid(fix.value):
+                    fixes[repr(fix.value)] = fix
+                break
+        if len(fixes) == 1:
+            return next(iter(fixes.values()))
+        if len(fixes) > 1:
+            listed = " or ".join(list(fixes)[:3])
+            return Decline("schema_type_conversion", f"{value!r} could become {listed}")
+        return Decline("report_unrecoverable", f"{value!r} fits none of the allowed shapes")
+
+    def _object_branch(
+        self, value: dict[str, Any], branch: Mapping[str, Any], ctx: Context
+    ) -> Fix | None:
+        """An object repaired into one branch of a union of objects, by a repairer of that
+        branch alone (nothing recorded); None when it declines."""
+        try:
+            spec = ToolSpec(self.spec.name, dict(branch))
+        except ValueError:
+            return None
+        result = self._for_branch(spec).repair(value, None, ctx.task, ctx.now)
+        if not result.ok or result.args is None:
+            return None
+        used = [s for s in result.steps if s.ok]
+        reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "fits as it is"
+        return Fix(used[0].strategy if used else "schema_type_conversion", result.args,
+                   result.confidence, reason)  # fmt: skip
+
+    def _problems(self, args: dict[str, Any]) -> list[Problem]:
+        """What the schema and the effective schema (its descriptions) find wrong."""
+        found = self.spec.problems(args)
+        known = {p.path for p in found}
+        return found + [p for p in effective_problems(self.spec, args) if p.path not in known]
+
+    def _usable(self, fix: Fix) -> bool:
+        return (
+            confidence_ok(fix.confidence)
+            and fix.confidence >= self.policy.threshold
+            and self.policy.allows(fix.strategy)
+        )
