@@ -35,7 +35,7 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
 
     got = _result(capsys, bench_repair_corpus.main, "bench_repair_corpus.py", "--split", "test")
     assert got["invented"] == 0, got  # no false repair of a call that must be declined
-    assert got["fixed"] >= 0.56, got  # recorded 0.580 (before issue 30: 0.320)
+    assert got["fixed"] >= 0.59, got  # recorded 0.600 (before issue 30: 0.320)
 
 
 def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
