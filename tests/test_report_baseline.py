@@ -318,6 +318,7 @@ def test_ini_lines_override_the_defaults() -> None:
 
 
 KNOWN = "expected 'metric = value' for a metric of " + ", ".join(METRICS)
+HUNDRED = "a pass rate can fall 100 points at most: expected -0pt to -100pt, or off"
 
 
 @pytest.mark.parametrize(
@@ -334,6 +335,8 @@ KNOWN = "expected 'metric = value' for a metric of " + ", ".join(METRICS)
         (["steps = +1%", "steps = +2%"], "'steps = +2%': steps is set twice"),
         (["steps = +" + "9" * 400], f"'steps = +{'9' * 48}...': the amount is more than 10**15"),
         (["pass_rate = -1e400pt"], "'pass_rate = -1e400pt': expected -Npt or off"),
+        (["pass_rate = -150pt"], "'pass_rate = -150pt': " + HUNDRED),
+        (["pass_rate = -100.5pt"], "'pass_rate = -100.5pt': " + HUNDRED),
     ],
 )
 def test_a_bad_tolerance_line_names_where_and_the_line(lines: list[str], problem: str) -> None:
@@ -567,3 +570,8 @@ def test_the_seed_note_names_the_saved_seed_and_never_raises(tmp_path: Path) -> 
         (tmp_path / "d.json").write_text(junk)
         assert seed_note(tmp_path / "d.json", 8) is None
     assert seed_note(tmp_path / "missing.json", 8) is None
+
+
+def test_a_pass_rate_may_fall_at_most_all_of_its_100_points() -> None:
+    assert parse_tolerances(["pass_rate = -100pt"], WHERE)["pass_rate"].amount == 100
+    assert parse_tolerances(["pass_rate = -0pt"], WHERE)["pass_rate"].amount == 0

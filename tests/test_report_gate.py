@@ -219,6 +219,18 @@ def test_the_gate_refuses_impossible_counts(bad: tuple[int, int, int, int]) -> N
         rate_gate(*bad)
 
 
+@pytest.mark.parametrize("tolerance", [-0.5, -150, 100.5, 250, float("nan"), float("inf")])
+def test_the_gate_refuses_a_tolerance_outside_0_to_100_points(tolerance: float) -> None:
+    with pytest.raises(ValueError, match="tolerance"):
+        rate_gate(5, 10, 10, 10, tolerance)
+    with pytest.raises(ValueError, match="tolerance"):
+        runs_needed(0.5, 1.0, tolerance)
+
+
+def test_a_tolerance_of_all_100_points_never_regresses() -> None:
+    assert rate_gate(0, 50, 50, 50, 100).decision == PASS
+
+
 # --- the sequential rule of --chaos-runs=auto:MAX -----------------------------------------------
 
 

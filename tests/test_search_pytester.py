@@ -70,7 +70,7 @@ def test_agent(chaos):
             "pin it as a regression test:",
             "@pytest.mark.chaos(schedule=*",
             "schedule file: *test_agent.py_test_agent-*.json (replay: pytest "
-            "test_agent.py::test_agent --chaos-schedule=*)",
+            "test_agent.py::test_agent --chaos-seed=3 --chaos-schedule=*)",
         ]
     )
     assert _marker(result.stdout.str()).startswith(
@@ -115,7 +115,9 @@ def test_agent(chaos):
         "--chaos-seed=3", f"--chaos-schedule={path}", "--chaos-trace-dir=replayed"
     )
     replay.assert_outcomes(failed=1)
-    replay.stdout.fnmatch_lines(["replay: pytest test_agent.py::test_agent --chaos-schedule=*"])
+    replay.stdout.fnmatch_lines(
+        ["replay: pytest test_agent.py::test_agent --chaos-seed=3 --chaos-schedule=*"]
+    )
     (replayed,) = (pytester.path / "replayed").glob("*.json")
     assert replayed.read_bytes() == explored.read_bytes()
 
@@ -157,22 +159,25 @@ def test_a_robust_agent_passes_its_search(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / ".agentchaos").exists()
 
 
-def test_a_body_whose_tools_a_fixture_wrapped_is_not_re_runnable(
+def test_a_body_whose_tools_are_wrapped_once_and_kept_is_not_re_runnable(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(
         test_agent="""
         import pytest
 
-        @pytest.fixture
+        TOOLS = {}
+
         def tool(chaos):
-            return chaos.wrap(lambda q: q, name="search")
+            if "search" not in TOOLS:  # a cache the first run fills
+                TOOLS["search"] = chaos.wrap(lambda q: q, name="search")
+            return TOOLS["search"]
 
         @pytest.mark.chaos("rate_limited", explore=30, seed=3)
-        def test_agent(tool):
+        def test_agent(chaos):
             for q in range(3):
                 try:
-                    tool(q)
+                    tool(chaos)(q)
                 except Exception:
                     pass
         """
@@ -183,8 +188,10 @@ def test_a_body_whose_tools_a_fixture_wrapped_is_not_re_runnable(
         [
             "pytest-agentchaos: --chaos-explore: test_agent.py::test_agent is not re-runnable: "
             "a second run of its body made none of the calls the first made: its tools were "
-            "wrapped outside the body (in a fixture?) or it keeps state between runs; wrap them "
-            "inside the test body, with the chaos fixture it is given"
+            "wrapped once and kept (in a global, or by a fixture of a wider scope than "
+            "function?) or it keeps state between runs; wrap them in the test body or in a "
+            "function-scoped fixture, with the chaos fixture it is given (each run of the body "
+            "gets its function-scoped fixtures afresh)"
         ]
     )
     assert "During handling" not in result.stdout.str()
@@ -290,7 +297,9 @@ def test_the_readme_example_is_found_and_shrunk_as_the_readme_says(
     assert _marker(result.stdout.str()) == shown[4]
 
 
-def test_a_schedule_naming_a_target_never_called_says_so(pytester: pytest.Pytester) -> None:
+def test_a_pinned_schedule_whose_faults_never_fire_fails_naming_them(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile(
         test_agent="""
         import pytest
@@ -301,15 +310,139 @@ def test_a_schedule_naming_a_target_never_called_says_so(pytester: pytest.Pytest
         ])
         def test_typo(chaos):
             chaos.wrap(lambda q: q, name="search")(1)
+
+        @pytest.mark.chaos(schedule=[
+            {"target": "search", "call": 1, "kind": "latency", "seconds": 2},
+            {"target": "search", "call": 3, "kind": "latency", "seconds": 2},
+        ])
+        def test_half(chaos):
+            tool = chaos.wrap(lambda q: q, name="search")
+            tool(1)
+            tool(2)
+
+        @pytest.mark.chaos(schedule=[{"target": "search", "call": 2, "kind": "latency"}])
+        def test_fires(chaos):
+            tool = chaos.wrap(lambda q: q, name="search")
+            tool(1)
+            tool(2)
         """
     )
-    result = pytester.runpytest()
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=2, passed=1)
     result.stdout.fnmatch_lines(
         [
-            "note: test_agent.py::test_typo: schedule: call 5 of 'search' (timeout) never came: "
-            "the run made 1 such call(s)",
-            "note: test_agent.py::test_typo: schedule: call 1 of 'serch' (timeout) never came: "
-            "no tool call of 'serch' was made",
+            "pytest-agentchaos: test_agent.py::test_typo: 2 of the 2 faults its schedule pins "
+            "never fired: call 1 of 'serch' (timeout): no tool call of 'serch' was made; call 5 "
+            "of 'search' (timeout): the run made 1 such call(s); a regression test whose faults "
+            "do not fire tests nothing: fix the schedule or the test",
+            "pytest-agentchaos: test_agent.py::test_half: 1 of the 2 faults its schedule pins "
+            "never fired: call 3 of 'search' (latency): the run made 2 such call(s); *",
         ]
     )
+    assert "test_fires" not in "".join(ln for ln in result.stdout.lines if "FAILED" in ln)
+
+
+def test_a_schedule_file_whose_faults_no_longer_fire_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent="""
+        def test_agent(chaos):
+            chaos.wrap(lambda q: q, name="search")(1)
+        """
+    )
+    Path(pytester.path / "pinned.json").write_text(
+        json.dumps(
+            {
+                "test": "test_agent.py::test_agent",
+                "schedule": [{"target": "search", "call": 2, "kind": "timeout"}],
+            }
+        )
+    )
+    result = pytester.runpytest("--chaos-schedule=pinned.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-agentchaos: test_agent.py::test_agent: 1 of the 1 faults its schedule pins "
+            "never fired: call 2 of 'search' (timeout): the run made 1 such call(s); *"
+        ]
+    )
+
+
+ROBUST = """
+import pytest
+from pathlib import Path
+
+@pytest.mark.chaos("flaky")
+def test_agent(chaos):
+    tool = chaos.wrap(lambda q: q, name="search")
+    for q in range(8):
+        try:
+            tool(q)
+        except Exception:
+            pass
+    with Path("tries.txt").open("a") as out:
+        out.write("tried\\n")
+"""
+
+
+@pytest.mark.parametrize("budget", [1, 5, 20, 40])
+def test_a_budget_of_n_is_n_runs_of_the_body(pytester: pytest.Pytester, budget: int) -> None:
+    pytester.makepyfile(test_agent=ROBUST)
+    result = pytester.runpytest(f"--chaos-explore={budget}", "--chaos-seed=3")
+    result.assert_outcomes(passed=1)
+    tries = (pytester.path / "tries.txt").read_text().splitlines()
+    # its own run, its own faults once more (is the body re-runnable?), then N schedules
+    assert len(tries) == 2 + budget
+
+
+def test_explore_and_a_breaking_point_together_do_both(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_agent=AGENT
+        + """
+@pytest.mark.chaos("rate_limited")
+def test_agent(chaos):
+    run_agent(chaos.wrap(search))
+"""
+    )
+    result = pytester.runpytest(
+        "--chaos-explore=100", "--chaos-seed=3", "--chaos-breaking-point=rate_limit.probability"
+    )
+    result.assert_outcomes(failed=1)
+    assert _marker(result.stdout.str()).startswith(
+        '@pytest.mark.chaos(schedule=[{"target": "search", "call": 1, "kind": "rate_limit", '
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*agentchaos: breaking points*",
+            "test_agent.py::test_agent: rate_limit.probability: breaks at * (pass rate *); "
+            "holds at * (pass rate *); *",
+        ]
+    )
+
+
+def test_the_printed_replay_under_chaos_runs_reruns_that_run_with_its_schedule(
+    pytester: pytest.Pytester,
+) -> None:
+    import shlex
+
+    pytester.makepyfile(
+        test_agent=AGENT
+        + """
+@pytest.mark.chaos("rate_limited")
+def test_agent(chaos):
+    run_agent(chaos.wrap(search))
+"""
+    )
+    result = pytester.runpytest("--chaos-explore=100", "--chaos-seed=3", "--chaos-runs=2")
+    result.assert_outcomes(failed=2)
+    commands = {ln[len("replay: ") :] for ln in result.stdout.lines if ln.startswith("replay: ")}
+    assert len(commands) == 2
+    for command in sorted(commands):
+        argv = shlex.split(command)
+        assert argv[0] == "pytest" and "[seed" in argv[1]
+        again = pytester.runpytest(*argv[1:])
+        again.assert_outcomes(failed=1)
+        assert f"FAILED {argv[1]}" in again.stdout.str()
+        again.stdout.fnmatch_lines(["E   *RuntimeError: gave up after two failures in a row"])
+        # what the pinned run prints replays it again
+        shown = {ln[len("replay: ") :] for ln in again.stdout.lines if ln.startswith("replay: ")}
+        assert shown == {command}

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.faults import parse_faults
 from pytest_agentchaos.search.explore import explore, space_of
-from pytest_agentchaos.search.shrink import Shrinker, canonical
+from pytest_agentchaos.search.shrink import Shrinker, canonical, schedule_key
 
 KINDS = ("rate_limit", "timeout", "latency")
 
@@ -107,3 +108,32 @@ def test_nothing_found_within_the_budget() -> None:
     space = space_of(FAULTS, {("tool", "search"): 3})
     found = explore(space, lambda s: Outcome(None), budget=20, seed=1)
     assert found.found is None and found.shrunk is None and found.search_attempts <= 20
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5, 20, 31, 32, 33, 100])
+def test_a_budget_of_n_tries_n_distinct_schedules(budget: int) -> None:
+    space = space_of(FAULTS, {("tool", "search"): 10, ("tool", "book"): 10})
+    tried: list[str] = []
+
+    def attempt(schedule: Any) -> Outcome:
+        tried.append(schedule_key(schedule))
+        return Outcome(None)
+
+    found = explore(space, attempt, budget=budget, seed=1)
+    assert len(tried) == len(set(tried)) == budget == found.search_attempts
+
+
+def test_a_space_smaller_than_the_budget_is_tried_whole_and_the_search_ends() -> None:
+    fixed = parse_faults([{"kind": "timeout", "seconds": 30}], "f")
+    space = space_of(fixed, {("tool", "search"): 1})
+    tried: list[str] = []
+
+    def attempt(schedule: Any) -> Outcome:
+        tried.append(schedule_key(schedule))
+        return Outcome(None)
+
+    found = explore(space, attempt, budget=100_000, seed=1)
+    assert len(tried) == len(set(tried)) == found.search_attempts < 100_000
+    # every subset of calls 1 to 4 but the empty one can be drawn (a fault on one of them,
+    # bursts, a fault after a recovery, and up to three such episodes together)
+    assert len(tried) >= 15

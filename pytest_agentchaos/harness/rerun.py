@@ -129,21 +129,17 @@ def run_attempt(
 
 def not_rerunnable(first: Mapping[tuple[str, str], int], again: Attempt) -> str | None:
     """Why a body cannot be searched (None: it can): the attempt that replays the first run's
-    own schedule called its tools on an ended run (they were wrapped outside the body), or
-    made other calls than the first run did, or failed where it passed."""
+    own schedule called its tools on an ended run (they were wrapped once and kept), or made
+    other calls than the first run did, or failed where it passed."""
     error = again.error
     while error is not None and not isinstance(error, RunClosed):
         error = error.__context__
     if isinstance(again.error, RunClosed) or error is not None:
-        return (
-            "its tools were wrapped by a run that has ended (in a fixture?); wrap them inside "
-            "the test body, with the chaos fixture it is given"
-        )
+        return f"its tools were wrapped by a run that has ended (kept {_KEPT}?); {_WRAP}"
     if first and not again.calls:
         return (
             "a second run of its body made none of the calls the first made: its tools were "
-            "wrapped outside the body (in a fixture?) or it keeps state between runs; wrap them "
-            "inside the test body, with the chaos fixture it is given"
+            f"wrapped once and kept ({_KEPT}?) or it keeps state between runs; {_WRAP}"
         )
     if dict(first) != again.calls:
         return (
@@ -156,6 +152,13 @@ def not_rerunnable(first: Mapping[tuple[str, str], int], again: Attempt) -> str 
             "the first passed: it keeps state between runs"
         )
     return None
+
+
+_KEPT = "in a global, or by a fixture of a wider scope than function"
+_WRAP = (
+    "wrap them in the test body or in a function-scoped fixture, with the chaos fixture it is "
+    "given (each run of the body gets its function-scoped fixtures afresh)"
+)
 
 
 def _calls(counts: Mapping[tuple[str, str], int]) -> str:

@@ -24,7 +24,7 @@ from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..patching import sweep
 from .options import PREFIX, add_options, option, registry_of, settings_of
 from .peers import has_own_marker, own_marks
-from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState
+from .state import ATTEMPT, CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState, cwd_relative
 from .summary import Summary, XdistSeed
 
 if TYPE_CHECKING:
@@ -291,15 +291,6 @@ def _replay_only(config: pytest.Config, items: list[pytest.Item], source: Any) -
         items[:] = kept
 
 
-def _cwd_relative(config: pytest.Config, nodeid: str) -> str:
-    """The node id as the user can pass it from where pytest was run (ids are rootdir-relative)."""
-    invoked = config.invocation_params.dir
-    if invoked == config.rootpath:
-        return nodeid
-    path, sep, rest = nodeid.partition("::")
-    return os.path.relpath(config.rootpath / path, invoked) + sep + rest
-
-
 def _last_resort(config: pytest.Config) -> Any:
     """What the watchdog writes before it ends the process: past pytest's output capture."""
 
@@ -337,6 +328,9 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
     from ..harness.run import build_run
 
     item = request.node
+    if ATTEMPT in item.stash:  # a re-run of the body (plugin.body): its own run's chaos
+        yield item.stash[ATTEMPT]
+        return
     state = request.config.stash[STATE]
     spec: RunSpec = item.stash.get(SPEC, None) or RunSpec()
     if spec.error is not None:
@@ -354,7 +348,7 @@ def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
             spec,
             item.nodeid,
             state.registry,
-            replay_id=_cwd_relative(request.config, item.nodeid),
+            replay_id=cwd_relative(request.config, item.nodeid),
             last_resort=_last_resort(request.config),
             recorded=recorded,
         ) as run:

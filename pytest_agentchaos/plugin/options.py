@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,9 @@ __all__ = [
     "PREFIX",
     "add_options",
     "dest",
+    "flag_prefix",
     "option",
+    "parse_runs",
     "registry_of",
     "settings_of",
 ]
@@ -53,20 +56,18 @@ class AutoRuns:
     max: int
 
 
-def _runs(value: str) -> int | AutoRuns:
+def parse_runs(raw: str, flag: str = "--chaos-runs") -> int | AutoRuns:
+    """``--chaos-runs=K`` or ``auto:MAX``, whole numbers written in digits (no sign, space or
+    ``_``); a bad one is a ``ChaosConfigError`` naming the option and what is allowed."""
     from ..harness.spec import MAX_RUNS
 
-    auto = value.strip().lower().startswith("auto:")
-    try:
-        runs = int(value.strip()[5:] if auto else value)
-    except ValueError:
-        runs = -1
+    auto = raw[:5].lower() == "auto:"
+    digits = raw[5:] if auto else raw
+    runs = int(digits) if re.fullmatch(r"[0-9]{1,6}", digits, re.ASCII) else -1
     if auto and not 2 <= runs <= MAX_RUNS:
-        raise argparse.ArgumentTypeError(
-            f"auto:MAX: expected MAX from 2 to {MAX_RUNS}, got {value!r}"
-        )
+        raise ChaosConfigError(f"{flag}: auto:MAX: expected MAX from 2 to {MAX_RUNS}, got {raw!r}")
     if not 1 <= runs <= MAX_RUNS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_RUNS} runs, got {value!r}")
+        raise ChaosConfigError(f"{flag}: expected 1 to {MAX_RUNS} runs, got {raw!r}")
     return AutoRuns(runs) if auto else runs
 
 
@@ -101,7 +102,6 @@ OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
         "runs",
         {
             "metavar": "K",
-            "type": _runs,
             "default": None,
             "help": "run each chaos test under K seeds derived from the session seed, each its "
             "own test; a test passes if all K do (pass^k; default: 1); auto:MAX runs up to MAX "
@@ -277,7 +277,12 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
             raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
     seed_option = option(config, "seed")
     profile_option = option(config, "profile")
-    runs_option = option(config, "runs")
+    runs_option: Any = option(config, "runs")
+    if runs_option is not None:
+        try:
+            runs_option = parse_runs(runs_option, f"{flag_prefix(config)}runs")
+        except ChaosConfigError as exc:
+            raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
     auto_runs = isinstance(runs_option, AutoRuns)
     if isinstance(runs_option, AutoRuns):
         runs_option = runs_option.max
@@ -360,7 +365,7 @@ def settings_of(config: pytest.Config, registry: ProfileRegistry) -> SessionSett
                 save=option(config, "baseline-save"),
             ),
             baseline_save=option(config, "baseline-save"),
-            flag_prefix=_flag_prefix(config),
+            flag_prefix=flag_prefix(config),
             tolerances=s.tolerances(config.getini("chaos_baseline_tolerances")),
         )
     except ChaosConfigError as exc:
@@ -373,7 +378,9 @@ def _ini_bool(config: pytest.Config, key: str) -> bool:
     return ini_bool(config.getini(key), f"ini {key}")
 
 
-def _flag_prefix(config: pytest.Config) -> str:
+def flag_prefix(config: pytest.Config) -> str:
+    """How printed commands and messages spell our options: ``--chaos-``, or ``--agentchaos-``
+    when another plugin has one of our ``--chaos-*`` names."""
     from .peers import SHORT_PREFIX, Peers
 
     peers = config.pluginmanager.get_plugin(PEERS)

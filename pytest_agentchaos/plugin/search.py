@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
+import re
+import shlex
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,26 +21,25 @@ if TYPE_CHECKING:
     from ..harness.rerun import Attempt
     from ..harness.run import Run
     from ..harness.spec import RunSpec
-    from ..inject.chaos import Chaos
     from ..search.breaking import BreakingPoint, Target
     from ..search.schedule import ScheduleFile
+    from .body import FreshBody
 
-__all__ = ["SEARCH_OPTIONS", "SearchHooks"]
+__all__ = ["SEARCH_OPTIONS", "SearchHooks", "parse_explore"]
 
 _PREFIX = "pytest-agentchaos"
 #: Where found schedules are kept (relative to the rootdir) unless ``--chaos-schedule-dir``.
 DEFAULT_DIR = ".agentchaos/schedules"
 
 
-def _explore(value: str) -> int:
+def parse_explore(raw: str, flag: str = "--chaos-explore") -> int:
+    """``--chaos-explore=N``: N schedules, a whole number written in digits; a bad one is a
+    ``ChaosConfigError`` naming the option and what is allowed."""
     from ..harness.spec import MAX_EXPLORE
 
-    try:
-        found = int(value)
-    except ValueError:
-        found = -1
+    found = int(raw) if re.fullmatch(r"[0-9]{1,7}", raw, re.ASCII) else -1
     if not 1 <= found <= MAX_EXPLORE:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_EXPLORE} schedules, got {value!r}")
+        raise ChaosConfigError(f"{flag}: expected 1 to {MAX_EXPLORE} schedules, got {raw!r}")
     return found
 
 
@@ -54,12 +54,12 @@ SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
         "explore",
         {
             "metavar": "N",
-            "type": _explore,
             "default": None,
             "help": "search up to N fault schedules per chaos test, re-running its body "
             "in-process on virtual time, and shrink the first that fails to a minimal one, "
             "printed as a marker and written to a schedule file; a failing test's own faults "
-            "are shrunk too (default: off; chaos(explore=N) asks for one test)",
+            "are shrunk too; each re-run gets fresh function-scoped fixtures, and a test "
+            "marked xfail is not searched (default: off; chaos(explore=N) asks for one test)",
         },
     ),
     (
@@ -102,10 +102,17 @@ class SearchHooks:
     """Registered by the plugin at configure time: the search's hooks, its state per session."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from .options import option
+        from .options import flag_prefix, option
 
         self.config = config
-        self.explore: int | None = option(config, "explore")
+        self.explore: int | None = None
+        flag = flag_prefix(config)
+        raw_explore = option(config, "explore")
+        if raw_explore is not None:
+            try:
+                self.explore = parse_explore(raw_explore, f"{flag}explore")
+            except ChaosConfigError as exc:
+                raise pytest.UsageError(f"{_PREFIX}: {exc}") from None
         raw_dir = option(config, "schedule-dir")
         self.dir = (
             config.invocation_params.dir / raw_dir if raw_dir else config.rootpath / DEFAULT_DIR
@@ -164,22 +171,28 @@ class SearchHooks:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
-        """After a chaos test's body ran (and its run was judged): search schedules, or shrink
-        the faults of a run that failed, as ``--chaos-explore`` / ``chaos(explore=N)`` ask."""
+        """After a chaos test's body ran (and its run was judged): bisect its breaking point
+        (``--chaos-breaking-point``), fail a pinned schedule that never fired, search schedules
+        or shrink the faults of a run that failed (``--chaos-explore`` / ``chaos(explore=N)``);
+        each re-run of the body gets fresh function-scoped fixtures (:mod:`.body`)."""
+        from ..harness.rerun import NotRerunnable
+        from .body import FreshBody
         from .state import RUN, SPEC, STATE
 
         run = item.stash.get(RUN, None)
         spec = item.stash.get(SPEC, None)
         pinned = self.pinned
         if run is not None and pinned is not None and item.nodeid == pinned.get("test"):
-            flag = item.config.stash[STATE].settings.flag_prefix
-            replay = f"pytest {item.nodeid} {flag}schedule={pinned['path']}"
-            run.plan = dataclasses.replace(run.plan, replay=replay)
-        if run is not None and self.breaking is not None:
-            return (yield from self._breaking_point(item, run, spec, self.breaking))
+            state = item.config.stash[STATE]
+            run.plan = dataclasses.replace(run.plan, replay=_replay(item, state, pinned["path"]))
         budget = spec.explore if spec is not None and spec.explore else self.explore
-        if run is None or not budget or (spec is not None and spec.schedule is not None):
+        schedule = spec.schedule if spec is not None else None
+        breaking = self.breaking
+        if _expected_to_fail(item):  # its failure is no news: nothing to search
+            budget, breaking = None, None
+        if run is None or not (breaking or schedule is not None or budget):
             return (yield)
+        body = FreshBody(item, (*_INTERRUPTS, NotRerunnable))
         error: BaseException | None = None
         try:
             result = yield
@@ -187,32 +200,21 @@ class SearchHooks:
             raise
         except BaseException as exc:
             error = exc
-        self._search(item, run, spec, budget, error)
-        if error is not None:
-            raise error
-        return result
-
-    def _breaking_point(
-        self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target
-    ) -> Generator[None, Any, Any]:
-        """Run the test's body as usual, then bisect ``target`` over fresh runs of it."""
-        error: BaseException | None = None
-        try:
-            result = yield
-        except (*_PASS_THROUGH, *_INTERRUPTS):
-            raise
-        except BaseException as exc:
-            error = exc
-        point = self._bisect(item, run, spec, target)
-        item.stash[BREAKING] = point.as_dict()
+        if breaking is not None:
+            item.stash[BREAKING] = self._bisect(item, run, spec, breaking, body).as_dict()
+        if schedule is not None and error is None:
+            _fired_or_fail(item, run, schedule)
+        if budget and schedule is None:
+            self._search(item, run, spec, budget, error, body)
         if error is not None:
             raise error
         return result
 
     def _bisect(
-        self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target
+        self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target, body: FreshBody
     ) -> BreakingPoint:
-        from ..harness.rerun import run_attempt
+        """Bisect ``target`` over fresh runs of the test's body."""
+        from ..harness.rerun import NotRerunnable, run_attempt
         from ..harness.spec import RunSpec
         from ..rng import derive_seed
         from ..search.breaking import Probe, bisect, vary
@@ -224,7 +226,6 @@ class SearchHooks:
         faults = (*spec.faults, *profile.faults)
         seed = run.plan.seed
         run.close()  # the probes need the process: runs cannot overlap
-        body = _body(item, run.chaos)
 
         def probe(value: float) -> Probe:
             registry: Any = _Varied(state.registry, vary(faults, target, value))
@@ -241,13 +242,20 @@ class SearchHooks:
                 )
                 attempt = run_attempt(
                     state.settings, varied, item.nodeid, registry, body, None,
-                    interrupts=_INTERRUPTS,
+                    interrupts=body.interrupts,
                 )  # fmt: skip
                 passed += attempt.failure is None
             return Probe(value, passed, BREAKING_RUNS)
 
         min_rate = spec.min_pass_rate if spec.min_pass_rate is not None else 1.0
-        return bisect(target, probe, min_pass_rate=min_rate)
+        reason: str | None = None
+        try:
+            body.start()
+            return bisect(target, probe, min_pass_rate=min_rate)
+        except NotRerunnable as exc:
+            reason = str(exc)
+        where = f"{_PREFIX}: {state.settings.flag_prefix}breaking-point: {item.nodeid}"
+        pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(
@@ -282,6 +290,7 @@ class SearchHooks:
         spec: RunSpec | None,
         budget: int,
         error: BaseException | None,
+        body: FreshBody,
     ) -> None:
         from ..harness.rerun import FirstRun, NotRerunnable, run_attempt, search_schedules
         from ..harness.run import safe_file_name
@@ -298,7 +307,6 @@ class SearchHooks:
         spec = dataclasses.replace(spec, seed=run.plan.seed, profile=run.plan.profile.name)
         first = FirstRun.of(run, error, (*spec.faults, *run.plan.profile.faults))
         run.close()  # the attempts need the process: runs cannot overlap
-        body = _body(item, run.chaos)
 
         def attempt(schedule: Any, keep_trace: bool = False) -> Attempt:
             return run_attempt(
@@ -308,40 +316,39 @@ class SearchHooks:
                 state.registry,
                 body,
                 schedule,
-                interrupts=_INTERRUPTS,
+                interrupts=body.interrupts,
                 keep_trace=keep_trace,
             )
 
-        where = f"{_PREFIX}: --chaos-explore: {item.nodeid}"
+        where = f"{_PREFIX}: {state.settings.flag_prefix}explore: {item.nodeid}"
         path = self.dir / f"{safe_file_name(item.nodeid)}.json"
         reason: str | None = None
         try:
+            body.start()
             exploration = search_schedules(
                 first, attempt, budget=budget, known=_known(path, item.nodeid)
             )
+            shrunk = exploration.shrunk if exploration is not None else None
+            final = attempt(shrunk, keep_trace=True) if shrunk is not None else None
         except NotRerunnable as exc:
             reason = str(exc)
         if reason is not None:  # outside the except: one message, not a chain
             pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
-        if exploration is None:
+        if exploration is None or shrunk is None or final is None:
             return
-        first_failure = first.failure
-        if exploration.shrunk is None:
-            return
-        final = attempt(exploration.shrunk, keep_trace=True)
         path = write_schedule_file(
             path,
             test=item.nodeid,
-            schedule=exploration.shrunk,
+            schedule=shrunk,
             seed=spec.seed or 0,
             profile=spec.profile or "none",
             failure={"kind": str(exploration.failure), "explanation": final.explanation},
         )
         item.stash[RUN] = final.run  # the report shows the shrunk run
-        replay = f"pytest {item.nodeid} {state.settings.flag_prefix}schedule={path}"
+        replay = _replay(item, state, str(path))
         final.run.plan = dataclasses.replace(final.run.plan, replay=replay)
         found = len(exploration.found or ())
-        if first_failure is not None:
+        if first.failure is not None:
             head = f"its run failed ({exploration.failure}) with {found} fault(s)"
         else:
             source = "a previous search's schedule" if exploration.known else "a schedule"
@@ -350,7 +357,7 @@ class SearchHooks:
                 f"{exploration.search_attempts} attempt(s)"
             )
         lines = [
-            f"{where}: {head}; shrunk to {len(exploration.shrunk)} fault(s) in "
+            f"{where}: {head}; shrunk to {len(shrunk)} fault(s) in "
             f"{exploration.shrink_attempts} more attempt(s)"
             + (" (stopped at the budget)" if exploration.exhausted else ""),
             final.explanation or "(the shrunk schedule fails without an explanation)",
@@ -362,10 +369,51 @@ class SearchHooks:
             )
         lines += [
             "pin it as a regression test:",
-            marker_line(exploration.shrunk, seed=spec.seed),
+            marker_line(shrunk, seed=spec.seed),
             f"schedule file: {path} (replay: {replay})",
         ]
         pytest.fail("\n".join(lines), pytrace=False)
+
+
+def _replay(item: pytest.Item, state: Any, path: str) -> str:
+    """The command that runs ``item`` under the schedule file at ``path``: the session's own
+    replay command (its seed, profile option and ``--chaos-runs``, which the ids of a test's
+    runs need) with ``--chaos-schedule``."""
+    from ..report.terminal import replay_command
+    from .state import cwd_relative
+
+    settings = state.settings
+    command = replay_command(
+        cwd_relative(item.config, item.nodeid), settings.seed, settings.profile_option,
+        settings.runs,
+    )  # fmt: skip
+    command += f" --chaos-schedule={shlex.quote(path)}"
+    return command.replace(" --chaos-", " " + settings.flag_prefix)
+
+
+def _expected_to_fail(item: pytest.Item) -> bool:
+    """Whether the test is marked xfail (its condition met) and ``--runxfail`` is not given."""
+    try:
+        from _pytest.skipping import xfailed_key  # set by pytest's setup phase
+    except ImportError:  # pragma: no cover - pytest moved it: the markers say it
+        return any(True for _ in item.iter_markers("xfail"))
+    return item.stash.get(xfailed_key, None) is not None and not item.config.option.runxfail
+
+
+def _fired_or_fail(item: pytest.Item, run: Run, schedule: Any) -> None:
+    """A pinned schedule whose faults did not all fire fails its test: a regression test whose
+    faults never fire tests nothing (the agent now makes other calls, or the schedule names a
+    target it never calls)."""
+    from ..search.schedule import unfired
+
+    missed = unfired(schedule, run.trace.schedule(), run.session.calls_seen())
+    if missed:
+        pytest.fail(
+            f"{_PREFIX}: {item.nodeid}: {len(missed)} of the {len(schedule)} faults its schedule "
+            f"pins never fired: {'; '.join(missed)}; a regression test whose faults do not "
+            "fire tests nothing: fix the schedule or the test",
+            pytrace=False,
+        )
 
 
 def _known(path: Path, test: str) -> list[Any]:
@@ -379,25 +427,6 @@ def _known(path: Path, test: str) -> list[Any]:
         if found.get("test") == test:
             return [found.decisions]
     return []
-
-
-def _body(item: pytest.Item, original: Chaos) -> Any:
-    """Run the test's body again with ``chaos`` in place of the first run's fixture value."""
-
-    def body(chaos: Chaos) -> None:
-        funcargs: dict[str, Any] = getattr(item, "funcargs", {})
-        names = [name for name, value in funcargs.items() if value is original]
-        for name in names:
-            funcargs[name] = chaos
-        try:
-            item.runtest()
-        except _PASS_THROUGH:
-            pass
-        finally:
-            for name in names:
-                funcargs[name] = original
-
-    return body
 
 
 class _Varied:

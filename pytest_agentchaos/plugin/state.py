@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from ..harness.run import Run  # noqa: F401 - named in a StashKey below
     from ..harness.settings import SessionSettings
     from ..harness.spec import RunSpec  # noqa: F401 - named in a StashKey below
+    from ..inject.chaos import Chaos  # noqa: F401 - named in a StashKey below
 
 
 @dataclass
@@ -42,7 +44,28 @@ SPEC = pytest.StashKey["RunSpec | None"]()
 RUN = pytest.StashKey["Run"]()
 #: the call phase's outcome, for the summary row written at teardown
 CALL_OUTCOME = pytest.StashKey[str]()
+#: while a re-run of a test's body sets its fixtures up (``plugin.body``): the ``Chaos`` of
+#: that re-run's own run, which the ``agentchaos`` fixture gives instead of building one
+ATTEMPT = pytest.StashKey["Chaos"]()
 #: the name of the parameter that carries a chaos test's variant (its run, its profile)
 VARIANT = "_agentchaos_variant"
 
-__all__ = ["CALL_OUTCOME", "RUN", "SPEC", "STATE", "VARIANT", "PluginState"]
+__all__ = [
+    "ATTEMPT",
+    "CALL_OUTCOME",
+    "RUN",
+    "SPEC",
+    "STATE",
+    "VARIANT",
+    "PluginState",
+    "cwd_relative",
+]
+
+
+def cwd_relative(config: pytest.Config, nodeid: str) -> str:
+    """The node id as the user can pass it from where pytest was run (ids are rootdir-relative)."""
+    invoked = config.invocation_params.dir
+    if invoked == config.rootpath:
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    return os.path.relpath(config.rootpath / path, invoked) + sep + rest

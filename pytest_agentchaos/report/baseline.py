@@ -255,6 +255,9 @@ def parse_tolerances(lines: Sequence[str], where: str) -> dict[str, Tolerance]:
             if not amount <= MAX_NUMBER:  # 400 digits are a float's inf
                 shown = line if len(line) <= 60 else f"{line[:57]}..."
                 raise ChaosConfigError(f"{where}: {shown!r}: the amount is more than 10**15")
+            if metric == "pass_rate" and amount > 100:
+                problem = "a pass rate can fall 100 points at most: expected -0pt to -100pt, or off"
+                raise ChaosConfigError(f"{where}: {line!r}: {problem}")
             found[metric] = _OFF if form == "off" else Tolerance(amount, form == "+%")
             seen.add(metric)
             continue

@@ -103,7 +103,8 @@ def rate_gate(
     alpha: float = ALPHA,
 ) -> RateGate:
     """The gate's decision on ``passed`` of ``runs`` against the baseline's ``base_passed`` of
-    ``base_runs``, allowing a fall of ``tolerance`` points."""
+    ``base_runs``, allowing a fall of ``tolerance`` points (0 to 100)."""
+    _check_tolerance(tolerance)
     if runs < 1 or base_runs < 1:
         raise ValueError("each side needs at least one run")
     if not (0 <= passed <= runs and 0 <= base_passed <= base_runs):
@@ -132,6 +133,8 @@ def runs_needed(
     doubling then bisection, as the p-value falls with the runs but for the rounding (hence
     "about")."""
 
+    _check_tolerance(tolerance)
+
     def decides(n: int) -> bool:
         return _regressed(round(rate * n), n, round(base_rate * n), n, tolerance, alpha)[0]
 
@@ -150,6 +153,12 @@ def runs_needed(
         middle = (low + high) // 2
         low, high = (low, middle) if decides(middle) else (middle, high)
     return high
+
+
+def _check_tolerance(tolerance: float) -> None:
+    """A pass rate falls 0 to 100 points: a tolerance outside that is a mistake (-5 for 5)."""
+    if not 0 <= tolerance <= 100:
+        raise ValueError(f"expected a tolerance of 0 to 100 points, got {tolerance!r}")
 
 
 #: Up to this many runs, ``runs_needed`` tries every count.

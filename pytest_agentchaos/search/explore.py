@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -27,6 +27,9 @@ __all__ = ["Exploration", "Option", "Outcome", "Space", "explore", "schedules", 
 SLACK = 3
 #: Schedules drawn per hypothesis example: hypothesis's cost per example is spread over them.
 BATCH = 32
+#: Draws in a row that bring no schedule not tried yet, after which the search deems the space
+#: tried whole (a space of few schedules) and stops short of its budget.
+STALE_DRAWS = 2_000
 
 
 @dataclass(frozen=True)
@@ -191,8 +194,9 @@ def explore(
     shrink_budget: int | None = None,
     first: tuple[Schedule, OutcomeT] | None = None,
 ) -> Exploration[OutcomeT]:
-    """Search up to ``budget`` schedules (the ``known`` ones first, then hypothesis's, drawn
-    under ``seed``) for one whose attempt fails, then shrink it (up to ``shrink_budget``
+    """Search up to ``budget`` distinct schedules (the ``known`` ones first, then hypothesis's,
+    drawn under ``seed``; a schedule drawn again is not tried again, nor counted) for one whose
+    attempt fails, then shrink it (up to ``shrink_budget``
     attempts, ``budget`` by default) to a minimal schedule that fails the same way.
 
     ``first``: a schedule already known to fail with its outcome (a first run that failed):
@@ -219,7 +223,7 @@ def explore(
                 found, from_known = (canonical(schedule), outcome), True
                 break
     if found is None and space and counter[0] < budget:
-        found = _search(space, run, budget - counter[0], seed)
+        found = _search(space, run, budget - counter[0], seed, tried)
     search_attempts = counter[0]
     if found is None:
         return Exploration(None, None, None, None, search_attempts, 0)
@@ -252,18 +256,29 @@ class _Found(Exception):
 
 
 def _search(
-    space: Space, run: Callable[[Schedule], OutcomeT], budget: int, seed: int
+    space: Space,
+    run: Callable[[Schedule], OutcomeT],
+    budget: int,
+    seed: int,
+    tried: Container[str],
 ) -> tuple[Schedule, OutcomeT] | None:
-    """Draw schedules with hypothesis until one fails (None: none of ``budget`` did)."""
+    """Draw schedules with hypothesis until one fails (None: none of ``budget`` did). Only a
+    schedule not ``tried`` yet counts against the budget (hypothesis draws the same value
+    again on purpose, and two genes may decode to one schedule); the search ends short of it
+    once :data:`STALE_DRAWS` draws in a row brought nothing new."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
     found: list[tuple[Schedule, OutcomeT]] = []
-    count = [0]
+    count = [0, 0]  # new schedules tried, draws in a row that were not new
+
+    def done() -> bool:
+        return bool(found) or count[0] >= budget or count[1] >= STALE_DRAWS
 
     @settings(
-        max_examples=-(-budget // BATCH) + 1,
+        # enough examples for the budget when most draws repeat, and for the stale run
+        max_examples=-(-budget // BATCH) * 8 + STALE_DRAWS // BATCH + 1,
         phases=[Phase.generate],
         database=None,
         deadline=None,
@@ -274,16 +289,19 @@ def _search(
     )
     @given(st.lists(st.integers(0, GENES), min_size=BATCH, max_size=BATCH))
     def search(genes: list[int]) -> None:
-        if found or count[0] >= budget:  # hypothesis replays the example that stopped it
+        if done():  # hypothesis replays the example that stopped it
             raise _Found
         for gene in genes:  # decoded only when tried: a batch may end past the budget
-            if count[0] >= budget:
-                raise _Found
-            count[0] += 1
             schedule = decode(space, gene)
-            outcome = run(schedule)
-            if outcome.failure is not None:
-                found.append((schedule, outcome))
+            if schedule_key(schedule) in tried:
+                count[1] += 1
+            else:
+                count[0] += 1
+                count[1] = 0
+                outcome = run(schedule)
+                if outcome.failure is not None:
+                    found.append((schedule, outcome))
+            if done():
                 raise _Found
 
     search = hypothesis_seed(seed)(search)

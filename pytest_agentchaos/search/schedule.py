@@ -31,6 +31,7 @@ __all__ = [
     "marker_line",
     "parse_schedule",
     "read_schedule_file",
+    "unfired",
     "write_schedule_file",
 ]
 
@@ -147,6 +148,32 @@ def marker_line(
     extra = "" if beyond == "none" else f", beyond={beyond!r}"
     pinned = "" if seed is None else f", seed={seed}"
     return f"@pytest.mark.chaos(schedule={_literal(entries(schedule))}{extra}{pinned})"
+
+
+def unfired(
+    schedule: Sequence[Mapping[str, Any]],
+    fired: Sequence[Mapping[str, Any]],
+    calls: Mapping[tuple[str, str], int],
+) -> list[str]:
+    """The decisions of ``schedule`` that did not fire in a run whose trace's schedule is
+    ``fired`` and which made ``calls`` (per channel and target), each said with why: the call
+    never came (the run made fewer, or none of that target), or it came and the fault did not
+    apply to it."""
+    done = {(d.get("channel", "tool"), d["target"], d["index"]) for d in fired}
+    out = []
+    for d in schedule:
+        channel, target, index = d.get("channel", "tool"), d["target"], d["index"]
+        if (channel, target, index) in done:
+            continue
+        made = calls.get((channel, target), 0)
+        if not made:
+            why = f"no {channel} call of {safe_repr(target, 60)} was made"
+        elif made < index:
+            why = f"the run made {made} such call(s)"
+        else:
+            why = "the call came and the fault did not apply to it"
+        out.append(f"call {index} of {safe_repr(target, 60)} ({d['kind']}): {why}")
+    return out
 
 
 class ScheduleFile(dict):  # type: ignore[type-arg]
