@@ -146,68 +146,117 @@ def _run(relay: Any) -> Any:
 
     async def serve() -> Any:
         loop = asyncio.get_running_loop()
-        reader = await _stdin_reader(loop)
-        stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, stop.set)
-        serving = asyncio.ensure_future(relay.serve(reader, _StdoutWriter()))
-        stopping = asyncio.ensure_future(stop.wait())
+                loop.add_signal_handler(sig, relay.stop, "the proxy was asked to stop")
         try:
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if serving.done():
-                return serving.result()
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
-            from .relay import Ended
-
-            return Ended("the proxy was asked to stop", None, False)
+            await relay.start(await _stdout_writer(loop, relay))
+            await _read_stdin(loop, relay)
+            return await relay.wait()
         finally:
-            stopping.cancel()
             await relay.kill()
 
     return asyncio.run(serve())
 
 
-class _StdoutWriter:
-    """This process's stdout as the relay's writer to the client."""
+class _ClientIn(asyncio.Protocol):
+    """This process's stdin (the client's messages), cut into lines, into the relay."""
 
-    def __init__(self) -> None:
-        self._out = sys.stdout.buffer
+    def __init__(self, relay: Any) -> None:
+        from .relay import Lines
 
-    def write(self, data: bytes) -> None:
-        self._out.write(data)
+        self.relay = relay
+        self.lines = Lines(relay.feed)
 
-    async def drain(self) -> None:
-        try:
-            self._out.flush()
-        except BrokenPipeError:  # the client is gone: its side of the session has ended
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        from .relay import small_reads
+
+        assert isinstance(transport, asyncio.ReadTransport)
+        small_reads(transport)
+
+        def flow(full: bool) -> None:
+            (transport.pause_reading if full else transport.resume_reading)()
+
+        self.relay.flow = flow
+
+    def data_received(self, data: bytes) -> None:
+        if not self.lines.feed(data):
+            self.relay.close("the client wrote a line longer than 64 MiB")
+
+    def eof_received(self) -> bool:
+        self.lines.end()
+        self.relay.close()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.relay.close()
 
 
-async def _stdin_reader(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
-    """An asyncio reader of this process's stdin (a pipe; a file or terminal by a thread)."""
-    from .relay import LINE_LIMIT
-
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+async def _read_stdin(loop: asyncio.AbstractEventLoop, relay: Any) -> None:
+    """Feed this process's stdin to the relay (a pipe; a file or terminal by a thread)."""
+    protocol = _ClientIn(relay)
     try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", 0)
-        )
-        return reader
+        await loop.connect_read_pipe(lambda: protocol, os.fdopen(os.dup(0), "rb", 0))
+        return
     except (ValueError, OSError):  # not a pipe: read it in a thread
         pass
 
     def pump() -> None:
-        stream = sys.stdin.buffer
-        for line in iter(stream.readline, b""):
-            loop.call_soon_threadsafe(reader.feed_data, line)
-        loop.call_soon_threadsafe(reader.feed_eof)
+        for data in iter(lambda: os.read(0, 1 << 16), b""):
+            loop.call_soon_threadsafe(protocol.data_received, data)
+        loop.call_soon_threadsafe(protocol.eof_received)
 
     threading.Thread(target=pump, name="agentchaos-mcp-stdin", daemon=True).start()
-    return reader
+
+
+class _ClientOut(asyncio.Protocol):
+    """This process's stdout (a pipe): writes never block the relay; when the client reads
+    slower than the server answers, the server's output waits (flow control)."""
+
+    def __init__(self, relay: Any) -> None:
+        self.relay = relay
+        self.transport: asyncio.WriteTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self.transport = transport
+
+    def pause_writing(self) -> None:
+        self.relay.pause_server(True)
+
+    def resume_writing(self) -> None:
+        self.relay.pause_server(False)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.relay.close()  # the client is gone: its side of the session has ended
+
+    def write(self, line: bytes) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(line)
+
+
+class _BlockingOut:
+    """This process's stdout when it is no pipe (a file, a terminal): plain writes."""
+
+    def __init__(self) -> None:
+        self._out = sys.stdout.buffer
+
+    def write(self, line: bytes) -> None:
+        try:
+            self._out.write(line)
+            self._out.flush()
+        except (BrokenPipeError, ValueError):  # the reader is gone
+            pass
+
+
+async def _stdout_writer(loop: asyncio.AbstractEventLoop, relay: Any) -> Any:
+    protocol = _ClientOut(relay)
+    try:
+        await loop.connect_write_pipe(lambda: protocol, os.fdopen(os.dup(1), "wb", 0))
+    except (ValueError, OSError):
+        return _BlockingOut()
+    return protocol
 
 
 def run() -> None:
