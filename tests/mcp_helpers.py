@@ -131,6 +131,66 @@ def git_repo(path: Path) -> Path:
 
 PROXY = (sys.executable, "-m", "pytest_agentchaos.adapters.mcp_client.cli")
 
+#: one of each fault kind on the channel, by call of `echo` (and `book_fitting`)
+MCP_KINDS = """
+description = "every fault kind the MCP proxy delivers, one call each"
+
+[[faults]]
+kind = "http_error"
+status = 503
+tools = ["echo"]
+nth = 2
+
+[[faults]]
+kind = "protocol_error"
+code = -32602
+tools = ["echo"]
+nth = 3
+
+[[faults]]
+kind = "timeout"
+seconds = 0.2
+tools = ["echo"]
+nth = 4
+
+[[faults]]
+kind = "connection_error"
+tools = ["echo"]
+nth = 5
+
+[[faults]]
+kind = "repeated_output"
+tools = ["echo"]
+nth = 6
+
+[[faults]]
+kind = "paraphrased_output"
+tools = ["echo"]
+nth = 7
+
+[[faults]]
+kind = "empty_output"
+tools = ["echo"]
+nth = 8
+
+[[faults]]
+kind = "lost_reply"
+mode = "reset"
+tools = ["book_fitting"]
+nth = 1
+
+[[faults]]
+kind = "malformed_params"
+mutations = ["out_of_range"]
+tools = ["book_fitting"]
+nth = 2
+
+[[faults]]
+kind = "latency"
+seconds = 0.1
+tools = ["search_products"]
+"""
+
 
 class RawClient:
     """An MCP client in no particular language: newline-delimited JSON-RPC written to a

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import PROXY, SHOP_ARGS, TIME_ARGS, RawClient, new_token, processes
+from mcp_helpers import (
+    MCP_KINDS,
+    PROXY,
+    SHOP_ARGS,
+    TIME_ARGS,
+    RawClient,
+    new_token,
+    processes,
+)
 from mcp_helpers import mcp as _sdk  # imported first: it skips this module without the SDK
 
 from pytest_agentchaos.trace import RunEnded, Trace  # noqa: E402
@@ -21,72 +29,12 @@ from pytest_agentchaos.trace import RunEnded, Trace  # noqa: E402
 MCPError = _sdk.MCPError
 SHOP = (sys.executable, *SHOP_ARGS)
 
-#: one of each fault kind on the channel, by call of `echo` (and `book_fitting`)
-PROFILE = """
-description = "every fault kind the MCP proxy delivers, one call each"
-
-[[faults]]
-kind = "http_error"
-status = 503
-tools = ["echo"]
-nth = 2
-
-[[faults]]
-kind = "protocol_error"
-code = -32602
-tools = ["echo"]
-nth = 3
-
-[[faults]]
-kind = "timeout"
-seconds = 0.2
-tools = ["echo"]
-nth = 4
-
-[[faults]]
-kind = "connection_error"
-tools = ["echo"]
-nth = 5
-
-[[faults]]
-kind = "repeated_output"
-tools = ["echo"]
-nth = 6
-
-[[faults]]
-kind = "paraphrased_output"
-tools = ["echo"]
-nth = 7
-
-[[faults]]
-kind = "empty_output"
-tools = ["echo"]
-nth = 8
-
-[[faults]]
-kind = "lost_reply"
-mode = "reset"
-tools = ["book_fitting"]
-nth = 1
-
-[[faults]]
-kind = "malformed_params"
-mutations = ["out_of_range"]
-tools = ["book_fitting"]
-nth = 2
-
-[[faults]]
-kind = "latency"
-seconds = 0.1
-tools = ["search_products"]
-"""
-
 
 @pytest.fixture
 def profiles(tmp_path: Path) -> Path:
     folder = tmp_path / "profiles"
     folder.mkdir()
-    (folder / "mcp_kinds.toml").write_text(textwrap.dedent(PROFILE))
+    (folder / "mcp_kinds.toml").write_text(MCP_KINDS)
     (folder / "broken.toml").write_text('[[faults]]\nkind = "meteor"\n')
     return folder
 

@@ -31,20 +31,17 @@ from typing import Any, Protocol
 from ...errors import HardHalt
 from ...inject.call import CallState
 from ...inject.session import ChaosSession
+from .jsonrpc_lines import Lines, dumps, error_response, read_result, small_reads
+from .jsonrpc_lines import key as _key
 from .results import wire_form
 from .session import McpSeam
 
-__all__ = ["LINE_LIMIT", "ClientSide", "Ended", "Lines", "Relay", "describe", "small_reads"]
+__all__ = ["ClientSide", "Ended", "Relay", "describe"]
 
 log = logging.getLogger(__name__)
 
 #: How long a server may take to exit once its stdin is closed, before it is terminated.
 EXIT_GRACE = 5.0
-#: The longest line (one JSON-RPC message) read from either side.
-LINE_LIMIT = 64 * 1024 * 1024
-#: How much a read of a pipe asks for. asyncio's pipes ask for 256 KiB, a buffer the allocator
-#: maps and unmaps on every read: that tripled the CPU a relayed call costs.
-READ_SIZE = 64 * 1024
 #: mcp_types.CONNECTION_CLOSED, without importing the SDK at module load
 _CONNECTION_CLOSED = -32000
 
@@ -64,44 +61,6 @@ class ClientSide(Protocol):
 
     def write(self, line: bytes) -> None:
         """Send one line to the client (without blocking: buffered if need be)."""
-
-
-class Lines:
-    """Cuts a byte stream into lines: ``on_line`` gets each whole line (with its newline);
-    :meth:`feed` returns ``False`` once a line grows past ``limit`` without ending."""
-
-    def __init__(self, on_line: Callable[[bytes], None], limit: int = LINE_LIMIT) -> None:
-        self.on_line = on_line
-        self.limit = limit
-        self._rest = b""
-
-    def feed(self, data: bytes) -> bool:
-        if self._rest:
-            data = self._rest + data
-        start = 0
-        find = data.find
-        on_line = self.on_line
-        while (end := find(b"\n", start)) >= 0:
-            on_line(data[start : end + 1])
-            start = end + 1
-        self._rest = data[start:] if start < len(data) else b""
-        return len(self._rest) <= self.limit
-
-    def end(self) -> None:
-        """The stream ended: a last line without its newline is a line too."""
-        rest, self._rest = self._rest, b""
-        if rest.strip():
-            self.on_line(rest + b"\n")
-
-
-class _Opaque:
-    """A ``tools/call`` result the SDK's types do not read: passed on as the server sent it."""
-
-    def __init__(self, data: Any) -> None:
-        self.data = data
-
-    def model_dump(self, **_: Any) -> Any:
-        return self.data
 
 
 class _Upstream:
@@ -443,7 +402,7 @@ class Relay:
             with contextlib.suppress(HardHalt):
                 self._finish_plain(state, {"error": closed})
             request_id = key if type(key) is int else json.loads(key)
-            self._to_client(_dumps({"jsonrpc": "2.0", "id": request_id, "error": closed}))
+            self._to_client(dumps({"jsonrpc": "2.0", "id": request_id, "error": closed}))
         pending, self._pending = self._pending, {}
         for waiting in pending.values():
             if not waiting.done():
@@ -485,7 +444,7 @@ class Relay:
             if given is mapping:
                 sent = line
             else:  # corrupted (or repaired) arguments: the request is written again
-                sent = _dumps({**message, "params": {**params, "arguments": dict(given)}})
+                sent = dumps({**message, "params": {**params, "arguments": dict(given)}})
             reply = await self._send(request_id, sent)
             if reply.get("__closed__"):
                 raise MCPError(code=_CONNECTION_CLOSED, message="Connection closed")
@@ -499,7 +458,7 @@ class Relay:
                 )
                 raws[id(exc)] = raw
                 raise exc
-            result = _result(reply.get("result"))
+            result = read_result(reply.get("result"))
             raws[id(result)] = raw
             return result
 
@@ -508,26 +467,26 @@ class Relay:
             result = await core.call_mcp(mapping, invoke, None)
         except MCPError as exc:
             raw = raws.get(id(exc))
-            self._to_client(raw if raw is not None else _error(request_id, exc))
+            self._to_client(raw if raw is not None else error_response(request_id, exc))
             return
         except HardHalt as halt:
             self._stop(request_id, halt)
             return
         except Exception as exc:  # a halt, a declined repair: the client gets an error
             log.debug("tools/call %r ended by %r", name, exc)
-            self._to_client(_error(request_id, exc))
+            self._to_client(error_response(request_id, exc))
             return
         raw = raws.get(id(result))
         if raw is not None:  # untouched: the server's own bytes
             self._to_client(raw)
             return
         answer = {"jsonrpc": "2.0", "id": request_id, "result": wire_form(result)}
-        self._to_client(_dumps(answer))
+        self._to_client(dumps(answer))
 
     def _stop(self, request_id: Any, halt: HardHalt) -> None:
         """A hard halt ended the run: the call gets an error saying so, the session ends."""
         self.halt = self.halt or halt
-        self._to_client(_error(request_id, halt))
+        self._to_client(error_response(request_id, halt))
         self._end("halt", f"the run was halted: {self.halt}")
 
     async def _send(self, request_id: Any, line: bytes) -> dict[str, Any]:
@@ -543,7 +502,7 @@ class Relay:
         """A request of the proxy's own (a listing the seam needs), with an id of its own."""
         request_id = f"agentchaos-{next(self._ids)}"
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)}
-        reply = await self._send(request_id, _dumps(message))
+        reply = await self._send(request_id, dumps(message))
         if "result" not in reply:
             raise RuntimeError(f"{method} failed: {reply.get('error') or 'connection closed'}")
         return reply
@@ -572,53 +531,23 @@ class Relay:
             (stdout.pause_reading if paused else stdout.resume_reading)()
 
 
-def small_reads(transport: Any) -> None:
-    """Make an asyncio read pipe ask for :data:`READ_SIZE` bytes a read."""
-    if isinstance(getattr(transport, "max_size", None), int):
-        transport.max_size = READ_SIZE
-
-
 def _load_sdk() -> None:
     import mcp.shared.exceptions  # noqa: F401
     import mcp.types  # noqa: F401
 
 
-def _key(request_id: Any) -> Any:
-    """A request id as a dict key (JSON-RPC ids are strings or numbers; 1 and "1" differ)."""
-    return request_id if type(request_id) is int else json.dumps(request_id)
-
-
-def _dumps(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _result(data: Any) -> Any:
-    """A ``tools/call`` result read with the SDK's types (a ``CallToolResult``)."""
-    from mcp.types import CallToolResult
-
-    try:
-        return CallToolResult.model_validate(data)
-    except Exception:  # another shape (a task, input required): passed on as it came
-        return _Opaque(data)
-
-
-def _error(request_id: Any, exc: BaseException) -> bytes:
-    """The JSON-RPC error response for ``exc`` (an ``MCPError``'s own code and message)."""
-    error = getattr(exc, "error", None)
-    code = getattr(error, "code", None)
-    if isinstance(code, int):
-        body: dict[str, Any] = {"code": code, "message": str(getattr(error, "message", exc))}
-        data = getattr(error, "data", None)
-        if data is not None:
-            body["data"] = data
-    else:
-        body = {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}
-    return _dumps({"jsonrpc": "2.0", "id": request_id, "error": body})
-
-
-def describe(ended: Ended, run: ChaosSession, counts: Callable[[], Mapping[str, int]]) -> str:
-    """The summary line of a proxied session."""
+def describe(
+    ended: Ended,
+    run: ChaosSession,
+    counts: Callable[[], Mapping[str, int]],
+    sessions: int | None = None,
+) -> str:
+    """The summary line of a proxied run (``sessions``: how many MCP sessions it served, said
+    when it can serve more than one)."""
     faults = counts()
     listed = ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none"
     calls = run.tool_calls
-    return f"{ended.reason}; {calls} tool call{'s' * (calls != 1)}, faults injected: {listed}"
+    served = "" if sessions is None else f"{sessions} MCP session{'s' * (sessions != 1)}, "
+    return (
+        f"{ended.reason}; {served}{calls} tool call{'s' * (calls != 1)}, faults injected: {listed}"
+    )
