@@ -376,3 +376,45 @@ async def test_a_budget_that_halts_the_run_ends_the_proxy_with_the_reason(
     assert code == 1
     assert stderr.splitlines()[-1].startswith("agentchaos-mcp: the run was halted: ")
     assert processes(token) == []
+
+
+# -- a framework on the 1.x SDK ----------------------------------------------------------------
+
+#: A Python with langchain-mcp-adapters installed (it needs the MCP SDK 1.x; the project pins
+#: 2.x, so it cannot share this environment): the test runs only where one is given.
+V1_PYTHON = os.environ.get("AGENTCHAOS_MCP_V1_PYTHON")
+LANGCHAIN_AGENT = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "mcp_agents" / "langchain_agent.py"
+)
+
+
+@pytest.mark.skipif(
+    not V1_PYTHON,
+    reason="AGENTCHAOS_MCP_V1_PYTHON names no Python with langchain-mcp-adapters (mcp 1.x)",
+)
+def test_langchain_mcp_adapters_on_the_1x_sdk_through_the_http_proxy(
+    profiles: Path, tmp_path: Path
+) -> None:
+    """The framework opens a session per tool call: one proxy serves them all, in one run."""
+    import subprocess
+
+    token = new_token()
+    proxy = start(token, tmp_path / "t.json", "--profile-dir", str(profiles),
+                  "--profile", "mcp_kinds", "--seed", "4")  # fmt: skip
+    agent = subprocess.run(
+        [str(V1_PYTHON), str(LANGCHAIN_AGENT), proxy.url],
+        capture_output=True, text=True, timeout=300, env={"PATH": os.environ.get("PATH", "")},
+    )  # fmt: skip
+    code, stderr = proxy.stop()
+    assert agent.returncode == 0, agent.stderr
+    answers = json.loads(agent.stdout)["answers"]
+    assert answers[0] == "hi 0"
+    assert "HTTP 503 Service Unavailable" in answers[1]  # a tool error, as the framework shows it
+    assert answers[2] == "McpError: Invalid params"
+    assert answers[3] == "McpError: Request 'tools/call' timed out"
+    assert answers[4] == "McpError: Connection closed"
+    assert code == 0, stderr
+    assert stderr.splitlines()[-1].startswith(
+        "agentchaos-mcp: the proxy was asked to stop; 7 MCP sessions, 6 tool calls, "
+    )
+    assert processes(token) == []
