@@ -107,20 +107,34 @@ class Raw:
             stderr=subprocess.DEVNULL,
         )
         self.id = 0
+        self.buffer = bytearray()
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
         self.id += 1
         line = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
         self.process.stdin.write(json.dumps(line).encode() + b"\n")
         self.process.stdin.flush()
         while True:
-            ready, _, _ = select.select([self.process.stdout], [], [], 60)
-            if not ready:
-                raise TimeoutError(method)
-            message = json.loads(self.process.stdout.readline())
+            message = json.loads(self.read_line())
             if message.get("id") == self.id:
                 return message  # type: ignore[no-any-return]
+
+    def read_line(self) -> bytes:
+        """The next line, read by chunks into a buffer of our own (``select`` cannot see
+        lines a file object has buffered already)."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while (end := self.buffer.find(b"\n")) < 0:
+            if not select.select([fd], [], [], 60)[0]:
+                raise TimeoutError("no answer within 60 s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError("the server ended")
+            self.buffer += chunk
+        line = bytes(self.buffer[: end + 1])
+        del self.buffer[: end + 1]
+        return line
 
     def start(self) -> None:
         self.request(

@@ -10,6 +10,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -206,6 +207,7 @@ class RawClient:
             env=env,
         )
         self.next_id = 0
+        self._buffer = bytearray()
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -213,12 +215,24 @@ class RawClient:
         self.process.stdin.flush()
 
     def read_line(self, timeout: float = 30.0) -> bytes:
-        """The next line the process writes (b"" at its end)."""
+        """The next line the process writes (b"" at its end). Read by chunks into a buffer of
+        our own: ``select`` cannot see lines a file object has buffered already."""
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        if not ready:
-            raise TimeoutError(f"no line within {timeout} s")
-        return self.process.stdout.readline()
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while (end := self._buffer.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError(f"no line within {timeout} s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                rest = bytes(self._buffer)
+                self._buffer.clear()
+                return rest
+            self._buffer += chunk
+        line = bytes(self._buffer[: end + 1])
+        del self._buffer[: end + 1]
+        return line
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> bytes:
         """Send a request; the raw line of its response (notifications in between skipped)."""
