@@ -105,6 +105,7 @@ class _Session:
                 allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
             ),
         )
+        self.proxy = proxy
         self.relay = Relay(proxy.run, proxy.command, **proxy.relay_options)
         self.ready = asyncio.Event()
         self.failed: BaseException | None = None
@@ -119,6 +120,8 @@ class _Session:
                     await self.relay.start(out)
                 finally:
                     self.ready.set()
+                if self.proxy.stopping:  # asked to stop while this server started
+                    self.relay.stop("the proxy was asked to stop")
                 pumps = [
                     asyncio.ensure_future(out.pump()),
                     asyncio.ensure_future(self._from_client(read_stream)),
@@ -136,6 +139,7 @@ class _Session:
             raise
         finally:
             await self.relay.kill()
+        assert self.ended is not None
         return self.ended
 
     async def _from_client(self, read_stream: Any) -> None:
@@ -325,7 +329,12 @@ async def serve(proxy: HttpProxy, sock: socket.socket, stopped: asyncio.Event) -
 
     app = RequestBodyLimitMiddleware(proxy, DEFAULT_MAX_REQUEST_BODY_SIZE)
     config = uvicorn.Config(
-        app, log_config=None, log_level="warning", access_log=False, lifespan="off"
+        app,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=5,
     )
     server = Server(config)
     serving = asyncio.ensure_future(server.serve(sockets=[sock]))
