@@ -10,6 +10,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -131,6 +132,66 @@ def git_repo(path: Path) -> Path:
 
 PROXY = (sys.executable, "-m", "pytest_agentchaos.adapters.mcp_client.cli")
 
+#: one of each fault kind on the channel, by call of `echo` (and `book_fitting`)
+MCP_KINDS = """
+description = "every fault kind the MCP proxy delivers, one call each"
+
+[[faults]]
+kind = "http_error"
+status = 503
+tools = ["echo"]
+nth = 2
+
+[[faults]]
+kind = "protocol_error"
+code = -32602
+tools = ["echo"]
+nth = 3
+
+[[faults]]
+kind = "timeout"
+seconds = 0.2
+tools = ["echo"]
+nth = 4
+
+[[faults]]
+kind = "connection_error"
+tools = ["echo"]
+nth = 5
+
+[[faults]]
+kind = "repeated_output"
+tools = ["echo"]
+nth = 6
+
+[[faults]]
+kind = "paraphrased_output"
+tools = ["echo"]
+nth = 7
+
+[[faults]]
+kind = "empty_output"
+tools = ["echo"]
+nth = 8
+
+[[faults]]
+kind = "lost_reply"
+mode = "reset"
+tools = ["book_fitting"]
+nth = 1
+
+[[faults]]
+kind = "malformed_params"
+mutations = ["out_of_range"]
+tools = ["book_fitting"]
+nth = 2
+
+[[faults]]
+kind = "latency"
+seconds = 0.1
+tools = ["search_products"]
+"""
+
 
 class RawClient:
     """An MCP client in no particular language: newline-delimited JSON-RPC written to a
@@ -146,6 +207,7 @@ class RawClient:
             env=env,
         )
         self.next_id = 0
+        self._buffer = bytearray()
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -153,12 +215,24 @@ class RawClient:
         self.process.stdin.flush()
 
     def read_line(self, timeout: float = 30.0) -> bytes:
-        """The next line the process writes (b"" at its end)."""
+        """The next line the process writes (b"" at its end). Read by chunks into a buffer of
+        our own: ``select`` cannot see lines a file object has buffered already."""
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        if not ready:
-            raise TimeoutError(f"no line within {timeout} s")
-        return self.process.stdout.readline()
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while (end := self._buffer.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError(f"no line within {timeout} s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                rest = bytes(self._buffer)
+                self._buffer.clear()
+                return rest
+            self._buffer += chunk
+        line = bytes(self._buffer[: end + 1])
+        del self._buffer[: end + 1]
+        return line
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> bytes:
         """Send a request; the raw line of its response (notifications in between skipped)."""

@@ -8,11 +8,20 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import PROXY, SHOP_ARGS, TIME_ARGS, RawClient, new_token, processes
+from mcp_helpers import (
+    MCP_KINDS,
+    PROXY,
+    SHOP_ARGS,
+    TIME_ARGS,
+    RawClient,
+    new_token,
+    processes,
+)
 from mcp_helpers import mcp as _sdk  # imported first: it skips this module without the SDK
 
 from pytest_agentchaos.trace import RunEnded, Trace  # noqa: E402
@@ -20,72 +29,12 @@ from pytest_agentchaos.trace import RunEnded, Trace  # noqa: E402
 MCPError = _sdk.MCPError
 SHOP = (sys.executable, *SHOP_ARGS)
 
-#: one of each fault kind on the channel, by call of `echo` (and `book_fitting`)
-PROFILE = """
-description = "every fault kind the MCP proxy delivers, one call each"
-
-[[faults]]
-kind = "http_error"
-status = 503
-tools = ["echo"]
-nth = 2
-
-[[faults]]
-kind = "protocol_error"
-code = -32602
-tools = ["echo"]
-nth = 3
-
-[[faults]]
-kind = "timeout"
-seconds = 0.2
-tools = ["echo"]
-nth = 4
-
-[[faults]]
-kind = "connection_error"
-tools = ["echo"]
-nth = 5
-
-[[faults]]
-kind = "repeated_output"
-tools = ["echo"]
-nth = 6
-
-[[faults]]
-kind = "paraphrased_output"
-tools = ["echo"]
-nth = 7
-
-[[faults]]
-kind = "empty_output"
-tools = ["echo"]
-nth = 8
-
-[[faults]]
-kind = "lost_reply"
-mode = "reset"
-tools = ["book_fitting"]
-nth = 1
-
-[[faults]]
-kind = "malformed_params"
-mutations = ["out_of_range"]
-tools = ["book_fitting"]
-nth = 2
-
-[[faults]]
-kind = "latency"
-seconds = 0.1
-tools = ["search_products"]
-"""
-
 
 @pytest.fixture
 def profiles(tmp_path: Path) -> Path:
     folder = tmp_path / "profiles"
     folder.mkdir()
-    (folder / "mcp_kinds.toml").write_text(textwrap.dedent(PROFILE))
+    (folder / "mcp_kinds.toml").write_text(MCP_KINDS)
     (folder / "broken.toml").write_text('[[faults]]\nkind = "meteor"\n')
     return folder
 
@@ -377,4 +326,55 @@ def test_a_budget_that_halts_the_run_ends_the_session_with_the_reason(
     assert stderr.splitlines()[-1].startswith("agentchaos-mcp: the run was halted: ")
     (ended,) = Trace.from_json(trace_file.read_text()).of_type(RunEnded)
     assert ended.status == "halted"
+    assert processes(token) == []
+
+
+# -- the relay under load ----------------------------------------------------------------------
+
+
+def test_pipelined_calls_and_big_answers_pass_whole_while_the_client_is_slow_to_read(
+    tmp_path: Path,
+) -> None:
+    """A client that writes 300 calls without waiting for answers (answers of ~1 MB among
+    them, far more than a pipe holds): every answer arrives whole, each once, and the trace
+    has them all."""
+    token = new_token()
+    trace_file = tmp_path / "busy.json"
+    client = RawClient(proxy("--profile", "none", "--trace", str(trace_file)), token)
+    client.handshake()
+    big = "x" * 1_000_000
+    sent = {1000 + n: big if n % 100 == 7 else f"call {n}" for n in range(300)}
+
+    def write_all() -> None:
+        for request_id, text in sent.items():
+            client.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                         "params": {"name": "echo", "arguments": {"text": text}}})  # fmt: skip
+
+    writer = threading.Thread(target=write_all)
+    writer.start()
+    got = {}
+    while len(got) < len(sent):
+        message = json.loads(client.read_line())
+        assert message["id"] not in got
+        got[message["id"]] = message["result"]["content"][0]["text"]
+    writer.join()
+    assert got == sent
+    code, stderr = client.close()
+    assert code == 0, stderr
+    results = Trace.from_json(trace_file.read_text()).tool_results("echo")
+    assert len(results) == 300 and all(r.ok for r in results)
+    assert processes(token) == []
+
+
+def test_a_line_that_is_no_json_and_a_notification_do_not_disturb_the_session() -> None:
+    token = new_token()
+    client = RawClient(proxy("--profile", "flaky", "--seed", "3"), token)
+    client.handshake()
+    client.process.stdin.write(b"this is not json\n[1, 2]\n")  # type: ignore[union-attr]
+    client.process.stdin.flush()  # type: ignore[union-attr]
+    client.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": 99}})  # fmt: skip
+    assert json.loads(client.request("tools/list"))["result"]["tools"]
+    code, stderr = client.close()
+    assert code == 0, stderr
     assert processes(token) == []

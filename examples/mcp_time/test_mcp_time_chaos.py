@@ -8,7 +8,8 @@ errors and lose their connection, and the agent's retries still plan the meeting
 
 Through the proxy, an agent that speaks MCP itself (no SDK: any language) starts
 ``agentchaos-mcp`` where it would start the server (``chaos_mcp_proxy``), and the same faults
-reach it on the wire.
+reach it on the wire; an agent that takes a URL is given the proxy serving MCP over streamable
+HTTP on loopback (``chaos_mcp_proxy.serve``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from time_agent import SERVER, ZONES, plan_meeting, time_server
+from time_agent import SERVER, ZONES, plan_meeting, time_server, time_server_at
 
 from pytest_agentchaos import Chaos
 from pytest_agentchaos.adapters.mcp_client.fixture import ProxyFactory
@@ -68,5 +69,26 @@ def test_an_agent_in_any_language_through_the_chaos_proxy(chaos_mcp_proxy: Proxy
     summary = agent.stderr.strip().splitlines()[-1]
     assert summary.startswith("agentchaos-mcp: the client closed the connection; ")
     trace = proxy.trace()
+    assert trace.faults(), "the proxy injected nothing: proves nothing"
+    assert len(trace.tool_calls("convert_time")) > len(ZONES)  # the failed calls, tried again
+
+
+@pytest.mark.chaos(profile="flaky", seed=2, allow_hosts=["127.0.0.1"])  # the proxy's address
+def test_an_agent_over_streamable_http_through_the_chaos_proxy(
+    chaos_mcp_proxy: ProxyFactory,
+) -> None:
+    served = chaos_mcp_proxy.serve(list(SERVER))
+
+    async def run() -> dict[str, str]:
+        # the server starts when the session opens: its start-up is part of `initialize`
+        async with time_server_at(served.url, read_timeout=30) as session:
+            return await plan_meeting(session)
+
+    assert asyncio.run(run()) == ZONES
+    code, stderr = served.stop()
+    assert code == 0, stderr
+    summary = stderr.strip().splitlines()[-1]
+    assert summary.startswith("agentchaos-mcp: the proxy was asked to stop; 1 MCP session, ")
+    trace = served.trace()
     assert trace.faults(), "the proxy injected nothing: proves nothing"
     assert len(trace.tool_calls("convert_time")) > len(ZONES)  # the failed calls, tried again

@@ -44,6 +44,19 @@ async def time_server(read_timeout: float = 10.0) -> AsyncIterator[ClientSession
             yield session
 
 
+@contextlib.asynccontextmanager
+async def time_server_at(url: str, read_timeout: float = 10.0) -> AsyncIterator[ClientSession]:
+    """A session with a time server served over MCP's streamable HTTP at ``url``."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=read_timeout) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
 async def ask(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call, tried again when it fails; its JSON answer."""
     problem = ""

@@ -308,14 +308,22 @@ def _last_resort(config: pytest.Config) -> Any:
 
 
 @pytest.fixture
-def chaos_mcp_proxy(agentchaos: Chaos, tmp_path: Path) -> Any:
+def chaos_mcp_proxy(agentchaos: Chaos, tmp_path: Path) -> Iterator[Any]:
     """Start the chaos MCP proxy around a test for an agent in any language:
     ``proxy = chaos_mcp_proxy(["python", "-m", "my_server"])`` gives ``proxy.argv``, the
     command the agent starts as its MCP server (the proxy with this test's profile and seed),
-    and after the agent ended its session ``proxy.trace()``, the proxy's trace."""
+    and after the agent ended its session ``proxy.trace()``, the proxy's trace;
+    ``chaos_mcp_proxy.serve([...])`` starts the proxy serving MCP over streamable HTTP on
+    127.0.0.1 (give the agent ``served.url``; ``served.stop()``, then ``served.trace()``;
+    a test whose own code connects to it allows the address: ``allow_hosts=["127.0.0.1"]``).
+    A proxy still serving at the test's end is stopped."""
     from ..adapters.mcp_client.fixture import ProxyFactory
 
-    return ProxyFactory(agentchaos, tmp_path)
+    factory = ProxyFactory(agentchaos, tmp_path)
+    try:
+        yield factory
+    finally:
+        factory.close()
 
 
 @pytest.fixture(name="agentchaos")  # also ``chaos``, unless another plugin has it: .peers

@@ -1,14 +1,20 @@
 """``agentchaos-mcp``: a chaos proxy in front of a stdio MCP server, for agents in any language.
 
     agentchaos-mcp --profile flaky --seed 7 --trace run.json -- python -m mcp_server_time
+    agentchaos-mcp --http --port 8931 --profile flaky -- python -m mcp_server_time
 
-The agent starts this command where it would start the server; every ``tools/call`` goes
-through the profile's faults with the seed (see :mod:`.relay`), the run's trace is written to
-``--trace`` and a summary line goes to stderr when the session ends. ``--chaos-replay FILE``
-runs the decisions of an earlier proxy trace again. Exit status: 0 when the client ended the
-session, 1 when the server ended it (it crashed: the summary says with which exit code) or a
-hard budget of the profile halted the run, 2 for a bad command line or profile (one line on
-stderr).
+Without ``--http`` the agent starts this command where it would start the server and talks to
+it over stdio (:mod:`.stdio_proxy`); with ``--http`` the proxy serves MCP's streamable HTTP on
+a loopback address (:mod:`.http_proxy`: it says its URL on stderr first) and starts a server
+for each session. Every ``tools/call`` goes through the profile's faults with the seed (see
+:mod:`.relay`); the run's trace is written to ``--trace``, the plugin's report files to
+``--report-dir`` and ``--html``, and a summary line goes to stderr when the run ends.
+``--chaos-replay FILE`` runs the decisions of an earlier proxy trace again.
+
+Exit status: 0 when the client ended the session (over HTTP: when the proxy was asked to stop),
+1 when a server ended under its client (it crashed: the summary says with which exit code), a
+hard budget of the profile halted the run or the proxy could not start a server or listen,
+2 for a bad command line or profile (one line on stderr), 130 when interrupted (stdio).
 """
 
 from __future__ import annotations
@@ -16,10 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
+import shutil
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,8 @@ __all__ = ["PROG", "TEST_ID", "main"]
 PROG = "agentchaos-mcp"
 #: The test id of a proxy run's trace (what ``--chaos-replay`` finds it by).
 TEST_ID = "agentchaos-mcp"
+#: The first line of ``--http`` mode on stderr: the proxy's URL follows it.
+SERVING = "serving MCP over streamable HTTP at "
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,11 +43,19 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Chaos proxy for a stdio MCP server: applies a chaos profile to its tool "
         "calls, writes the run's trace, ends with a summary.",
-        usage=f"{PROG} --profile NAME --seed N [--trace FILE] -- <server command ...>",
+        usage=f"{PROG} [--http [--host H] [--port P]] --profile NAME --seed N [--trace FILE] "
+        "[--report-dir DIR] [--html FILE] -- <server command ...>",
     )
     parser.add_argument("--profile", help="chaos profile name (default: none)")
     parser.add_argument("--seed", type=int, help="seed of the fault plan (default: 0)")
     parser.add_argument("--trace", type=Path, help="write the run's trace (JSON) to this file")
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        help="write the report files the plugin writes for a test: DIR/traces/ and "
+        "DIR/index.json (default: none)",
+    )
+    parser.add_argument("--html", type=Path, help="write the HTML report to this file")
     parser.add_argument(
         "--profile-dir", type=Path, help="a directory of your own profiles (searched first)"
     )
@@ -51,6 +66,17 @@ def _parser() -> argparse.ArgumentParser:
         "--repair",
         action="store_true",
         help="repair each call's arguments against the tool's listed inputSchema",
+    )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="serve MCP over streamable HTTP on a loopback address (default: over stdio)",
+    )
+    parser.add_argument(
+        "--host", help="with --http: a loopback address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, help="with --http: the port to listen on (default: 0, any free one)"
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the MCP server's command")
     return parser
@@ -64,38 +90,174 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = command[1:]
     if not command:
         return _refuse("no MCP server command: put it after --")
+    problem = _http_problem(args)
+    if problem is not None:
+        return _refuse(problem)
     try:
         chaos = _chaos(args, command)
     except Exception as exc:  # a bad profile, seed or replay file: one line, named
         return _refuse(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    from .relay import Relay, describe
+    try:
+        if args.http:
+            outcome = _serve_http(args, chaos, command)
+        else:
+            outcome = _serve_stdio(args, chaos, command)
+    except _CannotStart as exc:
+        chaos.close()
+        return _refuse(str(exc), status=1)
+    ended, halted, sessions = outcome
+    return _finish(args, chaos, command, ended, halted, sessions)
+
+
+class _CannotStart(Exception):
+    """The proxy cannot start a server or listen: one line, exit status 1."""
+
+
+def _http_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--http``, ``--host`` and ``--port``, if anything."""
+    if not args.http:
+        if args.host is not None or args.port is not None:
+            return "--host and --port go with --http"
+        return None
+    from .http_proxy import loopback_host
+
+    if args.host is not None and loopback_host(args.host) is None:
+        return (
+            f"--host {args.host}: not a loopback address; the proxy serves this machine only "
+            "(127.0.0.1, ::1 or localhost)"
+        )
+    if args.port is not None and not 0 <= args.port <= 65535:
+        return f"--port {args.port}: not a port number (0 to 65535; 0: any free one)"
+    return None
+
+
+def _serve_stdio(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any:
+    from .relay import Relay
+    from .stdio_proxy import run_stdio
 
     relay = Relay(chaos.session, command, repair=True if args.repair else None)
     try:
-        ended = _run(relay)
-    except FileNotFoundError as exc:
-        chaos.close()
-        return _refuse(f"cannot start the MCP server: {exc}", status=1)
+        ended = run_stdio(relay)
+    except OSError as exc:
+        raise _CannotStart(f"cannot start the MCP server: {exc}") from None
     except KeyboardInterrupt:
         ended = None
+    return ended, relay.halt, None
+
+
+def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any:
+    """Serve until asked to stop (or a server dies, or a budget halts the run)."""
+    from .http_proxy import PATH, HttpProxy, listen, loopback_host, serve
+    from .relay import Ended
+
+    if shutil.which(command[0]) is None:
+        raise _CannotStart(f"cannot start the MCP server: {command[0]}: no such command")
+    host = loopback_host(args.host or "127.0.0.1")
+    assert host is not None
+    try:
+        sock = listen(host, args.port or 0)
+    except OSError as exc:
+        raise _CannotStart(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    _say(f"{SERVING}http://{shown}:{port}{PATH}")
+    first: list[tuple[Any, Any]] = []
+
+    async def run() -> Any:
+        stopped = asyncio.Event()
+
+        def on_end(ended: Any, relay: Any) -> None:
+            if ended.server_died or relay.halt is not None:
+                first.append((ended, relay.halt))
+                stopped.set()
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stopped.set)
+        proxy = HttpProxy(
+            chaos.session,
+            command,
+            relay_options={"repair": True if args.repair else None},
+            on_end=on_end,
+        )
+        await serve(proxy, sock, stopped)
+        return proxy.opened
+
+    try:
+        sessions = asyncio.run(run())
+    finally:
+        sock.close()
+    if first:
+        ended, halted = first[0]
+        return ended, halted, sessions
+    return Ended("the proxy was asked to stop", None, False), None, sessions
+
+
+def _finish(
+    args: argparse.Namespace,
+    chaos: Any,
+    command: list[str],
+    ended: Any,
+    halted: Any,
+    sessions: int | None,
+) -> int:
+    """End the run, write the trace and the report files, say the summary: the exit status."""
+    from .relay import describe
+
     session = chaos.session
     if ended is None:
         session.end("interrupted")
-        summary = "interrupted"
+        summary, outcome = "interrupted", "interrupted"
     else:
-        status = None if relay.halt is not None else "crashed" if ended.server_died else "completed"
+        status = None if halted is not None else "crashed" if ended.server_died else "completed"
         session.end(status, reason=ended.reason)  # None: "halted"
-        summary = describe(ended, session, chaos.trace.fault_counts)
+        summary = describe(ended, session, chaos.trace.fault_counts, sessions)
+        outcome = "passed" if status == "completed" else "failed"
+    errors: list[str] = []
     try:
         if args.trace is not None:
-            chaos.trace.write(args.trace)
-            summary += f"; trace: {args.trace}"
+            try:
+                chaos.trace.write(args.trace)
+                summary += f"; trace: {args.trace}"
+            except OSError as exc:
+                errors.append(f"cannot write {args.trace}: {exc.strerror or exc}")
+        if args.report_dir is not None or args.html is not None:
+            from .reports import write_reports
+
+            said, failed = write_reports(
+                chaos.trace,
+                outcome=outcome,
+                replay=_replay_argv(args, command),
+                report_dir=args.report_dir,
+                html=args.html,
+                trace_path=args.trace if args.trace is not None and not errors else None,
+            )
+            summary += "".join(f"; {line}" for line in said)
+            errors.extend(failed)
     finally:
         chaos.close()
+    for line in errors:
+        _say(f"error: {line}")
     _say(summary)
     if ended is None:
         return 130
-    return 1 if ended.server_died or relay.halt is not None else 0
+    if ended.server_died or halted is not None or errors:
+        return 1
+    return 0
+
+
+def _replay_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
+    """The command that replays this run, but for ``--chaos-replay TRACE`` (after its first
+    word)."""
+    argv = [PROG]
+    if args.profile_dir is not None:
+        argv += ["--profile-dir", str(args.profile_dir)]
+    if args.repair:
+        argv.append("--repair")
+    if args.http:
+        argv.append("--http")
+    return [*argv, "--", *command]
 
 
 def _refuse(message: str, status: int = 2) -> int:
@@ -139,75 +301,6 @@ def _chaos(args: argparse.Namespace, command: list[str]) -> Any:
     )
     chaos.trace.meta["mcp_proxy"] = {"command": command}
     return chaos
-
-
-def _run(relay: Any) -> Any:
-    """The relay on this process's stdin and stdout, until the session ends."""
-
-    async def serve() -> Any:
-        loop = asyncio.get_running_loop()
-        reader = await _stdin_reader(loop)
-        stop = asyncio.Event()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, stop.set)
-        serving = asyncio.ensure_future(relay.serve(reader, _StdoutWriter()))
-        stopping = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if serving.done():
-                return serving.result()
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
-            from .relay import Ended
-
-            return Ended("the proxy was asked to stop", None, False)
-        finally:
-            stopping.cancel()
-            await relay.kill()
-
-    return asyncio.run(serve())
-
-
-class _StdoutWriter:
-    """This process's stdout as the relay's writer to the client."""
-
-    def __init__(self) -> None:
-        self._out = sys.stdout.buffer
-
-    def write(self, data: bytes) -> None:
-        self._out.write(data)
-
-    async def drain(self) -> None:
-        try:
-            self._out.flush()
-        except BrokenPipeError:  # the client is gone: its side of the session has ended
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-async def _stdin_reader(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
-    """An asyncio reader of this process's stdin (a pipe; a file or terminal by a thread)."""
-    from .relay import LINE_LIMIT
-
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", 0)
-        )
-        return reader
-    except (ValueError, OSError):  # not a pipe: read it in a thread
-        pass
-
-    def pump() -> None:
-        stream = sys.stdin.buffer
-        for line in iter(stream.readline, b""):
-            loop.call_soon_threadsafe(reader.feed_data, line)
-        loop.call_soon_threadsafe(reader.feed_eof)
-
-    threading.Thread(target=pump, name="agentchaos-mcp-stdin", daemon=True).start()
-    return reader
 
 
 def run() -> None:

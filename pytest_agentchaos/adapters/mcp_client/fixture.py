@@ -1,20 +1,31 @@
 """What the ``chaos_mcp_proxy`` fixture hands a test: the command that starts the chaos MCP
 proxy (``agentchaos-mcp``) in front of a stdio MCP server, with the test's profile and seed, for
-an agent in any language to start where it would start the server; and the proxy's trace once
-the agent is done. Free of pytest (the plugin's fixture builds one per test)."""
+an agent in any language to start where it would start the server; or the proxy started
+already, serving MCP over streamable HTTP on loopback, for an agent that takes a URL; and the
+proxy's trace once the agent is done. Free of pytest (the plugin's fixture builds one per test
+and stops what it started at the test's end)."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import select
+import signal
+import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...trace.trace import Trace
 
-__all__ = ["McpProxy", "ProxyFactory"]
+__all__ = ["McpProxy", "ProxyFactory", "ServedProxy"]
+
+#: How long a proxy may take to start serving.
+START_TIMEOUT = 60.0
 
 #: How a test starts the proxy: this Python, the proxy's module (the console script may not be
 #: on PATH in a virtualenv that is not activated).
@@ -34,15 +45,122 @@ class McpProxy:
         return Trace.from_json(self.trace_path.read_text(encoding="utf-8"))
 
 
+@dataclass
+class ServedProxy:
+    """A chaos MCP proxy serving MCP over streamable HTTP on loopback: give ``url`` to the
+    agent's MCP client; :meth:`stop` ends it (as SIGTERM does), then :meth:`trace` reads its
+    trace. Its stderr is collected meanwhile (the servers' own logs go there too)."""
+
+    url: str
+    trace_path: Path
+    process: subprocess.Popen[bytes]
+    _stderr: list[bytes] = field(default_factory=list, repr=False)
+    _reader: threading.Thread | None = field(default=None, repr=False)
+
+    def stop(self, timeout: float = 30.0) -> tuple[int, str]:
+        """Stop the proxy and its servers: its exit status and everything it said on stderr
+        (a summary line last). Killed if it does not end within ``timeout`` seconds."""
+        process = self.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = process.wait()
+        if self._reader is not None:
+            self._reader.join(timeout)
+        return code, b"".join(self._stderr).decode("utf-8", "replace")
+
+    def trace(self) -> Trace:
+        """The proxy's trace (after :meth:`stop`; ``FileNotFoundError`` before)."""
+        return Trace.from_json(self.trace_path.read_text(encoding="utf-8"))
+
+
+def serve_http(
+    argv: Sequence[str], trace_path: Path, env: Mapping[str, str] | None = None
+) -> ServedProxy:
+    """Start ``argv`` (``agentchaos-mcp --http ...``) and wait until it serves: the
+    :class:`ServedProxy`. Raises ``RuntimeError`` with what it said if it ends first."""
+    from .cli import PROG, SERVING
+
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+    )
+    assert isinstance(process.stderr, io.BufferedReader)
+    stderr = process.stderr
+    said: list[bytes] = []
+    deadline = time.monotonic() + START_TIMEOUT
+    prefix = f"{PROG}: {SERVING}".encode()
+    while True:
+        left = deadline - time.monotonic()
+        ready = select.select([stderr], [], [], max(left, 0))[0] if left > 0 else []
+        line = stderr.readline() if ready else None
+        if line and line.startswith(prefix):
+            break
+        if line:
+            said.append(line)
+            continue
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        said.append(stderr.read())
+        text = b"".join(said).decode("utf-8", "replace").strip()
+        raise RuntimeError(f"the chaos MCP proxy did not start: {text or 'no word said'}")
+    url = line[len(prefix) :].decode().strip()
+    served = ServedProxy(url, trace_path, process, said)
+    reader = threading.Thread(
+        target=lambda: said.extend(iter(lambda: stderr.read1(1 << 16), b"")),
+        name="agentchaos-mcp-stderr",
+        daemon=True,
+    )
+    reader.start()
+    served._reader = reader
+    return served
+
+
 class ProxyFactory:
-    """``factory(server_argv)`` -> an :class:`McpProxy` with the run's profile and seed."""
+    """``factory(server_argv)`` -> an :class:`McpProxy` with the run's profile and seed;
+    ``factory.serve(server_argv)`` -> a :class:`ServedProxy` (streamable HTTP) started."""
 
     def __init__(self, chaos: Any, directory: Path) -> None:
         self.chaos = chaos
         self.directory = directory
         self._n = itertools.count(1)
+        self._served: list[ServedProxy] = []
 
     def __call__(self, server: Sequence[str], *, repair: bool = False) -> McpProxy:
+        """The command of a proxy over stdio in front of ``server`` (the agent starts it)."""
+        options, trace_path = self._options(server, repair)
+        return McpProxy((*PROXY_MODULE, *options, "--", *server), trace_path)
+
+    def serve(
+        self,
+        server: Sequence[str],
+        *,
+        repair: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> ServedProxy:
+        """A proxy in front of ``server`` started now, serving MCP over streamable HTTP on
+        127.0.0.1 (a free port: see its ``url``), with the run's profile and seed; stopped at
+        the test's end if the test did not stop it."""
+        options, trace_path = self._options(server, repair)
+        argv = (*PROXY_MODULE, "--http", *options, "--", *server)
+        served = serve_http(argv, trace_path, env)
+        self._served.append(served)
+        return served
+
+    def close(self) -> None:
+        """Stop every proxy :meth:`serve` started that still runs (and its servers)."""
+        served, self._served = self._served, []
+        for proxy in served:
+            proxy.stop()
+
+    def _options(self, server: Sequence[str], repair: bool) -> tuple[list[str], Path]:
         from ...profiles import builtin_dir
 
         if isinstance(server, str) or not server or not all(isinstance(a, str) for a in server):
@@ -67,4 +185,4 @@ class ProxyFactory:
         options += ["--trace", str(trace_path)]
         if repair:
             options.append("--repair")
-        return McpProxy((*PROXY_MODULE, *options, "--", *server), trace_path)
+        return options, trace_path

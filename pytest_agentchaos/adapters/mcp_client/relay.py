@@ -1,6 +1,6 @@
-"""The chaos MCP proxy's relay: newline-delimited JSON-RPC between an MCP client (on this
-process's stdin and stdout) and a stdio MCP server (a child process), with each ``tools/call``
-going through the run's plan by the same seam as in-process (:class:`.session.McpSeam`).
+"""The chaos MCP proxy's relay: newline-delimited JSON-RPC between an MCP client and a stdio MCP
+server (a child process), with each ``tools/call`` going through the run's plan by the same
+seam as in-process (:class:`.session.McpSeam`).
 
 Everything else passes through byte for byte: the handshake, ``tools/list`` (whose listing is
 also read, for the tools' schemas), notifications, the server's own requests and the client's
@@ -9,6 +9,12 @@ answered as MCP delivers it on the wire: a tool error as a result with ``isError
 error, a timeout or a dropped connection as a JSON-RPC error response (the codes the SDK uses:
 ``REQUEST_TIMEOUT``, ``CONNECTION_CLOSED``), an output fault as the rewritten result. Time is
 real here (the agent may be any program): a fault's hang or latency is really waited.
+
+The relay is driven by callbacks: the client side hands it each line (:meth:`Relay.feed`) and
+takes each answer (``write``); the server's output arrives through asyncio's subprocess
+protocol. A call no fault can hit is relayed within that callback, with no task and no extra
+turn of the event loop (a task per line cost a proxied call more than the rest of the relay);
+only a call the plan may touch runs as a task of its own.
 """
 
 from __future__ import annotations
@@ -20,22 +26,24 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ...errors import HardHalt
 from ...inject.call import CallState
 from ...inject.session import ChaosSession
+from .jsonrpc_lines import Lines, dumps, error_response, read_result, small_reads
+from .jsonrpc_lines import key as _key
 from .results import wire_form
 from .session import McpSeam
 
-__all__ = ["Ended", "Relay"]
+__all__ = ["ClientSide", "Ended", "Relay", "describe"]
 
 log = logging.getLogger(__name__)
 
 #: How long a server may take to exit once its stdin is closed, before it is terminated.
 EXIT_GRACE = 5.0
-#: The longest line (one JSON-RPC message) read from either side.
-LINE_LIMIT = 64 * 1024 * 1024
+#: mcp_types.CONNECTION_CLOSED, without importing the SDK at module load
+_CONNECTION_CLOSED = -32000
 
 
 @dataclass
@@ -48,14 +56,11 @@ class Ended:
     server_died: bool
 
 
-class _Opaque:
-    """A ``tools/call`` result the SDK's types do not read: passed on as the server sent it."""
+class ClientSide(Protocol):
+    """Where the relay writes the client's messages (one JSON-RPC message a line)."""
 
-    def __init__(self, data: Any) -> None:
-        self.data = data
-
-    def model_dump(self, **_: Any) -> Any:
-        return self.data
+    def write(self, line: bytes) -> None:
+        """Send one line to the client (without blocking: buffered if need be)."""
 
 
 class _Upstream:
@@ -74,6 +79,41 @@ class _Upstream:
         raise NotImplementedError("the relay sends tools/call itself")
 
 
+class _Server(asyncio.SubprocessProtocol):
+    """The server process's side: its stdout, cut into lines, into the relay."""
+
+    def __init__(self, relay: Relay) -> None:
+        self.relay = relay
+        self.lines: Lines | None = Lines(relay._from_server)
+        self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        lines = self.lines
+        if fd != 1 or lines is None or not isinstance(data, bytes):
+            return
+        if not lines.feed(data):  # no MCP message is that long: the server is broken
+            self.lines = None
+            self.relay._end("broken", "the MCP server wrote a line longer than 64 MiB")
+
+    def pipe_connection_lost(self, fd: int, exc: BaseException | None) -> None:
+        if fd == 1:  # its stdout closed: it ended (or is ending) under the client
+            if self.lines is not None:
+                self.lines.end()
+            self.relay._server_gone()
+
+    def pause_writing(self) -> None:  # the server's stdin is full: stop reading the client
+        if self.relay.flow is not None:
+            self.relay.flow(True)
+
+    def resume_writing(self) -> None:
+        if self.relay.flow is not None:
+            self.relay.flow(False)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 class Relay:
     """One proxied session: ``run`` the chaos session, ``command`` the server's argv."""
 
@@ -90,142 +130,200 @@ class Relay:
         self.command = list(command)
         self.env = dict(env) if env is not None else None
         self.seam = McpSeam(run, _Upstream(self), repair=repair, policy=policy)
-        self.process: asyncio.subprocess.Process | None = None
-        self._write_lock = asyncio.Lock()
+        #: called with ``True`` when the server's stdin is full (the client side should stop
+        #: reading) and with ``False`` when it has room again
+        self.flow: Callable[[bool], None] | None = None
+        #: the hard halt (a budget) that ended the run, if one did
+        self.halt: HardHalt | None = None
+        self._process: asyncio.SubprocessTransport | None = None
+        self._protocol: _Server | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._client: ClientSide | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._listings: set[Any] = set()  # ids of the client's tools/list requests
         self._plain_calls: dict[Any, CallState] = {}  # calls relayed as they are, by id
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._out: asyncio.StreamWriter | None = None
-        self._server_in: asyncio.StreamWriter | None = None
         self._sdk: asyncio.Future[None] | None = None
-        self._halted = asyncio.Event()
-        #: the hard halt (a budget) that ended the run, if one did
-        self.halt: HardHalt | None = None
-        self.client_lines = 0
+        self._ended: asyncio.Future[tuple[str, str]] | None = None
+        self._closed: asyncio.Event | None = None  # the client side will send no more
+        self._answered: set[Any] = set()  # ids of calls the proxy answered instead of the server
+        #: no fault can touch a call, nothing repairs one, no budget can stop one
+        self._untouched = not run.plan.active("tool") and repair is None and not run.budgets
 
     # -- running -------------------------------------------------------------------------
 
-    async def serve(self, client_in: asyncio.StreamReader, client_out: Any) -> Ended:
-        """Relay until the client closes its side (or the server ends): returns how it ended.
-        ``client_out``: a writer with ``write`` and ``drain`` (the client's stdin)."""
-        self._out = client_out
-        self.process = await asyncio.create_subprocess_exec(
+    async def start(self, client: ClientSide) -> None:
+        """Start the server; from now on :meth:`feed` takes the client's lines and ``client``
+        gets the answers. Raises ``OSError`` (``FileNotFoundError``...) if it cannot start."""
+        loop = asyncio.get_running_loop()
+        self._client = client
+        self._ended = loop.create_future()
+        self._closed = asyncio.Event()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Server(self),
             *self.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=None,
             env=self.env,
-            limit=LINE_LIMIT,
         )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self._server_in = self.process.stdin
+        self._process, self._protocol = transport, protocol
+        small_reads(transport.get_pipe_transport(1))
+        stdin = transport.get_pipe_transport(0)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        self._stdin = stdin
         # the SDK's types take seconds to import: they load while the server starts, and
         # only a tool call or a listing waits for them (the handshake goes through now)
         self._sdk = asyncio.ensure_future(asyncio.to_thread(_load_sdk))
-        from_server = asyncio.ensure_future(self._from_server(self.process.stdout))
-        from_client = asyncio.ensure_future(self._from_client(client_in))
-        halted = asyncio.ensure_future(self._halted.wait())
+
+    async def serve(self, client: ClientSide) -> Ended:
+        """Start the server and relay until the client closes its side (:meth:`close`), the
+        server ends or a hard halt ends the run: returns how it ended."""
+        await self.start(client)
+        return await self.wait()
+
+    async def wait(self) -> Ended:
+        """Relay until the session ends (see :meth:`serve`); the server is stopped after."""
+        assert self._ended is not None and self._protocol is not None
         try:
-            done, _ = await asyncio.wait(
-                {from_server, from_client, halted}, return_when=asyncio.FIRST_COMPLETED
-            )
-            if halted in done:  # a hard halt (a budget) ended the run: so ends the session
-                from_client.cancel()
+            why, reason = await self._ended
+            if why == "halt":  # a hard halt (a budget) ended the run: so ends the session
                 await self._settle()
-                stopped = await self._stop_server()
-                from_server.cancel()
-                return Ended(f"the run was halted: {self.halt}", stopped, False)
-            if from_server in done:  # the server's stdout closed: it ended under the client
-                code = await self.process.wait()
-                from_client.cancel()
+                return Ended(reason, await self._stop_server(), False)
+            if why == "stop":
+                for task in list(self._tasks):
+                    task.cancel()
+                return Ended(reason, await self._stop_server(), False)
+            if why == "broken":  # the server broke the protocol: it is ended
+                await self.kill()
+                await self._settle()
+                return Ended(reason, self._returncode(), True)
+            if why == "server":  # the server ended under the client
+                await self._protocol.exited
+                code = self._returncode()
                 await self._settle()
                 return Ended(f"the MCP server exited with code {code}", code, True)
             await self._settle()  # the client is done: let the answers in flight go out
-            stopped = await self._stop_server()
-            from_server.cancel()
-            return Ended("the client closed the connection", stopped, False)
+            return Ended(reason, await self._stop_server(), False)
         finally:
-            for task in (from_server, from_client, halted, *self._tasks):
+            for task in list(self._tasks):
                 task.cancel()
             await self.kill()
 
+    def stop(self, reason: str) -> None:
+        """End the session now (the proxy was asked to stop): calls in flight are abandoned,
+        the server is stopped."""
+        self._end("stop", reason)
+
+    def close(self, reason: str = "the client closed the connection") -> None:
+        """The client side will send no more: the session ends once its calls are answered."""
+        if self._closed is not None:
+            self._closed.set()
+        self._end("client", reason)
+
     async def kill(self) -> None:
         """End the server process if it still runs (and reap it): nothing is left behind."""
-        process = self.process
-        if process is None or process.returncode is not None:
+        process = self._process
+        if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        with contextlib.suppress(Exception):
-            await process.wait()
+        if process.get_returncode() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            if self._protocol is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._protocol.exited), EXIT_GRACE)
+        process.close()
+
+    def _returncode(self) -> int | None:
+        return self._process.get_returncode() if self._process is not None else None
+
+    def _end(self, why: str, reason: str) -> None:
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result((why, reason))
 
     async def _stop_server(self) -> int | None:
         """Close the server's stdin and wait for it to exit; terminate it after a grace."""
-        process = self.process
-        assert process is not None
-        if self._server_in is not None:
-            with contextlib.suppress(Exception):
-                self._server_in.close()
+        process, protocol = self._process, self._protocol
+        assert process is not None and protocol is not None
+        if self._stdin is not None:
+            self._stdin.close()
         try:
-            return await asyncio.wait_for(process.wait(), EXIT_GRACE)
+            await asyncio.wait_for(asyncio.shield(protocol.exited), EXIT_GRACE)
+            return self._returncode()
         except asyncio.TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.terminate()
-            try:
-                return await asyncio.wait_for(process.wait(), EXIT_GRACE)
-            except asyncio.TimeoutError:
-                await self.kill()
-                return process.returncode
+        try:
+            await asyncio.wait_for(asyncio.shield(protocol.exited), EXIT_GRACE)
+        except asyncio.TimeoutError:
+            await self.kill()
+        return self._returncode()
 
     async def _settle(self) -> None:
         """Wait for the calls in flight to answer (a server gone fails them at once)."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    # -- the two directions ----------------------------------------------------------------
+    # -- the client's lines ----------------------------------------------------------------
 
-    async def _from_client(self, reader: asyncio.StreamReader) -> None:
-        while True:
-            line = await reader.readline()
-            if not line:
+    def feed(self, line: bytes) -> None:
+        """One line from the client (a JSON-RPC message and its newline)."""
+        assert self._closed is not None
+        if self._closed.is_set() or self._ended is None or self._ended.done():
+            return
+        if self._untouched:  # nothing can change or stop a call: the server gets it at once,
+            self._to_server(line)  # the trace records it while the server works
+            self._read_client(line, forwarded=True)
+        else:
+            self._read_client(line, forwarded=False)
+
+    def _read_client(self, line: bytes, *, forwarded: bool) -> None:
+        """Read a line of the client's: record a tool call and note a listing; relay the line
+        unless it was (``forwarded``), or a call the plan may touch runs as a task."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if type(message) is not dict:  # not ours to judge: the server answers it
+            if not forwarded:
+                self._to_server(line)
+            return
+        method = message.get("method")
+        if method == "tools/call" and "id" in message and type(message.get("params")) is dict:
+            try:
+                plain = self._plain(message)
+            except HardHalt as halt:
+                if forwarded:  # the server's answer is not the client's any more
+                    self._answered.add(_key(message["id"]))
+                self._stop(message["id"], halt)
                 return
-            self.client_lines += 1
-            message = _parse(line)
-            if (
-                isinstance(message, dict)
-                and message.get("method") == "tools/call"
-                and "id" in message
-                and isinstance(message.get("params"), dict)
-            ):
-                try:
-                    plain = self._plain(message, line)
-                except HardHalt as halt:
-                    await self._stop(message["id"], halt)
-                    return
-                if not plain:
-                    self._spawn(self._call(message, line))
-                else:
-                    await self._to_server(line)
-                continue
-            if isinstance(message, dict) and message.get("method") == "tools/list":
-                self._listings.add(_key(message.get("id")))
-            await self._to_server(line)
+            if forwarded:
+                return
+            if plain:
+                self._to_server(line)
+            else:
+                self._spawn(self._call(message, line))
+            return
+        if method == "tools/list":
+            self._listings.add(_key(message.get("id")))
+        if not forwarded:
+            self._to_server(line)
 
-    def _plain(self, message: dict[str, Any], line: bytes) -> bool:
+    def _plain(self, message: dict[str, Any]) -> bool:
         """A call no fault can hit and nothing repairs: recorded, then relayed as it is (its
         answer too, see :meth:`_from_server`); ``False`` for any other call."""
         params = message["params"]
         name = params.get("name")
         run = self.run
         if (
-            not isinstance(name, str)
+            type(name) is not str
             or self.seam.repair is not None
             or (run.plan.active("tool") and run.plan.candidates("tool", name))
         ):
             return False
         arguments = params.get("arguments")
-        state = run.begin("tool", name, arguments if isinstance(arguments, dict) else {})
+        state = run.begin("tool", name, arguments if type(arguments) is dict else {})
         self._plain_calls[_key(message["id"])] = state
         return True
 
@@ -244,49 +342,72 @@ class Relay:
         else:
             run.finish_ok(state, result, transform=False)
 
-    async def _from_server(self, reader: asyncio.StreamReader) -> None:
+    # -- the server's lines ----------------------------------------------------------------
+
+    def _from_server(self, line: bytes) -> None:
+        if not (self._plain_calls or self._pending or self._listings or self._answered):
+            self._to_client(line)  # nothing waits for an answer: nothing to read
+            return
+        if not (self._pending or self._answered):  # the line goes out as it is, at once;
+            self._to_client(line)  # the trace records it while the client reads it
+            self._read_server(line, forwarded=True)
+        else:
+            self._read_server(line, forwarded=False)
+
+    def _read_server(self, line: bytes, *, forwarded: bool) -> None:
+        """Read a line of the server's: the answer of a call (recorded), of a request of the
+        proxy's own (taken) or of a listing (read for the schemas); relay it unless it was
+        (``forwarded``) or it is not the client's."""
         try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    return
-                message = _parse(line)
-                if isinstance(message, dict) and "method" not in message and "id" in message:
-                    key = _key(message["id"])
-                    plain = self._plain_calls.pop(key, None)
-                    if plain is not None:
-                        self._finish_plain(plain, message)
-                        await self._to_client(line)
-                        continue
-                    waiting = self._pending.pop(key, None)
-                    if waiting is not None:
-                        if not waiting.done():
-                            waiting.set_result({**message, "__raw__": line})
-                        continue
-                    if key in self._listings:
-                        self._listings.discard(key)
-                        await self._sdk_loaded()
-                        self._absorb(message)
-                await self._to_client(line)
-        finally:
-            self._fail_pending()
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if type(message) is dict and "id" in message and "method" not in message:
+            key = _key(message["id"])
+            plain = self._plain_calls.pop(key, None)
+            if plain is not None:
+                try:
+                    self._finish_plain(plain, message)
+                except HardHalt as halt:  # a budget (max_seconds) ran out with this answer
+                    self.halt = self.halt or halt
+                    self._end("halt", f"the run was halted: {self.halt}")
+            elif key in self._answered:  # the proxy answered it already (a hard halt)
+                self._answered.discard(key)
+                return
+            elif (waiting := self._pending.pop(key, None)) is not None:
+                if not waiting.done():
+                    message["__raw__"] = line
+                    waiting.set_result(message)
+                return
+            elif key in self._listings:
+                self._listings.discard(key)
+                sdk = self._sdk
+                if sdk is None or sdk.done():
+                    self._absorb(message)
+                else:  # read once the SDK's types have loaded: a tool call made after this
+                    self._spawn(self._absorb_later(message, sdk))  # listing waits for them too
+        if not forwarded:
+            self._to_client(line)
 
-    async def _sdk_loaded(self) -> None:
-        if self._sdk is not None:
-            await self._sdk
+    async def _absorb_later(self, message: Mapping[str, Any], sdk: asyncio.Future[None]) -> None:
+        await sdk
+        self._absorb(message)
 
-    def _fail_pending(self) -> None:
-        """The server is gone: every call waiting for it ends as a closed connection."""
+    def _server_gone(self) -> None:
+        """The server's stdout closed: every call waiting for it ends as a closed connection,
+        and so does the session."""
         plain, self._plain_calls = self._plain_calls, {}
+        closed = {"code": _CONNECTION_CLOSED, "message": "Connection closed"}
         for key, state in plain.items():
-            closed = {"code": _CONNECTION_CLOSED, "message": "Connection closed"}
-            self._finish_plain(state, {"error": closed})
-            answer = {"jsonrpc": "2.0", "id": json.loads(key), "error": closed}
-            self._spawn(self._to_client(_dumps(answer)))
+            with contextlib.suppress(HardHalt):
+                self._finish_plain(state, {"error": closed})
+            request_id = key if type(key) is int else json.loads(key)
+            self._to_client(dumps({"jsonrpc": "2.0", "id": request_id, "error": closed}))
         pending, self._pending = self._pending, {}
         for waiting in pending.values():
             if not waiting.done():
                 waiting.set_result({"__closed__": True})
+        self._end("server", "")
 
     def _absorb(self, message: Mapping[str, Any]) -> None:
         from mcp.types import ListToolsResult
@@ -296,7 +417,7 @@ class Relay:
         except Exception as exc:  # a listing the SDK cannot read: calls go on without schemas
             self.run.note(f"MCP proxy: an unreadable tools/list result ({type(exc).__name__})")
 
-    # -- one tools/call ----------------------------------------------------------------------
+    # -- one tools/call through the plan ----------------------------------------------------
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
@@ -305,14 +426,15 @@ class Relay:
 
     async def _call(self, message: dict[str, Any], line: bytes) -> None:
         """Answer one ``tools/call`` through the plan."""
-        await self._sdk_loaded()
+        if self._sdk is not None:
+            await self._sdk
         from mcp.shared.exceptions import MCPError
 
         params = message["params"]
         name = params.get("name")
         request_id = message["id"]
         if not isinstance(name, str):  # not a call the seam can name: the server answers
-            await self._to_server(line)
+            self._to_server(line)
             return
         arguments = params.get("arguments")
         mapping: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
@@ -322,7 +444,7 @@ class Relay:
             if given is mapping:
                 sent = line
             else:  # corrupted (or repaired) arguments: the request is written again
-                sent = _dumps({**message, "params": {**params, "arguments": dict(given)}})
+                sent = dumps({**message, "params": {**params, "arguments": dict(given)}})
             reply = await self._send(request_id, sent)
             if reply.get("__closed__"):
                 raise MCPError(code=_CONNECTION_CLOSED, message="Connection closed")
@@ -336,7 +458,7 @@ class Relay:
                 )
                 raws[id(exc)] = raw
                 raise exc
-            result = _result(reply.get("result"))
+            result = read_result(reply.get("result"))
             raws[id(result)] = raw
             return result
 
@@ -345,70 +467,68 @@ class Relay:
             result = await core.call_mcp(mapping, invoke, None)
         except MCPError as exc:
             raw = raws.get(id(exc))
-            await self._to_client(raw if raw is not None else _error(request_id, exc))
+            self._to_client(raw if raw is not None else error_response(request_id, exc))
             return
         except HardHalt as halt:
-            await self._stop(request_id, halt)
+            self._stop(request_id, halt)
             return
         except Exception as exc:  # a halt, a declined repair: the client gets an error
             log.debug("tools/call %r ended by %r", name, exc)
-            await self._to_client(_error(request_id, exc))
+            self._to_client(error_response(request_id, exc))
             return
         raw = raws.get(id(result))
         if raw is not None:  # untouched: the server's own bytes
-            await self._to_client(raw)
+            self._to_client(raw)
             return
         answer = {"jsonrpc": "2.0", "id": request_id, "result": wire_form(result)}
-        await self._to_client(_dumps(answer))
+        self._to_client(dumps(answer))
 
-    async def _stop(self, request_id: Any, halt: HardHalt) -> None:
+    def _stop(self, request_id: Any, halt: HardHalt) -> None:
         """A hard halt ended the run: the call gets an error saying so, the session ends."""
         self.halt = self.halt or halt
-        await self._to_client(_error(request_id, halt))
-        self._halted.set()
+        self._to_client(error_response(request_id, halt))
+        self._end("halt", f"the run was halted: {self.halt}")
 
     async def _send(self, request_id: Any, line: bytes) -> dict[str, Any]:
         """Send a request line to the server; its response (or ``__closed__``)."""
+        if self._returncode() is not None or (self._stdin is not None and self._stdin.is_closing()):
+            return {"__closed__": True}
         waiting: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        process = self.process
-        if process is None or process.returncode is not None:
-            return {"__closed__": True}
         self._pending[_key(request_id)] = waiting
-        try:
-            await self._to_server(line)
-        except (ConnectionError, BrokenPipeError):
-            self._pending.pop(_key(request_id), None)
-            return {"__closed__": True}
+        self._to_server(line)
         return await waiting
 
     async def request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """A request of the proxy's own (a listing the seam needs), with an id of its own."""
         request_id = f"agentchaos-{next(self._ids)}"
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)}
-        reply = await self._send(request_id, _dumps(message))
+        reply = await self._send(request_id, dumps(message))
         if "result" not in reply:
             raise RuntimeError(f"{method} failed: {reply.get('error') or 'connection closed'}")
         return reply
 
     # -- writing -----------------------------------------------------------------------------
 
-    async def _to_server(self, line: bytes) -> None:
-        writer = self._server_in
-        if writer is None:
+    def _to_server(self, line: bytes) -> None:
+        stdin = self._stdin
+        if stdin is None or stdin.is_closing():
             return
-        writer.write(line if line.endswith(b"\n") else line + b"\n")
-        await writer.drain()
+        stdin.write(line if line.endswith(b"\n") else line + b"\n")
 
-    async def _to_client(self, line: bytes) -> None:
-        out = self._out
-        assert out is not None
-        async with self._write_lock:
-            out.write(line if line.endswith(b"\n") else line + b"\n")
-            await out.drain()
+    def _to_client(self, line: bytes) -> None:
+        if not line.endswith(b"\n"):
+            line += b"\n"
+        client = self._client
+        assert client is not None
+        client.write(line)
 
-
-#: mcp_types.CONNECTION_CLOSED, without importing the SDK at module load
-_CONNECTION_CLOSED = -32000
+    def pause_server(self, paused: bool) -> None:
+        """Stop (``True``) or resume reading the server's output: the client side calls it
+        when its own writes back up (flow control)."""
+        process = self._process
+        stdout = process.get_pipe_transport(1) if process is not None else None
+        if isinstance(stdout, asyncio.ReadTransport) and not stdout.is_closing():
+            (stdout.pause_reading if paused else stdout.resume_reading)()
 
 
 def _load_sdk() -> None:
@@ -416,49 +536,18 @@ def _load_sdk() -> None:
     import mcp.types  # noqa: F401
 
 
-def _parse(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
-
-
-def _key(request_id: Any) -> Any:
-    """A request id as a dict key (JSON-RPC ids are strings or numbers)."""
-    return json.dumps(request_id)
-
-
-def _dumps(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _result(data: Any) -> Any:
-    """A ``tools/call`` result read with the SDK's types (a ``CallToolResult``)."""
-    from mcp.types import CallToolResult
-
-    try:
-        return CallToolResult.model_validate(data)
-    except Exception:  # another shape (a task, input required): passed on as it came
-        return _Opaque(data)
-
-
-def _error(request_id: Any, exc: BaseException) -> bytes:
-    """The JSON-RPC error response for ``exc`` (an ``MCPError``'s own code and message)."""
-    error = getattr(exc, "error", None)
-    code = getattr(error, "code", None)
-    if isinstance(code, int):
-        body: dict[str, Any] = {"code": code, "message": str(getattr(error, "message", exc))}
-        data = getattr(error, "data", None)
-        if data is not None:
-            body["data"] = data
-    else:
-        body = {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}
-    return _dumps({"jsonrpc": "2.0", "id": request_id, "error": body})
-
-
-def describe(ended: Ended, run: ChaosSession, counts: Callable[[], Mapping[str, int]]) -> str:
-    """The summary line of a proxied session."""
+def describe(
+    ended: Ended,
+    run: ChaosSession,
+    counts: Callable[[], Mapping[str, int]],
+    sessions: int | None = None,
+) -> str:
+    """The summary line of a proxied run (``sessions``: how many MCP sessions it served, said
+    when it can serve more than one)."""
     faults = counts()
     listed = ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none"
     calls = run.tool_calls
-    return f"{ended.reason}; {calls} tool call{'s' * (calls != 1)}, faults injected: {listed}"
+    served = "" if sessions is None else f"{sessions} MCP session{'s' * (sessions != 1)}, "
+    return (
+        f"{ended.reason}; {served}{calls} tool call{'s' * (calls != 1)}, faults injected: {listed}"
+    )
