@@ -234,7 +234,8 @@ class PageRun:
             (self.pytester.path / "chaos_profiles" / f"{name}.toml").write_text(block.text)
             result = self.pytester.runpytest("--chaos-list-profiles")
             assert result.ret == 0, f"{block.where}: the profile does not load\n{result.stdout}"
-            assert re.search(rf"^\s+{re.escape(name)}\b", result.stdout.str(), re.M)
+            listed = re.search(rf"^\s+{re.escape(name)}\b.*$", result.stdout.str(), re.M)
+            assert listed and "BROKEN" not in listed[0], f"{block.where}: {listed}"
         elif kind == "ini":
             text = block.text if block.text.lstrip().startswith("[") else "[pytest]\n" + block.text
             (self.pytester.path / "pytest.ini").write_text(text)
