@@ -115,6 +115,7 @@ class PageRun:
         self.skipping = False
         path = os.pathsep.join(filter(None, [str(pytester.path), str(ROOT)]))
         monkeypatch.setenv("PYTHONPATH", path + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # the SDK would send traces
 
     # each kind --------------------------------------------------------------------------------
 
