@@ -43,8 +43,7 @@ MARKER_ARGS: dict[str, str] = {
     "must_halt.max_tokens": "The agent must stop within this many tokens.",
     "must_halt.by": "The stop must be a halt monitor's decision naming one of these heuristics.",
     "must_halt.not_before": "A halt decision before this step fails: a healthy run stopped early.",
-    "must_escape.within_steps": "Each loop must be broken within this many steps of its "
-    "detection.",
+    "must_escape.within_steps": "Each loop must be broken within this many steps of its detection.",
     "must_escape.require_loop": "A run where no loop arose fails instead of being not exercised.",
     "must_repair.tools": "Judge only the calls of these tools.",
     "must_repair.max_attempts": "A later call of the same tool within this many calls that "
@@ -168,7 +167,7 @@ SECTION_KEYS: dict[str, str] = {
     "repair.fuzzy_score": "The rapidfuzz ratio a misspelt enum value needs.",
     "repair.strategies": "Turn a repair strategy off: `{clamp_value = false}`. Every strategy is "
     "on unless turned off.",
-    "repair.synonyms": "Words for enum values: `{coach = \"economy\"}`, or per field "
+    "repair.synonyms": 'Words for enum values: `{coach = "economy"}`, or per field '
     '`{cabin_class = {coach = "economy"}}`.',
     "repair.error_patterns": "Your tool's error messages, as `{name, regex, kind, keyword}` "
     "tables read before the built-in ones.",

@@ -285,9 +285,7 @@ def fault_kinds() -> str:
             default = _md(kind.defaults.get(param))
             keys.append(f"`{param}`: {accepts} (default {default})")
         summary = kind.summary.replace("|", "\\|")
-        rows.append(
-            (f"`{name}`", ", ".join(kind.channels), "<br>".join(keys) or "none", summary)
-        )
+        rows.append((f"`{name}`", ", ".join(kind.channels), "<br>".join(keys) or "none", summary))
     return _table(("kind", "channels", "keys", "what happens"), rows)
 
 
@@ -365,7 +363,10 @@ def _cli_table(parser: argparse.ArgumentParser) -> str:
     for action in parser._actions:  # argparse keeps no public list of them
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
-        names = ", ".join(f"`{n}`" for n in action.option_strings) or f"`{action.metavar or action.dest}`"
+        names = (
+            ", ".join(f"`{n}`" for n in action.option_strings)
+            or f"`{action.metavar or action.dest}`"
+        )
         rows.append((names, (action.help or "").replace("|", "\\|")))
     return _table(("argument", "meaning"), rows)
 
