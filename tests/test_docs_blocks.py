@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from docs_blocks import ROOT, Block, blocks, commands, missing_lines, pages
 
 try:  # Python 3.11+

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from docs_blocks import DOCS, blocks
 
 PAGE = DOCS / "reports" / "html.md"

@@ -203,7 +203,7 @@ def markers() -> str:
         for arg in marker_args(name):
             default = defaults.get(arg, "")
             default = "none" if default in ("None", "...", "") else f"`{default}`"
-            accepts = _accepts(lambda v, a=arg: _mark_error(name, {a: v}))
+            accepts = _accepts(lambda v, n=name, a=arg: _mark_error(n, {a: v}))
             rows.append((f"`{arg}`", default, accepts, D.MARKER_ARGS.get(f"{name}.{arg}", "")))
         out += [
             f"### `{name}`",
@@ -338,7 +338,8 @@ def sections_tables() -> str:
         anchor = dotted.replace(".", "")
         out += [f"### `[{dotted}]` {{ #{anchor} }}", "", intro, ""]
         if dotted in D.UNIFORM_TABLES:
-            accepts = _accepts(lambda v: _section_error(section, _nest((*path, keys[0]), v)))
+            first = (*path, keys[0])
+            accepts = _accepts(lambda v, s=section, at=first: _section_error(s, _nest(at, v)))
             names = ", ".join(f"`{k}`" for k in keys)
             out += [f"Each key accepts {accepts}: {names}.", ""]
             continue
@@ -348,7 +349,8 @@ def sections_tables() -> str:
                 rows.append((f"`{key}`", "", "a table", f"[`[{dotted}.{key}]`](#{dotted}{key})"))
                 continue
             default = getattr(policy, key, None)
-            accepts = _accepts(lambda v, k=key: _section_error(section, _nest((*path, k), v)))
+            at = (*path, key)
+            accepts = _accepts(lambda v, s=section, at=at: _section_error(s, _nest(at, v)))
             meaning = D.SECTION_KEYS.get(f"{dotted}.{key}", "")
             rows.append((f"`{key}`", _md(default), accepts, meaning))
         out += [_table(("key", "default", "accepts", "meaning"), rows), ""]
