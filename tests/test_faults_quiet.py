@@ -758,12 +758,13 @@ def test_the_side_effects_template_loads_once_copied_and_names_its_tools(tmp_pat
     assert "side_effects" not in ProfileRegistry.default().names()  # a template, not a profile
 
 
-def test_every_new_kind_has_a_row_in_the_readme_faults_table():
+def test_every_new_kind_has_a_row_in_the_docs_faults_table():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("## Faults") : readme.index("## Profiles")]
+    page = Path(__file__).resolve().parents[1] / "docs" / "faults-and-profiles.md"
+    text = page.read_text(encoding="utf-8")
+    table = text[text.index("## The kinds") : text.index("## Profiles")]
     for name in ("lost_reply", "empty_output", "error_in_body", "partial_output",
                  "injected_instruction"):  # fmt: skip
         assert f"| `{name}` |" in table
-    assert "`quiet`" in readme[readme.index("## Profiles") :]
+    assert "`quiet`" in text[text.index("## Profiles") :]

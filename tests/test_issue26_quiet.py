@@ -64,10 +64,11 @@ def test_what_the_message_suggests_needs_no_model(
         HaltMonitor(task="Find order 1234")
 
 
-def test_the_readme_suggests_what_the_message_does() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert 'embedder="lexical"' in readme
-    assert "embedder=LexicalEmbedder()" not in readme
+def test_the_docs_suggest_what_the_message_does() -> None:
+    for page in ("docs/production/halt.md", "docs/troubleshooting.md"):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert 'embedder="lexical"' in text
+        assert "embedder=LexicalEmbedder()" not in text
 
 
 @pytest.mark.skipif(SentenceEmbedder.available(), reason="the semantic extra is installed")

@@ -279,15 +279,17 @@ def test_a_ctrl_c_during_the_search_stops_it_and_leaves_nothing_installed(
     assert not (pytester.path / ".agentchaos").exists()
 
 
-def test_the_readme_example_is_found_and_shrunk_as_the_readme_says(
+def test_the_docs_example_is_found_and_shrunk_as_the_docs_say(
     pytester: pytest.Pytester,
 ) -> None:
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Find the breaking schedule") :]
-    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)[:1]
-    shown = re.findall(r"```\n(\$ pytest --chaos-explore.*?)```", section, re.S)[0].splitlines()
+    page = Path(__file__).resolve().parents[1] / "docs" / "reports" / "search.md"
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index("## Find the breaking schedule") :]
+    (block,) = re.findall(r"```python[^\n]*\n(.*?)```", section, re.S)[:1]
+    shown = re.findall(r"```console\n(\$ pytest --chaos-explore.*?)```", section, re.S)[0]
+    shown = shown.splitlines()
     pytester.makepyfile(test_agent=block)
     result = pytester.runpytest("--chaos-explore=100", "--chaos-seed=3")
     result.assert_outcomes(failed=1)
