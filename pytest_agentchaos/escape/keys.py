@@ -8,7 +8,9 @@ for streaks of the same error while the arguments vary.
 
 A model call's key is its output, never its input (a chat model's input grows with the
 conversation, so it never repeats); near-duplicate texts (words in common >=
-``text_similarity``) share one key, so a slightly reworded thought repeats.
+``text_similarity``) share one key, so a slightly reworded thought repeats. The output is
+keyed with the newest turn it answers, unless that turn is a nudge (:mod:`.turns`). A
+transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a tool's.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .normalize import (
     text_shingles,
 )
 from .provenance import Provenance
+from .turns import Turns
 from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
@@ -168,6 +171,7 @@ class Keyer:
         self.provenance = Provenance()
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
+        self.turns = Turns(policy.nudge_tokens)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         self._texts: OrderedDict[str, str] = OrderedDict()
@@ -270,12 +274,22 @@ class Keyer:
         prompt = None if input is None else digest(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
-            value = digest([prompt, error_template(message)])
+            if self.transient(error_type, message, None):
+                # no news, as for a tool: every transient failure of the call is one action
+                value = digest([prompt, "error:transient"])
+                return ActionKey(
+                    None, model, outcome, value, None, "model", None, "error:transient"
+                )
+            if self.error_wording:
+                value = digest([prompt, error_template(message, numbers=self.error_numbers)])
+                return ActionKey(None, model, outcome, value, None, "model")
+            value = digest([prompt, None])  # stuck whatever the wording: keyed by its type
             return ActionKey(None, model, outcome, value, None, "model")
         text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
         key = self._text_key(text)
         if prompt is not None:
-            key = digest([prompt, key])
+            # a reply to a nudge answers nothing new: keyed by what it says alone
+            key = digest([self.turns.answered(input, prompt, text), key])
         return ActionKey(None, model, "ok", key, None, "model")
 
     def state(self, state: Any, node: str | None = None) -> str:
