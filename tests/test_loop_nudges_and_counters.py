@@ -201,3 +201,83 @@ def test_a_model_call_failing_with_new_errors_is_no_loop(pytester: pytest.Pytest
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+# -- counters ----------------------------------------------------------------------------------
+
+
+def test_a_short_text_differing_only_by_a_counter_counting_up_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            n = itertools.count()
+            think = chaos.model(lambda: f"I'm thinking... {next(n)}", name="agent")
+            for _ in range(3 if escape else 6):
+                think()
+            if escape:
+                chaos.wrap(lambda path: "def f(): ...", name="read_file")("app.py")
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: agent/ok repeated*")
+
+
+def test_short_texts_differing_in_a_word_are_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            texts = iter(["step 1: read the logs", "step 2: fix the parser",
+                          "step 3: run the tests", "step 4: open the PR"])
+            plan = chaos.model(lambda: next(texts), name="planner")
+            for _ in range(4):
+                plan()
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_revision_counter_rising_while_the_review_repeats_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            draft = "sha256:c55bbaf8fdda777a"
+            for revision in range(1, 4 if escape else 6):
+                chaos.step("supervisor", state={"next": "critic", "revision": revision})
+                chaos.step("critic", state={"draft": draft, "score": 6,
+                                            "feedback": "line 2 has 8 syllables"})
+                chaos.step("supervisor", state={"next": "reviser", "revision": revision})
+                chaos.step("reviser", state={"draft": draft, "revision": revision})
+            if escape:
+                chaos.step("publisher", state={"draft": draft, "published": True})
+        """,
+    )
+    escapes_but_stuck_fails(result, "[*]: *supervisor*")
+
+
+def test_a_work_counter_rising_with_new_results_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            fetch = chaos.wrap(lambda batch: {"rows": 300 + 7 * batch}, name="fetch")
+            for batch in range(8):
+                chaos.step("fetch", state={"batch": batch, "todo": "import"})
+                fetch(batch)
+                chaos.step("check", state={"ok": True})
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)

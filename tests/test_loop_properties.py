@@ -222,6 +222,42 @@ def test_replies_whose_words_differ_never_share_a_key_whatever_the_turns(
     assert first != second
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(PLAIN, min_size=1, max_size=3).map(" ".join), st.integers(0, 99), st.integers(0, 99)
+)
+def test_a_short_texts_number_is_a_counter_only_when_it_counts_up_by_one(
+    text: str, before: int, now: int
+) -> None:
+    assume(before != now)
+    keyer = Keyer()
+    first = keyer.model("m", output=f"{text} {before}")
+    assert (keyer.model("m", output=f"{text} {now}") == first) == (now == before + 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 2)), min_size=2, max_size=14))
+def test_a_state_counter_is_a_count_of_rounds_only_after_a_lap_repeats(
+    reports: list[tuple[str, int]],
+) -> None:
+    """A state's number field rising is work done; it is masked (two reports of a node key
+    alike though their counts differ) only when some state came back exactly since the
+    node's report before."""
+    keyer = Keyer()
+    counts = dict.fromkeys("abc", 0)
+    states, keys = [], []
+    for node, rise in reports:
+        counts[node] += rise  # counts only rise: no number here goes up and down
+        states.append({"at": node, "n": counts[node]})
+        keys.append(keyer.state(states[-1], node))
+    last: dict[str, int] = {}
+    for i, (node, _) in enumerate(reports):
+        j = last.get(node)
+        if j is not None and states[j] != states[i] and keys[j] == keys[i]:
+            assert any(states[k] in states[:k] for k in range(j + 1, i + 1))
+        last[node] = i
+
+
 # -- hostile input: bounded work, never an exception ----------------------------------------------
 
 

@@ -150,6 +150,10 @@ def failure_text(result: Any, status: int | None = None) -> str | None:
     return result if isinstance(result, str) else _as_text(result)
 
 
+#: State texts up to this long are remembered (to see a state come back exactly), up to this
+#: many; past it the memory starts over.
+_STATE_TEXT = 4096
+_STATE_TEXTS = 4096
 #: How many distinct model texts near-duplicates are looked for among.
 _RECENT_TEXTS = 32
 #: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
@@ -172,9 +176,12 @@ class Keyer:
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
         self.turns = Turns(policy.nudge_tokens)
+        self._state_texts: set[str] = set()  # the state texts seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        # text -> (tokens, values, key): the exact model texts seen, and the latest of them
+        self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
+        self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
         self._recent: deque[tuple[frozenset[str], frozenset[str], str]] = deque(
             maxlen=_RECENT_TEXTS
         )
@@ -303,6 +310,16 @@ class Keyer:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally
             return digest(masked)
+        seen = self._state_texts
+        if text in seen:
+            # a state came back exactly: a lap repeats, and a number field rising by one
+            # since counts rounds, not work (a revision counter rising while the critic says
+            # the same of the same draft)
+            self._states.recurred()
+        elif len(text) <= _STATE_TEXT:
+            if len(seen) >= _STATE_TEXTS:
+                seen.clear()
+            seen.add(text)
         return self._states.key(node or "", "", text)
 
     def _transient_errors(self, value: Any, depth: int) -> Any:
@@ -326,26 +343,50 @@ class Keyer:
         known = self._texts.get(text)
         if known is not None:
             self._texts.move_to_end(text)
-            return known
+            self._last_text = known
+            return known[2]
         words, values = text_shingles(text)
         key = None
+        last = self._last_text
+        if (
+            values
+            and last is not None
+            and _counted_up(values, last[1])
+            and words - values == last[0] - last[1]
+        ):
+            # the previous text again with its one number counted up by one ("I'm thinking...
+            # 1", then "... 2"): a counter, not what the text says
+            key = last[2]
         best = 0.0
         size = len(words)
-        for other, other_values, other_key in self._recent:
-            if values != other_values:
-                continue  # a short text's numbers and identifiers are what it says
-            both = len(words & other)
-            union = size + len(other) - both
-            share = both / union if union else 1.0
-            if share >= self.similarity and share > best:
-                key, best = other_key, share
+        if key is None:
+            for other, other_values, other_key in self._recent:
+                if values != other_values:
+                    continue  # a short text's numbers and identifiers are what it says
+                both = len(words & other)
+                union = size + len(other) - both
+                share = both / union if union else 1.0
+                if share >= self.similarity and share > best:
+                    key, best = other_key, share
         if key is None:
             key = digest([sorted(words), sorted(values)]) if words else digest(text)
             self._recent.append((words, values, key))
-        self._texts[text] = key
+        entry = self._texts[text] = (words, values, key)
+        self._last_text = entry
         if len(self._texts) > _EXACT_TEXTS:
             self._texts.popitem(last=False)
         return key
+
+
+def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
+    """Whether ``values`` are ``before`` with one number one higher."""
+    if len(values) != len(before):
+        return False
+    new, old = values - before, before - values
+    if len(new) != 1 or len(old) != 1:
+        return False
+    (a,), (b,) = new, old
+    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
 
 
 #: How much of a model's input text is its newest turn, when the input is one text.
