@@ -16,8 +16,9 @@ feeds four rules:
   between, even ones that work; only a call of the failing tool that works ends the streak.
 - **state**: the same state seen ``state_repeats`` times within ``state_window`` actions,
   with no progress between the first sighting and the last.
-- **node**: a node visited ``node_visits`` times within ``node_window_events`` actions (or,
-  when virtual time moves, ``node_window_seconds``), with no progress in between.
+- **node**: a node visited ``node_visits`` times in the same state (or with none reported)
+  within ``node_window_events`` actions (or, when virtual time moves,
+  ``node_window_seconds``), with no progress in between.
 
 *Progress* is something new that stays new: a call that worked with a new result, a new
 state or node, seen for the first time and not seen again since. A failure is never progress,
@@ -245,7 +246,7 @@ class LoopDetector:
         self._cycle: frozenset[Hashable] = frozenset()  # the items of the latest state loop
         self._item: Hashable | None = None  # this action's recurrence item
         self._last_tool: ActionKey | None = None
-        self._visits: dict[str, deque[tuple[int, float, int]]] = {}
+        self._visits: dict[tuple[str, str | None], deque[tuple[int, float, int]]] = {}
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
         self._tool_pos = -1  # the position of the latest tool call
@@ -318,7 +319,7 @@ class LoopDetector:
         if seen is not None:
             found["state"] = (seen, True)
         if visited is not None:
-            seen = self._node(visited, key, step, t, pos)
+            seen = self._node(visited, subject, key, step, t, pos)
             if seen is not None:
                 found["node"] = (seen, True)
         return self._episodes(found, pos)
@@ -463,13 +464,19 @@ class LoopDetector:
         loop = Loop("state", 0, policy.state_repeats, (key,), began, False, subject, "", rule)
         return loop
 
-    def _node(self, node: str, key: ActionKey, step: int, t: float, pos: int) -> Loop | None:
+    def _node(
+        self, node: str, subject: str | None, key: ActionKey, step: int, t: float, pos: int
+    ) -> Loop | None:
+        """A node visited ``node_visits`` times in the same state (``subject``: the state's
+        digest, when the agent reports one) within the window, with no progress since the
+        first of them. A node visited in other states, no progress made, is the state rule's
+        to judge (a hub in two states alternating is two laps, not five visits)."""
         policy = self.policy
-        visits = self._visits.get(node)
+        visits = self._visits.get((node, subject))
         if visits is None:
             if len(self._visits) > 4 * policy.node_window_events:
                 self._forget(self._visits, pos - policy.node_window_events)
-            visits = self._visits[node] = deque(maxlen=policy.node_visits)
+            visits = self._visits[(node, subject)] = deque(maxlen=policy.node_visits)
         visits.append((pos, t, step))
         if len(visits) < policy.node_visits:
             return None
