@@ -176,6 +176,7 @@ class Keyer:
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
         self.turns = Turns(policy.nudge_tokens)
+        self._groups: dict[tuple[str, str], str] = {}  # (channel, tool) -> "channel:tool"
         self._state_texts: set[str] = set()  # the state texts seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
@@ -201,15 +202,18 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
-        outcome = outcome_of(ok, error_type, status)
+        outcome = "ok" if ok else outcome_of(ok, error_type, status)
         transient = not ok and self.transient(error_type, message, status)
+        coarse: str | None
         if transient:
-            coarse: str | None = f"{channel}:{tool} -> transient"
+            coarse = f"{channel}:{tool} -> transient"
+        elif ok and status is None and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
+            coarse = None  # no field that could report a failure (most results)
         else:
             coarse = _coarse_of(
                 tool, channel, ok, outcome, message, result, status, args, self.error_numbers
             )
-        own = self.functions.get(tool)
+        own = self.functions.get(tool) if self.functions else None
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
             try:
@@ -243,7 +247,12 @@ class Keyer:
         if not ok:  # an error's template masks what varies by itself, per error_numbers
             value = digest([args_text, rest_text])
         else:
-            value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
+            group = self._groups.get((channel, tool))
+            if group is None:
+                if len(self._groups) >= 4096:
+                    self._groups.clear()
+                group = self._groups[(channel, tool)] = f"{channel}:{tool}"
+            value = self.volatility.key(group, args_text, rest_text)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
 
     def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:

@@ -183,28 +183,31 @@ class _Novelty:
     def see(self, item: Hashable, pos: int) -> None:
         seen = self.seen
         entry = seen.get(item)
+        sighting = (pos, item)
         if entry is None:
             seen[item] = [1, pos]
-            self.singles.append((pos, item))
-            if len(self.singles) > 2 * self.window:
-                self.singles = [s for s in self.singles if self._live(s)]
+            singles = self.singles
+            singles.append(sighting)
+            if len(singles) > 2 * self.window:
+                # the singles still alive (as _live says, inline: this scans them all)
+                self.singles = [
+                    s
+                    for s in singles
+                    if (e := seen.get(s[1])) is not None and e[0] == 1 and e[1] == s[0]
+                ]
         else:
             entry[0] += 1
         order = self.order
-        order.append((pos, item))
-        if order[0][0] <= pos - self.window:
-            while order and order[0][0] <= pos - self.window:
+        order.append(sighting)
+        oldest = pos - self.window
+        if order[0][0] <= oldest:
+            while order and order[0][0] <= oldest:
                 _, old = order.popleft()
                 entry = seen[old]
                 if entry[0] > 1:
                     entry[0] -= 1
                 else:
                     del seen[old]
-
-    def _live(self, single: tuple[int, Hashable]) -> bool:
-        pos, item = single
-        entry = self.seen.get(item)
-        return entry is not None and entry[0] == 1 and entry[1] == pos
 
     def progress_since(self, pos: int) -> bool:
         """Whether an item first seen after ``pos`` has not been seen again."""
@@ -283,9 +286,10 @@ class LoopDetector:
             if key.succeeded:
                 novelty.see(key, pos)
         if visited is not None:
-            if ("node", visited) not in novelty.seen:
+            place = ("node", visited)
+            if place not in novelty.seen:
                 self._moved = pos  # somewhere new: a held same-error alarm ends
-            novelty.see(("node", visited), pos)
+            novelty.see(place, pos)
         subject = None
         entered = False
         if state is not None:
@@ -293,9 +297,10 @@ class LoopDetector:
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
             if entered:
-                if ("state", subject) not in novelty.seen:
+                place = ("state", subject)
+                if place not in novelty.seen:
                     self._moved = pos
-                novelty.see(("state", subject), pos)
+                novelty.see(place, pos)
 
         # kind -> (the loop, whether this action continued it)
         found: dict[str, tuple[Loop, bool]] = {}
@@ -306,7 +311,9 @@ class LoopDetector:
         self._item = None
         if subject is not None and (entered or visited is not None):
             # a visit is an action even when the state stays; a bare report is not
-            item = ("state", subject) if visited is None else ("visit", visited, subject)
+            item: tuple[str, ...] = (
+                ("state", subject) if visited is None else ("visit", visited, subject)
+            )
             self._item = item
             seen = self._state(item, subject, key, step, pos)
         if seen is None and stream == "tool":
@@ -492,7 +499,8 @@ class LoopDetector:
     @staticmethod
     def _forget(table: dict[Any, Any], before: int) -> None:
         """Drop the subjects last seen before ``before`` (keeps the tables bounded)."""
-        for subject in [s for s, seen in table.items() if _last(seen) < before]:
+        # entries are never empty (made with their first sighting); inline: this scans it all
+        for subject in [s for s, seen in table.items() if seen[-1][0] < before]:
             del table[subject]
 
     # -- episodes --------------------------------------------------------------------------
@@ -542,8 +550,3 @@ def _renew(loop: Loop, new: bool) -> Loop:
         loop.stream,
         loop.rule,
     )
-
-
-def _last(seen: deque[tuple[int, Any]] | list[tuple[int, Any]]) -> int:
-    """The position of the latest sighting or visit (entries are ``(position, ...)``)."""
-    return seen[-1][0] if seen else -1
