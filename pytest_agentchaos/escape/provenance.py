@@ -294,15 +294,12 @@ def _candidates(item: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in found if len(t) <= _MAX_VALUE))
 
 
-_SPLIT = re.compile(r"[/:]")
-
-
 def _pieces(token: str) -> list[str]:
     """The parts of a path-like token that hold a digit (``./scratch_3/out.txt`` ->
     ``./scratch_3``, ``scratch_3``), longest first."""
     if "/" not in token and ":" not in token:
         return []
-    parts = _SPLIT.split(token)
+    parts = token.replace(":", "/").split("/")  # split at both (a str method: no regex)
     out = []
     for i, part in enumerate(parts):
         if part and _DIGIT.search(part):
