@@ -60,7 +60,7 @@ MUTATIONS = (
 LOOP_KEYS = (
     "min_period, max_period, repeats_period_1, repeats, error_streak, state_repeats, "
     "state_window, node_visits, node_window_events, node_window_seconds, text_similarity, "
-    "error_streak_window, error_numbers, error_wording, ignore_fields, keys"
+    "error_streak_window, error_numbers, error_wording, nudge_tokens, ignore_fields, keys"
 )
 NOT_JSON = "expected JSON data (string, number, boolean, null, list or table), got"
 HUGE = 9 * int("1" * 400)  # 400 nines: an integer no float can hold

@@ -85,7 +85,7 @@ def test_a_bad_stack_table_fails_before_anything_is_installed(tmp_path: Path) ->
         f"{tmp_path / 'typo.toml'}: [escape.loops]: unknown key 'max_perod'; allowed: "
         "min_period, max_period, repeats_period_1, repeats, error_streak, state_repeats, "
         "state_window, node_visits, node_window_events, node_window_seconds, text_similarity, "
-        "error_streak_window, error_numbers, error_wording, ignore_fields, keys"
+        "error_streak_window, error_numbers, error_wording, nudge_tokens, ignore_fields, keys"
     )
     assert untouched()
 

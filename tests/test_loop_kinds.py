@@ -341,6 +341,27 @@ def test_a_hub_cycling_the_same_nodes_is_a_loop(pytester: pytest.Pytester) -> No
     )
 
 
+def test_a_hub_in_two_alternating_states_is_judged_by_its_laps(pytester: pytest.Pytester) -> None:
+    # two laps and the start of a third visit the hub five times: not yet three laps
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos, escape):
+            for _ in range(2 if escape else 4):
+                chaos.step("agent", state={"known": [], "next": "长沙"})
+                chaos.step("search", state={"city": "长沙", "stations": ["长沙南"]})
+                chaos.step("agent", state={"known": [], "next": "娄底"})
+                chaos.step("search", state={"city": "娄底", "stations": ["娄底南"]})
+            chaos.step("agent", state={"known": [], "next": "长沙"})
+            chaos.step("answer", state={"stations": ["长沙南", "娄底南"]})
+            assert (loops(chaos) != []) == (not escape)
+        """,
+    )
+    result.assert_outcomes(passed=2)
+
+
 def test_a_ring_with_a_failing_call_is_one_episode(pytester: pytest.Pytester) -> None:
     # A -> B -> C with the same failing call at B is a repeat, a node loop and a recurring
     # call at once: the user sees one loop, broken when the agent leaves for D and E

@@ -8,13 +8,15 @@ import json
 import time
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_agentchaos.escape.history import digest
 from pytest_agentchaos.escape.keys import Keyer
 from pytest_agentchaos.escape.loops import LoopDetector
 from pytest_agentchaos.escape.normalize import mask, mask_args, text_shingles
 from pytest_agentchaos.escape.provenance import HANDLE, Provenance
+from pytest_agentchaos.escape.turns import NUDGE, Turns, words
 from pytest_agentchaos.escape.volatility import Volatility
 
 WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
@@ -156,6 +158,104 @@ def test_short_texts_keep_their_numbers_unless_a_counter_word_precedes_them() ->
     assert text_shingles("方案一：重启服务") != text_shingles("方案二：重启服务")
     assert text_shingles("Retrying (1/5) now") == text_shingles("Retrying (2/5) now")
     assert text_shingles("第3次尝试") == text_shingles("第4次尝试")
+
+
+# -- chat turns and counters ----------------------------------------------------------------------
+
+#: Words with none of the letters that begin a counter word ("try", "loop", "pass", "iter"...).
+PLAIN = st.text("abdefghjkmnosuvwxyz", min_size=2, max_size=8)
+TEXTS = st.lists(st.lists(PLAIN, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=5)
+REPLY = "I am still working on it and will send you the result soon"
+
+
+def _conversation(history: list[str]) -> Turns:
+    turns = Turns()
+    for text in history:
+        turns.answered(text, digest(text), REPLY)
+    return turns
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.lists(PLAIN, max_size=2), st.sampled_from(["7", "PayPal", "app.py", "user_42"]))
+def test_a_turn_bringing_a_number_or_a_name_is_never_a_nudge(
+    history: list[str], said: list[str], thing: str
+) -> None:
+    turns = _conversation(history)
+    turn = " ".join([*said, thing])
+    assert turns.answered(turn, digest(turn), REPLY) == digest(turn)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.lists(PLAIN, min_size=1, max_size=8, unique=True))
+def test_a_turn_adding_more_words_than_the_limit_is_never_a_nudge(
+    history: list[str], said: list[str]
+) -> None:
+    """Only a turn that adds at most ``limit`` words to the conversation can be a nudge, and
+    then only when its reply says more than it added."""
+    turn = " ".join(said)
+    assume(turn != history[-1])  # the same turn again is read as it was the first time
+    turns = _conversation(history)
+    new = words(turn) - words(" ".join(history)) - words(REPLY)
+    answered = turns.answered(turn, digest(turn), REPLY)
+    if len(new) > turns.limit:
+        assert answered == digest(turn)
+    else:
+        assert answered in (digest(turn), NUDGE)
+        assert (answered == NUDGE) == (len(new) < len(words(REPLY)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PLAIN, min_size=1, max_size=4), PLAIN, st.data())
+def test_replies_whose_words_differ_never_share_a_key_whatever_the_turns(
+    said: list[str], other: str, data: st.DataObject
+) -> None:
+    """Replies to nudges are keyed by what they say: two that differ in a word never key
+    alike, however the nudges are worded."""
+    keyer = Keyer()
+    keyer.model("m", input="Write the report on the Q3 numbers", output="Working on it.")
+    i = data.draw(st.integers(0, len(said) - 1))
+    changed = [*said[:i], other, *said[i + 1 :]]
+    assume(set(changed) != set(said))
+    first = keyer.model("m", input="continue", output=" ".join(said))
+    nudge = data.draw(st.sampled_from(["next", "continue"]))
+    second = keyer.model("m", input=nudge, output=" ".join(changed))
+    assert first != second
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(PLAIN, min_size=1, max_size=3).map(" ".join), st.integers(0, 99), st.integers(0, 99)
+)
+def test_a_short_texts_number_is_a_counter_only_when_it_counts_up_by_one(
+    text: str, before: int, now: int
+) -> None:
+    assume(before != now)
+    keyer = Keyer()
+    first = keyer.model("m", output=f"{text} {before}")
+    assert (keyer.model("m", output=f"{text} {now}") == first) == (now == before + 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 2)), min_size=2, max_size=14))
+def test_a_state_counter_is_a_count_of_rounds_only_after_a_lap_repeats(
+    reports: list[tuple[str, int]],
+) -> None:
+    """A state's number field rising is work done; it is masked (two reports of a node key
+    alike though their counts differ) only when some state came back exactly since the
+    node's report before."""
+    keyer = Keyer()
+    counts = dict.fromkeys("abc", 0)
+    states, keys = [], []
+    for node, rise in reports:
+        counts[node] += rise  # counts only rise: no number here goes up and down
+        states.append({"at": node, "n": counts[node]})
+        keys.append(keyer.state(states[-1], node))
+    last: dict[str, int] = {}
+    for i, (node, _) in enumerate(reports):
+        j = last.get(node)
+        if j is not None and states[j] != states[i] and keys[j] == keys[i]:
+            assert any(states[k] in states[:k] for k in range(j + 1, i + 1))
+        last[node] = i
 
 
 # -- hostile input: bounded work, never an exception ----------------------------------------------

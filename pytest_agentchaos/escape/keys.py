@@ -8,7 +8,9 @@ for streaks of the same error while the arguments vary.
 
 A model call's key is its output, never its input (a chat model's input grows with the
 conversation, so it never repeats); near-duplicate texts (words in common >=
-``text_similarity``) share one key, so a slightly reworded thought repeats.
+``text_similarity``) share one key, so a slightly reworded thought repeats. The output is
+keyed with the newest turn it answers, unless that turn is a nudge (:mod:`.turns`). A
+transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a tool's.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .normalize import (
     text_shingles,
 )
 from .provenance import Provenance
+from .turns import Turns
 from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
@@ -147,6 +150,10 @@ def failure_text(result: Any, status: int | None = None) -> str | None:
     return result if isinstance(result, str) else _as_text(result)
 
 
+#: State texts up to this long are remembered (to see a state come back exactly), up to this
+#: many; past it the memory starts over.
+_STATE_TEXT = 4096
+_STATE_TEXTS = 4096
 #: How many distinct model texts near-duplicates are looked for among.
 _RECENT_TEXTS = 32
 #: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
@@ -168,9 +175,14 @@ class Keyer:
         self.provenance = Provenance()
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
+        self.turns = Turns(policy.nudge_tokens)
+        self._groups: dict[tuple[str, str], str] = {}  # (channel, tool) -> "channel:tool"
+        self._state_texts: set[str] = set()  # the state texts seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        # text -> (tokens, values, key): the exact model texts seen, and the latest of them
+        self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
+        self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
         self._recent: deque[tuple[frozenset[str], frozenset[str], str]] = deque(
             maxlen=_RECENT_TEXTS
         )
@@ -190,15 +202,18 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
-        outcome = outcome_of(ok, error_type, status)
+        outcome = "ok" if ok else outcome_of(ok, error_type, status)
         transient = not ok and self.transient(error_type, message, status)
+        coarse: str | None
         if transient:
-            coarse: str | None = f"{channel}:{tool} -> transient"
+            coarse = f"{channel}:{tool} -> transient"
+        elif ok and status is None and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
+            coarse = None  # no field that could report a failure (most results)
         else:
             coarse = _coarse_of(
                 tool, channel, ok, outcome, message, result, status, args, self.error_numbers
             )
-        own = self.functions.get(tool)
+        own = self.functions.get(tool) if self.functions else None
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
             try:
@@ -232,7 +247,12 @@ class Keyer:
         if not ok:  # an error's template masks what varies by itself, per error_numbers
             value = digest([args_text, rest_text])
         else:
-            value = self.volatility.key(f"{channel}:{tool}", args_text, rest_text)
+            group = self._groups.get((channel, tool))
+            if group is None:
+                if len(self._groups) >= 4096:
+                    self._groups.clear()
+                group = self._groups[(channel, tool)] = f"{channel}:{tool}"
+            value = self.volatility.key(group, args_text, rest_text)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
 
     def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
@@ -270,12 +290,22 @@ class Keyer:
         prompt = None if input is None else digest(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
-            value = digest([prompt, error_template(message)])
+            if self.transient(error_type, message, None):
+                # no news, as for a tool: every transient failure of the call is one action
+                value = digest([prompt, "error:transient"])
+                return ActionKey(
+                    None, model, outcome, value, None, "model", None, "error:transient"
+                )
+            if self.error_wording:
+                value = digest([prompt, error_template(message, numbers=self.error_numbers)])
+                return ActionKey(None, model, outcome, value, None, "model")
+            value = digest([prompt, None])  # stuck whatever the wording: keyed by its type
             return ActionKey(None, model, outcome, value, None, "model")
         text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
         key = self._text_key(text)
         if prompt is not None:
-            key = digest([prompt, key])
+            # a reply to a nudge answers nothing new: keyed by what it says alone
+            key = digest([self.turns.answered(input, prompt, text), key])
         return ActionKey(None, model, "ok", key, None, "model")
 
     def state(self, state: Any, node: str | None = None) -> str:
@@ -289,6 +319,16 @@ class Keyer:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally
             return digest(masked)
+        seen = self._state_texts
+        if text in seen:
+            # a state came back exactly: a lap repeats, and a number field rising by one
+            # since counts rounds, not work (a revision counter rising while the critic says
+            # the same of the same draft)
+            self._states.recurred()
+        elif len(text) <= _STATE_TEXT:
+            if len(seen) >= _STATE_TEXTS:
+                seen.clear()
+            seen.add(text)
         return self._states.key(node or "", "", text)
 
     def _transient_errors(self, value: Any, depth: int) -> Any:
@@ -312,26 +352,50 @@ class Keyer:
         known = self._texts.get(text)
         if known is not None:
             self._texts.move_to_end(text)
-            return known
+            self._last_text = known
+            return known[2]
         words, values = text_shingles(text)
         key = None
+        last = self._last_text
+        if (
+            values
+            and last is not None
+            and _counted_up(values, last[1])
+            and words - values == last[0] - last[1]
+        ):
+            # the previous text again with its one number counted up by one ("I'm thinking...
+            # 1", then "... 2"): a counter, not what the text says
+            key = last[2]
         best = 0.0
         size = len(words)
-        for other, other_values, other_key in self._recent:
-            if values != other_values:
-                continue  # a short text's numbers and identifiers are what it says
-            both = len(words & other)
-            union = size + len(other) - both
-            share = both / union if union else 1.0
-            if share >= self.similarity and share > best:
-                key, best = other_key, share
+        if key is None:
+            for other, other_values, other_key in self._recent:
+                if values != other_values:
+                    continue  # a short text's numbers and identifiers are what it says
+                both = len(words & other)
+                union = size + len(other) - both
+                share = both / union if union else 1.0
+                if share >= self.similarity and share > best:
+                    key, best = other_key, share
         if key is None:
             key = digest([sorted(words), sorted(values)]) if words else digest(text)
             self._recent.append((words, values, key))
-        self._texts[text] = key
+        entry = self._texts[text] = (words, values, key)
+        self._last_text = entry
         if len(self._texts) > _EXACT_TEXTS:
             self._texts.popitem(last=False)
         return key
+
+
+def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
+    """Whether ``values`` are ``before`` with one number one higher."""
+    if len(values) != len(before):
+        return False
+    new, old = values - before, before - values
+    if len(new) != 1 or len(old) != 1:
+        return False
+    (a,), (b,) = new, old
+    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
 
 
 #: How much of a model's input text is its newest turn, when the input is one text.

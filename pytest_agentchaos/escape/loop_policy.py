@@ -64,7 +64,13 @@ class LoopPolicy:
 
     Transient failures (timeouts, 5xx, 429, refused or reset connections, as the error
     classifier says) are no news under either: the identical call failing transiently is the
-    same action whatever the error.
+    same action whatever the error, on a tool's channel and on a model's.
+
+    ``nudge_tokens``: a model's reply is keyed with the turn it answers, unless that turn is
+    a nudge (:mod:`.turns`): it adds no number or identifier to the conversation and at most
+    this many words (a Chinese or Japanese character counts half), fewer than the reply
+    says. The same reply to "continue", then "next", then "are you there?" repeats; ``0``
+    keys every reply with its turn.
     """
 
     min_period: int = 1
@@ -81,6 +87,7 @@ class LoopPolicy:
     error_streak_window: int = 10  # actions within which a tool's same-error failures count
     error_numbers: str = "ignore"
     error_wording: str = "compare"
+    nudge_tokens: int = 3  # the most words a user turn adds and is still a nudge (0: none is)
     ignore_fields: tuple[str, ...] = ()
     keys: Mapping[str, KeyFunction] = field(default_factory=dict, hash=False)
 
@@ -184,6 +191,7 @@ _FIELDS: dict[str, Validator] = {
     "error_streak_window": count(),
     "error_numbers": choice(("ignore", "compare")),
     "error_wording": choice(("compare", "ignore")),
+    "nudge_tokens": integer(minimum=0, maximum=64),
     "ignore_fields": _field_names,
     "keys": _key_functions,
 }

@@ -16,8 +16,9 @@ feeds four rules:
   between, even ones that work; only a call of the failing tool that works ends the streak.
 - **state**: the same state seen ``state_repeats`` times within ``state_window`` actions,
   with no progress between the first sighting and the last.
-- **node**: a node visited ``node_visits`` times within ``node_window_events`` actions (or,
-  when virtual time moves, ``node_window_seconds``), with no progress in between.
+- **node**: a node visited ``node_visits`` times in the same state (or with none reported)
+  within ``node_window_events`` actions (or, when virtual time moves,
+  ``node_window_seconds``), with no progress in between.
 
 *Progress* is something new that stays new: a call that worked with a new result, a new
 state or node, seen for the first time and not seen again since. A failure is never progress,
@@ -182,28 +183,31 @@ class _Novelty:
     def see(self, item: Hashable, pos: int) -> None:
         seen = self.seen
         entry = seen.get(item)
+        sighting = (pos, item)
         if entry is None:
             seen[item] = [1, pos]
-            self.singles.append((pos, item))
-            if len(self.singles) > 2 * self.window:
-                self.singles = [s for s in self.singles if self._live(s)]
+            singles = self.singles
+            singles.append(sighting)
+            if len(singles) > 2 * self.window:
+                # the singles still alive (as _live says, inline: this scans them all)
+                self.singles = [
+                    s
+                    for s in singles
+                    if (e := seen.get(s[1])) is not None and e[0] == 1 and e[1] == s[0]
+                ]
         else:
             entry[0] += 1
         order = self.order
-        order.append((pos, item))
-        if order[0][0] <= pos - self.window:
-            while order and order[0][0] <= pos - self.window:
+        order.append(sighting)
+        oldest = pos - self.window
+        if order[0][0] <= oldest:
+            while order and order[0][0] <= oldest:
                 _, old = order.popleft()
                 entry = seen[old]
                 if entry[0] > 1:
                     entry[0] -= 1
                 else:
                     del seen[old]
-
-    def _live(self, single: tuple[int, Hashable]) -> bool:
-        pos, item = single
-        entry = self.seen.get(item)
-        return entry is not None and entry[0] == 1 and entry[1] == pos
 
     def progress_since(self, pos: int) -> bool:
         """Whether an item first seen after ``pos`` has not been seen again."""
@@ -245,7 +249,7 @@ class LoopDetector:
         self._cycle: frozenset[Hashable] = frozenset()  # the items of the latest state loop
         self._item: Hashable | None = None  # this action's recurrence item
         self._last_tool: ActionKey | None = None
-        self._visits: dict[str, deque[tuple[int, float, int]]] = {}
+        self._visits: dict[tuple[str, str | None], deque[tuple[int, float, int]]] = {}
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
         self._tool_pos = -1  # the position of the latest tool call
@@ -282,9 +286,10 @@ class LoopDetector:
             if key.succeeded:
                 novelty.see(key, pos)
         if visited is not None:
-            if ("node", visited) not in novelty.seen:
+            place = ("node", visited)
+            if place not in novelty.seen:
                 self._moved = pos  # somewhere new: a held same-error alarm ends
-            novelty.see(("node", visited), pos)
+            novelty.see(place, pos)
         subject = None
         entered = False
         if state is not None:
@@ -292,9 +297,10 @@ class LoopDetector:
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
             if entered:
-                if ("state", subject) not in novelty.seen:
+                place = ("state", subject)
+                if place not in novelty.seen:
                     self._moved = pos
-                novelty.see(("state", subject), pos)
+                novelty.see(place, pos)
 
         # kind -> (the loop, whether this action continued it)
         found: dict[str, tuple[Loop, bool]] = {}
@@ -305,7 +311,9 @@ class LoopDetector:
         self._item = None
         if subject is not None and (entered or visited is not None):
             # a visit is an action even when the state stays; a bare report is not
-            item = ("state", subject) if visited is None else ("visit", visited, subject)
+            item: tuple[str, ...] = (
+                ("state", subject) if visited is None else ("visit", visited, subject)
+            )
             self._item = item
             seen = self._state(item, subject, key, step, pos)
         if seen is None and stream == "tool":
@@ -318,7 +326,7 @@ class LoopDetector:
         if seen is not None:
             found["state"] = (seen, True)
         if visited is not None:
-            seen = self._node(visited, key, step, t, pos)
+            seen = self._node(visited, subject, key, step, t, pos)
             if seen is not None:
                 found["node"] = (seen, True)
         return self._episodes(found, pos)
@@ -463,13 +471,19 @@ class LoopDetector:
         loop = Loop("state", 0, policy.state_repeats, (key,), began, False, subject, "", rule)
         return loop
 
-    def _node(self, node: str, key: ActionKey, step: int, t: float, pos: int) -> Loop | None:
+    def _node(
+        self, node: str, subject: str | None, key: ActionKey, step: int, t: float, pos: int
+    ) -> Loop | None:
+        """A node visited ``node_visits`` times in the same state (``subject``: the state's
+        digest, when the agent reports one) within the window, with no progress since the
+        first of them. A node visited in other states, no progress made, is the state rule's
+        to judge (a hub in two states alternating is two laps, not five visits)."""
         policy = self.policy
-        visits = self._visits.get(node)
+        visits = self._visits.get((node, subject))
         if visits is None:
             if len(self._visits) > 4 * policy.node_window_events:
                 self._forget(self._visits, pos - policy.node_window_events)
-            visits = self._visits[node] = deque(maxlen=policy.node_visits)
+            visits = self._visits[(node, subject)] = deque(maxlen=policy.node_visits)
         visits.append((pos, t, step))
         if len(visits) < policy.node_visits:
             return None
@@ -485,7 +499,8 @@ class LoopDetector:
     @staticmethod
     def _forget(table: dict[Any, Any], before: int) -> None:
         """Drop the subjects last seen before ``before`` (keeps the tables bounded)."""
-        for subject in [s for s, seen in table.items() if _last(seen) < before]:
+        # entries are never empty (made with their first sighting); inline: this scans it all
+        for subject in [s for s, seen in table.items() if seen[-1][0] < before]:
             del table[subject]
 
     # -- episodes --------------------------------------------------------------------------
@@ -535,8 +550,3 @@ def _renew(loop: Loop, new: bool) -> Loop:
         loop.stream,
         loop.rule,
     )
-
-
-def _last(seen: deque[tuple[int, Any]] | list[tuple[int, Any]]) -> int:
-    """The position of the latest sighting or visit (entries are ``(position, ...)``)."""
-    return seen[-1][0] if seen else -1

@@ -397,8 +397,11 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
                 continue
             known = memo.get(item)
             masked[key] = known if known is not None else text(item)
-        elif kind is int and not returned:
-            masked[key] = item
+        elif kind is int or kind is float:
+            if returned and (1e9 <= item < 2e9 or 1e12 <= item < 2e12):
+                masked[key] = "<epoch>"  # the clock, not a quantity (see _epoch)
+            else:
+                masked[key] = item
         else:
             masked[key] = _mask(item, ignore, returned)
     return masked
@@ -521,6 +524,8 @@ def _mask_arg_text(text: str) -> str:
     if known is not None:
         return known
     if _ARG_HINT.search(text) is None:  # nothing an argument's text masks
+        if len(text) <= _MEMO_LENGTH:
+            _remember(_MASKED_ARGS, text, text)  # agents pass the same texts again and again
         return text
     masked = text
     if len(masked) <= _VALUE_LIMIT:

@@ -31,7 +31,16 @@ HANDLE = "<handle>"
 #: digit (``7``, ``r-12``, ``item_3``, ``./scratch_3``, ``job:41``). A token is a whole run, so it
 #: starts only where a run starts: a long run with no digit is scanned once, not once per letter.
 _TOKEN = re.compile(r"(?<![\w./:-])[\w./:-]*\d[\w./:-]*")
+#: The same for a text of ASCII characters alone: it finds the same tokens there at a third of
+#: the cost (the engine reads no Unicode tables).
+_ASCII_TOKEN = re.compile(_TOKEN.pattern, re.ASCII)
 _DIGIT = re.compile(r"\d")
+
+
+def _token_pattern(text: str) -> re.Pattern[str]:
+    return _ASCII_TOKEN if text.isascii() else _TOKEN
+
+
 #: What may precede a one-digit handle in a text: ``job=7``, ``job: 7``, ``#7``.
 _NAMED = ("=", ":", "#")
 #: A value longer than this is content, not a handle; a table bigger than this starts over.
@@ -71,13 +80,40 @@ class Provenance:
         """``args`` of a call of ``tool`` with every handle masked: a leaf equal to a value a
         result issued, or a token of a text leaf that is one (``cat ./scratch_3/out.txt``)."""
         self._tick += 1
-        self._passed = set()
-        if not self._issued:
+        if self._passed:
+            self._passed = set()
+        issued = self._issued
+        if not issued:
             self._walk_given(args, [_LEAVES])
             return args
-        if isinstance(args, Mapping):
-            return {k: self._walk(v, (tool, str(k)), [_LEAVES]) for k, v in args.items()}
-        return self._walk(args, (tool, ""), [_LEAVES])
+        if type(args) is not dict:
+            if isinstance(args, Mapping):
+                return {k: self._walk(v, (tool, str(k)), [_LEAVES]) for k, v in args.items()}
+            return self._walk(args, (tool, ""), [_LEAVES])
+        # most arguments are a few texts and numbers that no result issued: read inline
+        handles, given = self._handles, self._given
+        out = {}
+        for k, v in args.items():
+            kind = type(v)
+            if kind is str:
+                if (len(v) > _MAX_VALUE or (v not in issued and v not in handles)) and (
+                    _DIGIT.search(v, 0, _TEXT_LIMIT) is None
+                ):
+                    out[k] = v  # no value a result issued, no token that could be one
+                    continue
+            elif kind is int:
+                text = str(v)
+                if text not in issued and text not in handles:
+                    if len(given) >= _MAX_VALUES:
+                        given.clear()
+                    given.add(text)  # the agent's own choice
+                    out[k] = v
+                    continue
+            elif kind is bool or v is None:
+                out[k] = v
+                continue
+            out[k] = self._walk(v, (tool, str(k)), [_LEAVES])
+        return out
 
     def result(self, value: Any) -> Any:
         """``value`` (what the latest call returned) with the handles its arguments passed
@@ -118,7 +154,8 @@ class Provenance:
         if _DIGIT.search(text[:_TEXT_LIMIT]) is None:
             return text
         head, tail = text[:_TEXT_LIMIT], text[_TEXT_LIMIT:]
-        return _TOKEN.sub(lambda m: self._token(m.group(0), slot), head) + tail
+        tokens = _token_pattern(head)
+        return tokens.sub(lambda m: self._token(m.group(0), slot), head) + tail
 
     def _token(self, token: str, slot: tuple[str, str] | None) -> str:
         found = self._match(token, slot)
@@ -161,7 +198,8 @@ class Provenance:
             if len(value) <= _MAX_VALUE:
                 self._remember(self._given, value)
             if _DIGIT.search(value[:_TEXT_LIMIT]) is not None:
-                for token in _TOKEN.findall(value[:_TEXT_LIMIT]):
+                head = value[:_TEXT_LIMIT]
+                for token in _token_pattern(head).findall(head):
                     self._remember(self._given, token)
         elif isinstance(value, int) and not isinstance(value, bool):
             self._remember(self._given, str(value))
@@ -177,36 +215,42 @@ class Provenance:
         tokens of its texts (iteratively, at most ``budget`` leaves: every result pays it)."""
         issued, given, tick = self._issued, self._given, self._tick
         memo = self._candidates
+        recall = memo.get
         found: list[str] = []
         todo = [value]
+        pop, extend = todo.pop, todo.extend
         leaves = budget[0]
         while todo and leaves > 0:
-            item = todo.pop()
+            item = pop()
             leaves -= 1
             kind = type(item)
             if kind is str:
-                known = memo.get(item)
+                known = recall(item)
                 if known is None:
                     known = _candidates(item)
                     if len(item) <= _MEMO_TEXT:
                         if len(memo) >= _MEMO_SIZE:
                             memo.clear()
                         memo[item] = known
-                found.extend(known)
+                found += known
             elif kind is dict:
-                todo.extend(item.values())
+                extend(item.values())
             elif kind is list or kind is tuple:
-                todo.extend(item)
+                extend(item)
             elif kind is int:
                 text = str(item)
                 if len(text) <= _MAX_VALUE:
                     found.append(text)
             elif isinstance(item, Mapping):
-                todo.extend(item.values())
+                extend(item.values())
             elif isinstance(item, str):
                 todo.append(str(item))
-        for text in found:  # each at most _MAX_VALUE long
-            if text not in issued and text not in given:
+        fresh = [text for text in found if text not in issued and text not in given]
+        if len(issued) + len(fresh) < _MAX_VALUES:
+            issued.update(dict.fromkeys(fresh, tick))
+            return
+        for text in fresh:  # each at most _MAX_VALUE long
+            if text not in issued:
                 if len(issued) >= _MAX_VALUES:
                     issued.clear()
                 issued[text] = tick
@@ -239,7 +283,7 @@ def _candidates(item: str) -> tuple[str, ...]:
     if len(item) <= _MAX_VALUE and item.strip() == item:
         found.append(item)
     text = item[:_TEXT_LIMIT]
-    for match in _TOKEN.finditer(text):
+    for match in _token_pattern(text).finditer(text):
         token = match.group(0)
         if len(token) < 2 and text[match.start() - 1 : match.start()] not in _NAMED:
             continue  # a lone digit is a handle only when named (job=7, #7)
@@ -250,15 +294,12 @@ def _candidates(item: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in found if len(t) <= _MAX_VALUE))
 
 
-_SPLIT = re.compile(r"[/:]")
-
-
 def _pieces(token: str) -> list[str]:
     """The parts of a path-like token that hold a digit (``./scratch_3/out.txt`` ->
     ``./scratch_3``, ``scratch_3``), longest first."""
     if "/" not in token and ":" not in token:
         return []
-    parts = _SPLIT.split(token)
+    parts = token.replace(":", "/").split("/")  # split at both (a str method: no regex)
     out = []
     for i, part in enumerate(parts):
         if part and _DIGIT.search(part):

@@ -36,6 +36,9 @@ __all__ = ["Volatility"]
 #: Positions: words holding a digit (``7``, ``item_3``, ``sp_362c8d23``; a handle glued to a
 #: name by a dash, ``r-12``, is judged by its neighbours)...
 _DIGITS = re.compile(r"(\b\w*\d\w*)")
+#: The same for a text of ASCII characters alone, where it splits alike at a third of the cost
+#: (the engine then reads no Unicode tables).
+_ASCII_DIGITS = re.compile(r"(\b\w*\d\w*)", re.ASCII)
 #: ...or, in a text holding an opaque token (eight or more letters mixing case, a cursor),
 #: whole tokens: identifiers holding a digit, and opaque tokens.
 _OPAQUE = re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z]")
@@ -69,12 +72,13 @@ class _Group:
     first; empty after one where nothing changed: a position must then change twice in a row
     before it is taken for volatile)."""
 
-    __slots__ = ("args", "key", "learned", "random", "rest", "steps")
+    __slots__ = ("args", "key", "learned", "random", "rest", "steps", "tick")
 
-    def __init__(self, args: list[str], rest: list[str], key: str) -> None:
+    def __init__(self, args: list[str], rest: list[str], key: str, tick: int) -> None:
         self.args = args
         self.rest = rest
         self.key = key
+        self.tick = tick  # the call that last reported it
         self.learned: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         self.steps: dict[int, int] = {}  # position -> how much its number rose last time
         self.random: set[int] = set()  # positions whose number went both up and down
@@ -88,15 +92,19 @@ def _digest(args: str, rest: str) -> str:
 class Volatility:
     """Keys actions, learning per tool which positions change by themselves. One per run."""
 
-    __slots__ = ("_args", "_groups", "fields", "max_step", "max_values")
+    __slots__ = ("_args", "_calls", "_groups", "_recurred", "fields", "max_step", "max_values")
 
     def __init__(self, max_values: int = 2, max_step: int = 8, *, fields: bool = True) -> None:
         self.max_values = max_values
         self.max_step = max_step
         #: whether a number field counting up (``{"job": 8}``) can be a handle, as in a
-        #: result; in a state a number field that rises is the work done (``"processed": 8``),
-        #: and only a number in a text counts ("Please continue 8")
+        #: result; in a state a number field that rises is the work done (``"processed":
+        #: 8``), and only a number in a text counts ("Please continue 8")...
         self.fields = fields
+        #: ...or, once a lap is seen repeating (:meth:`recurred`), a number field rising by
+        #: one: a count of rounds (``"revision": 3``), not of work
+        self._calls = 0
+        self._recurred = 0
         self._groups: dict[str, _Group] = {}
         # argument text -> [whether it holds an opaque token, then for each splitter (digit
         # runs, whole tokens) its positions and its part of the skeleton, made when needed]
@@ -107,6 +115,7 @@ class Volatility:
         arguments) and ``rest`` (outcome, masked result or error). Equal texts give equal
         digests; a text that differs from the previous call of its skeleton only at the
         positions that changed last time too, by few values, gets that call's digest."""
+        self._calls += 1
         if len(args) + len(rest) > _MAX_TEXT:
             return _digest(args, rest)
         # whole tokens where an opaque one is (rarer, slower: so a cursor is a position too)
@@ -125,7 +134,10 @@ class Volatility:
             parts = splitter.split(args)
             split = known[which] = (parts[1::2], "\x1f".join(parts[0::2]))
         nums_args, args_skeleton = split
-        split_rest = splitter.split(rest)
+        if splitter is _DIGITS and rest.isascii():
+            split_rest = _ASCII_DIGITS.split(rest)
+        else:
+            split_rest = splitter.split(rest)
         if not nums_args and len(split_rest) == 1:
             return _digest(args, rest)  # no digit: nothing can vary by itself
         nums_rest = split_rest[1::2]
@@ -138,22 +150,32 @@ class Volatility:
             if len(groups) >= _MAX_GROUPS:
                 groups.clear()
             key = _digest(args, rest)
-            groups[skeleton] = _Group(nums_args, nums_rest, key)
+            groups[skeleton] = _Group(nums_args, nums_rest, key, self._calls)
             return key
-        changed_args = tuple(i for i, n in enumerate(nums_args) if n != group.args[i])
-        changed_rest = tuple(i for i, n in enumerate(nums_rest) if n != group.rest[i])
-        before = group.rest
+        before, was = group.rest, group.args
+        changed_args = () if nums_args == was else _changed(nums_args, was)
+        changed_rest = () if nums_rest == before else _changed(nums_rest, before)
         group.args, group.rest = nums_args, nums_rest
         if not changed_args and not changed_rest:
             group.learned = ((), ())  # every position stayed equal: none of them is volatile
+            group.tick = self._calls
             return group.key
         changes = (changed_args, changed_rest)
-        if self._volatile(split_rest, group, before, changes) and group.learned == changes:
-            group.learned = changes
-            return group.key
+        # judged only when the same positions changed as last time: else only what the
+        # comparison teaches for the next one (steps, random numbers) is kept
+        judged = group.learned == changes
+        volatile = self._volatile(split_rest, group, before, changes, judged)
+        group.tick = self._calls
         group.learned = changes
+        if volatile and judged:
+            return group.key
         group.key = _digest(args, rest)
         return group.key
+
+    def recurred(self) -> None:
+        """Say that the next call's text came back exactly (a lap of the run repeats): from
+        then on, a state's number field rising by one is a count of rounds."""
+        self._recurred = self._calls + 1
 
     def _volatile(
         self,
@@ -161,15 +183,20 @@ class Volatility:
         group: _Group,
         before: list[str],
         changes: tuple[tuple[int, ...], tuple[int, ...]],
+        judged: bool = True,
     ) -> bool:
         """Whether the changed positions can be ones that change by themselves: few new
-        values, each a handle's kind of token, and no changed argument."""
+        values, each a handle's kind of token, and no changed argument. Not ``judged``: only
+        the steps and the random numbers are learned (the answer is not asked for)."""
         changed_args, changed_rest = changes
-        new = {split_rest[2 * i + 1] for i in changed_rest}
-        if not changed_rest or len(new) > self.max_values or changed_args:
-            return False  # many new values, or the agent asked for something else
+        if not changed_rest or changed_args:
+            return False  # the agent asked for something else
+        if len(changed_rest) > self.max_values:
+            new = {split_rest[2 * i + 1] for i in changed_rest}
+            if len(new) > self.max_values:
+                return False  # many new values
         steps, last = {}, group.steps
-        if group.learned != changes:
+        if not judged:
             group.random = set()
         ok = True
         for i in changed_rest:
@@ -179,14 +206,22 @@ class Volatility:
                 previous = last.get(i)
                 if previous is not None and step * previous < 0:
                     group.random.add(i)  # up, then down: no quantity moves that way
-            if not self.fields and split_rest[2 * i].endswith(":"):
-                step = None  # a number field of a state: a count of work, not a counter
+            if not judged:
+                continue
+            field = not self.fields and split_rest[2 * i].endswith(":")
+            if field and (step != 1 or self._recurred <= group.tick):
+                step = None  # a number field of a state: a count of work done
             if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
                 # a random number (a pid, a port) changes by itself only when it is the one
                 # thing that changed: two numbers moving are more likely measurements
                 ok = ok and i in group.random and len(changed_rest) == 1
         group.steps = steps
         return ok
+
+
+def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
+    """The positions where two equally long lists differ."""
+    return tuple(i for i, (a, b) in enumerate(zip(now, before, strict=True)) if a != b)
 
 
 def _step(token: str, old: str) -> int | None:

@@ -1,0 +1,160 @@
+"""What a model's newest input turn brings to a conversation: a new request, or a nudge.
+
+A chat model answers its newest turn, so a reply is keyed with that turn: the same reply to
+a new question is another action (a label per review, an acknowledgement per pasted
+paragraph). But a user who only nudges ("continue", "next", "are you there?", "进度怎么样")
+asks nothing new, and a model handing back the same reply to each nudge repeats itself
+however the nudges are worded.
+
+Which of the two a turn is, is read from evidence rather than from a list of nudge words:
+the tokens the turn adds to what the conversation said before it (every earlier turn and
+reply the run showed; words, and for Chinese and Japanese single characters, two to a
+word). A turn is a *nudge* when it adds no number and no identifier, and at most
+``limit`` words, fewer than the reply it gets says: a one-word label answering a new
+one-word item answers it, a sentence handed back to a three-word nudge ignores it. A turn
+equal to the one before it is read as that one was.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["NUDGE", "Turns", "weight", "words"]
+
+#: What the replies to nudges are keyed with instead of the nudge: they answer nothing new.
+NUDGE = "<nudge>"
+
+#: How much of one text is read for its tokens.
+_TEXT_LIMIT = 4000
+#: Tokens remembered per run; past this the memory starts over (turns then look new: a miss,
+#: never a false alarm).
+_MAX_SEEN = 65536
+#: Earlier messages of a message list read at most, per call.
+_BACKLOG = 16
+
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+#: A name of something rather than a word: a capital inside a word (``PayPal``, ``iPhone``)
+#: or a word joined to another by ``.``, ``_``, ``/`` (``app.py``, ``user_42``, ``src/app``).
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[._/][^\W_]+)+|[^\W\d_]*[a-z][A-Z][^\W_]*")
+
+
+def words(text: str) -> set[str]:
+    """The distinct tokens of ``text``: its words (NFKC, casefolded), its Chinese or Japanese
+    characters one by one, and its identifiers whole (``PayPal``, ``app.py``, ``user_42``,
+    marked by a leading ``#``); masked placeholders (``<time>``) are no words."""
+    head = unicodedata.normalize("NFKC", text[:_TEXT_LIMIT])
+    if "<" in head:
+        head = _PLACEHOLDER.sub(" ", head)
+    found = set(_TOKEN.findall(head.casefold()))
+    found.update("#" + m.casefold() for m in _IDENTIFIER.findall(head))
+    return found
+
+
+def weight(tokens: set[str]) -> float:
+    """How many words ``tokens`` make: a Chinese or Japanese character counts half (a word
+    there is two characters on average)."""
+    cjk = sum(1 for t in tokens if _CJK_CHAR.match(t))
+    names = sum(1 for t in tokens if t[0] == "#")  # each also counted by its words
+    return len(tokens) - names - cjk / 2
+
+
+class Turns:
+    """Reads a run's model calls in order and says, per reply, what it answered: the newest
+    turn's digest, or :data:`NUDGE` when that turn was a nudge. One per run.
+
+    ``limit``: the most words a nudge adds (0: no turn is a nudge)."""
+
+    __slots__ = ("_last", "_read", "_seen", "limit")
+
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = limit
+        self._seen: set[str] = set()
+        self._last: tuple[str, str] | None = None  # (digest of the latest turn, its key)
+        self._read = 0  # messages of the latest message list read
+
+    def answered(self, input: Any, turn: str, reply: str) -> str:  # noqa: A002
+        """What a reply answered: ``turn`` (the digest of the newest turn of ``input``), or
+        :data:`NUDGE`. ``reply`` is the reply's text. Remembers the turn and the reply as
+        said."""
+        self._earlier(input)
+        said = words(_text(_newest(input)))
+        replied = words(reply)
+        last = self._last
+        if last is not None and last[0] == turn:
+            key = last[1]  # the same turn again: what it was the first time
+        elif self.limit and self._nudge(said - self._seen, replied):
+            key = NUDGE
+        else:
+            key = turn
+        self._last = (turn, key)
+        self._learn(said)
+        self._learn(replied)
+        return key
+
+    def _nudge(self, news: set[str], replied: set[str]) -> bool:
+        if any(t[0] == "#" or any(c.isdigit() for c in t) for t in news):
+            return False  # a number or an identifier: something to act on
+        added = weight(news)
+        return added <= self.limit and added < weight(replied)
+
+    def _earlier(self, input: Any) -> None:  # noqa: A002
+        """Learn what the input says besides its newest turn: the messages of a list before
+        the last one (those not read at an earlier call), the other parts of a table."""
+        if isinstance(input, list):
+            n = len(input)
+            start = self._read if self._read <= n - 1 else 0  # else another conversation
+            start = max(start, n - 1 - _BACKLOG)  # bounded: the newest messages before it
+            for message in input[start : n - 1]:
+                self._learn(words(_text(message)))
+            self._read = n - 1 if n else 0
+        elif isinstance(input, Mapping):
+            field = next((f for f in _FIELDS if f in input), None)
+            if field is None:
+                return  # the whole table is the newest turn
+            for name, value in input.items():
+                if name != field and isinstance(value, str):
+                    self._learn(words(value))
+
+    def _learn(self, tokens: set[str]) -> None:
+        if len(self._seen) + len(tokens) > _MAX_SEEN:
+            self._seen.clear()
+        self._seen |= tokens
+
+
+_FIELDS = ("content", "user", "input", "prompt", "text", "message")
+
+
+def _newest(value: Any) -> Any:
+    """The newest turn of a model's input: the last message of a list, the user's part of a
+    ``{"system", "user"}`` table (the first of :data:`_FIELDS` it has), a text as it is."""
+    if isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, Mapping):
+        for field in _FIELDS:
+            if field in value:
+                return value[field]
+    return value
+
+
+def _text(value: Any, budget: int = 64) -> str:
+    """The text a turn holds: a string, or the strings of a message or of its parts."""
+    if isinstance(value, str):
+        return value[:_TEXT_LIMIT]
+    out: list[str] = []
+    todo = [value]
+    while todo and budget > 0:
+        budget -= 1
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item[:_TEXT_LIMIT])
+        elif isinstance(item, Mapping):
+            todo.extend(reversed(list(item.values())))
+        elif isinstance(item, (list, tuple)):
+            todo.extend(reversed(item))
+    return " ".join(out)[:_TEXT_LIMIT]

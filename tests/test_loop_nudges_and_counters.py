@@ -1,0 +1,283 @@
+"""must_escape on chat loops and counted rounds (issue 29), run the way a user runs it.
+
+A model handing back the same reply to nudges worded differently each time; a model call
+failing with another transient error each time; a short text that differs only by a counter
+counting up; a revision counter rising while the review says the same of the same draft.
+Each stuck agent fails naming its loop and the one that breaks out passes; the look-alikes
+that are no loop (the same acknowledgement to new content, the same label to new items, a
+work counter rising alone) pass with ``must_escape(require_loop=False)``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+PRELUDE = """\
+import itertools
+
+import pytest
+
+from pytest_agentchaos.trace import Detection
+
+both = pytest.mark.parametrize("escape", [True, False], ids=["escapes", "stuck"])
+
+
+def loops(chaos):
+    return [
+        d for d in chaos.trace.of_type(Detection)
+        if d.detector == "loop_observer" and d.kind == "loop"
+    ]
+
+
+def attempt(call, *args):
+    try:
+        return call(*args)
+    except Exception as exc:
+        return exc
+
+"""
+
+
+def run(pytester: pytest.Pytester, body: str, profile: str | None = None) -> pytest.RunResult:
+    if profile is not None:
+        pytester.mkdir("chaos_profiles")
+        (pytester.path / "chaos_profiles" / "x.toml").write_text(textwrap.dedent(profile))
+    pytester.makepyfile(test_agent=PRELUDE + textwrap.dedent(body))
+    return pytester.runpytest("-v", "--chaos-seed=7")
+
+
+def escapes_but_stuck_fails(result: pytest.RunResult, loop: str) -> None:
+    """The escaping agent passes; the stuck one fails, naming the loop (an fnmatch pattern
+    where ``[`` is literal)."""
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_agent[[]escapes[]] PASSED*",
+            "*::test_agent[[]stuck[]] FAILED*",
+            "must_escape failed: the agent did not escape its loop",
+            "  - loop #1 " + loop.replace("[", "[[]") + "; never broken",
+        ]
+    )
+    result.stdout.no_fnmatch_line("E  *")
+
+
+# -- the same reply to nudges ----------------------------------------------------------------
+
+NUDGES = """
+    @both
+    @pytest.mark.must_escape
+    def test_agent(chaos, escape):
+        llm = chaos.model(lambda prompt: REPLY, name="assistant")
+        llm(TASK)
+        nudges = NUDGES[:2] if escape else NUDGES
+        for nudge in nudges:
+            llm(nudge)
+        if escape:
+            chaos.model(lambda prompt: "Here is the report: ...", name="assistant-2")(TASK)
+    """
+
+
+@pytest.mark.parametrize(
+    "chat",
+    [
+        (
+            "I'm still working on the Q3 report and will share it shortly.",
+            "Write the Q3 report from the sales sheet",
+            ["continue", "next", "are you there?", "any update?"],
+        ),
+        (
+            "好的，我正在汇总三份周报，完成后发给您。",
+            "把这三份周报汇总成一页给老板看",
+            ["继续", "进度怎么样", "还在吗？", "好了吗"],
+        ),
+    ],
+    ids=["en", "zh"],
+)
+def test_the_same_reply_to_nudges_in_other_words_is_a_loop(
+    pytester: pytest.Pytester, chat: tuple[str, str, list[str]]
+) -> None:
+    reply, task, nudges = chat
+    body = f"REPLY = {reply!r}\nTASK = {task!r}\nNUDGES = {nudges!r}\n" + textwrap.dedent(NUDGES)
+    escapes_but_stuck_fails(run(pytester, body), "[repeat]: assistant*repeated*")
+
+
+def test_nudge_tokens_zero_keys_every_reply_with_its_turn(pytester: pytest.Pytester) -> None:
+    body = (
+        'REPLY = "I\'m still working on the Q3 report and will share it shortly."\n'
+        "TASK = 'Write the Q3 report from the sales sheet'\n"
+        "NUDGES = ['continue', 'next', 'are you there?', 'any update?']\n"
+        + textwrap.dedent(NUDGES)
+        .replace("@both\n", "@pytest.mark.chaos('x')\n@both\n")
+        .replace("@pytest.mark.must_escape\n", "@pytest.mark.must_escape(require_loop=False)\n")
+    )
+    result = run(pytester, body, profile="[escape.loops]\nnudge_tokens = 0\n")
+    result.assert_outcomes(passed=2)
+
+
+def test_the_same_acknowledgement_to_new_content_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            ack = chaos.model(lambda prompt: "收到", name="reader")
+            ack("我会分段发给你一篇文章，每段你只回复'收到'，全部发完我再提问。")
+            for paragraph in [
+                "第一段：公司第三季度营收同比增长百分之十四，主要来自企业客户。",
+                "第二段：毛利率下降两个百分点，原因是欧洲机房上线后托管成本上升。",
+                "第三段：净收入留存率从百分之一百一十七降到一百一十二，流失集中在小企业。",
+                "第四段：董事会批准了一项为期十八个月、总额五千万美元的回购计划。",
+            ]:
+                ack(paragraph)
+            label = chaos.model(lambda review: "positive", name="classifier")
+            for review in ["Does exactly what it says.", "Great battery, decent screen.",
+                           "Love it, bought a second one.", "Arrived early, works well."]:
+                label(review)
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+# -- a model call failing transiently ----------------------------------------------------------
+
+
+def test_a_model_call_failing_with_another_transient_error_each_time_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        class RateLimitError(Exception):
+            pass
+
+        class InternalServerError(Exception):
+            pass
+
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            errors = itertools.cycle([
+                RateLimitError("429 Too Many Requests"),
+                TimeoutError("Request timed out."),
+                InternalServerError("503 Service Unavailable"),
+            ])
+
+            def draft(prompt):
+                raise next(errors)
+
+            llm = chaos.model(draft, name="gpt")
+            for _ in range(3 if escape else 6):
+                attempt(llm, "draft the release notes for v2.8")
+            if escape:
+                chaos.model(lambda prompt: "Release notes: ...", name="fallback")("v2.8")
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: gpt/error:*repeated*")
+
+
+def test_a_model_call_failing_with_new_errors_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            errors = iter([
+                ValueError("context length exceeded: 9000 > 8192 tokens"),
+                PermissionError("the key has no access to this model"),
+                LookupError("model 'gpt-x' not found"),
+                KeyError("missing 'messages'"),
+            ])
+
+            def call(prompt):
+                raise next(errors)
+
+            llm = chaos.model(call, name="gpt")
+            for _ in range(4):
+                attempt(llm, "draft the release notes")
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+# -- counters ----------------------------------------------------------------------------------
+
+
+def test_a_short_text_differing_only_by_a_counter_counting_up_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            n = itertools.count()
+            think = chaos.model(lambda: f"I'm thinking... {next(n)}", name="agent")
+            for _ in range(3 if escape else 6):
+                think()
+            if escape:
+                chaos.wrap(lambda path: "def f(): ...", name="read_file")("app.py")
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: agent/ok repeated*")
+
+
+def test_short_texts_differing_in_a_word_are_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            texts = iter(["step 1: read the logs", "step 2: fix the parser",
+                          "step 3: run the tests", "step 4: open the PR"])
+            plan = chaos.model(lambda: next(texts), name="planner")
+            for _ in range(4):
+                plan()
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_revision_counter_rising_while_the_review_repeats_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            draft = "sha256:c55bbaf8fdda777a"
+            for revision in range(1, 4 if escape else 6):
+                chaos.step("supervisor", state={"next": "critic", "revision": revision})
+                chaos.step("critic", state={"draft": draft, "score": 6,
+                                            "feedback": "line 2 has 8 syllables"})
+                chaos.step("supervisor", state={"next": "reviser", "revision": revision})
+                chaos.step("reviser", state={"draft": draft, "revision": revision})
+            if escape:
+                chaos.step("publisher", state={"draft": draft, "published": True})
+        """,
+    )
+    escapes_but_stuck_fails(result, "[*]: *supervisor*")
+
+
+def test_a_work_counter_rising_with_new_results_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            fetch = chaos.wrap(lambda batch: {"rows": 300 + 7 * batch}, name="fetch")
+            for batch in range(8):
+                chaos.step("fetch", state={"batch": batch, "todo": "import"})
+                fetch(batch)
+                chaos.step("check", state={"ok": True})
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
