@@ -11,10 +11,10 @@ error, a timeout or a dropped connection as a JSON-RPC error response (the codes
 real here (the agent may be any program): a fault's hang or latency is really waited.
 
 The relay is driven by callbacks: the client side hands it each line (:meth:`Relay.feed`) and
-takes each answer (``write``); the server's output arrives through asyncio's subprocess
-protocol. A call no fault can hit is relayed within that callback, with no task and no extra
-turn of the event loop (a task per line cost a proxied call more than the rest of the relay);
-only a call the plan may touch runs as a task of its own.
+takes each answer (``write``); the server's output arrives as its pipe is read
+(:mod:`.server_process`). A call no fault can hit is relayed within that callback, before it
+is recorded, with no task and no extra turn of the event loop (a task per line cost a proxied
+call more than the rest of the relay); only a call the plan may touch runs as a task.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ from typing import Any, Protocol
 from ...errors import HardHalt
 from ...inject.call import CallState
 from ...inject.session import ChaosSession
-from .jsonrpc_lines import Lines, dumps, error_response, read_result, small_reads
+from .jsonrpc_lines import dumps, error_response, read_result
 from .jsonrpc_lines import key as _key
 from .results import wire_form
+from .server_process import ServerProcess
 from .session import McpSeam
 
 __all__ = ["ClientSide", "Ended", "Relay", "describe"]
@@ -79,41 +80,6 @@ class _Upstream:
         raise NotImplementedError("the relay sends tools/call itself")
 
 
-class _Server(asyncio.SubprocessProtocol):
-    """The server process's side: its stdout, cut into lines, into the relay."""
-
-    def __init__(self, relay: Relay) -> None:
-        self.relay = relay
-        self.lines: Lines | None = Lines(relay._from_server)
-        self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        lines = self.lines
-        if fd != 1 or lines is None or not isinstance(data, bytes):
-            return
-        if not lines.feed(data):  # no MCP message is that long: the server is broken
-            self.lines = None
-            self.relay._end("broken", "the MCP server wrote a line longer than 64 MiB")
-
-    def pipe_connection_lost(self, fd: int, exc: BaseException | None) -> None:
-        if fd == 1:  # its stdout closed: it ended (or is ending) under the client
-            if self.lines is not None:
-                self.lines.end()
-            self.relay._server_gone()
-
-    def pause_writing(self) -> None:  # the server's stdin is full: stop reading the client
-        if self.relay.flow is not None:
-            self.relay.flow(True)
-
-    def resume_writing(self) -> None:
-        if self.relay.flow is not None:
-            self.relay.flow(False)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
 class Relay:
     """One proxied session: ``run`` the chaos session, ``command`` the server's argv."""
 
@@ -135,9 +101,14 @@ class Relay:
         self.flow: Callable[[bool], None] | None = None
         #: the hard halt (a budget) that ended the run, if one did
         self.halt: HardHalt | None = None
-        self._process: asyncio.SubprocessTransport | None = None
-        self._protocol: _Server | None = None
-        self._stdin: asyncio.WriteTransport | None = None
+        self.server = ServerProcess(
+            self.command,
+            self.env,
+            on_line=self._from_server,
+            on_end=self._server_gone,
+            on_broken=lambda reason: self._end("broken", reason),
+            on_full=self._server_full,
+        )
         self._client: ClientSide | None = None
         self._pending: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._listings: set[Any] = set()  # ids of the client's tools/list requests
@@ -160,22 +131,15 @@ class Relay:
         self._client = client
         self._ended = loop.create_future()
         self._closed = asyncio.Event()
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Server(self),
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=None,
-            env=self.env,
-        )
-        self._process, self._protocol = transport, protocol
-        small_reads(transport.get_pipe_transport(1))
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self._stdin = stdin
+        await self.server.start()
         # the SDK's types take seconds to import: they load while the server starts, and
         # only a tool call or a listing waits for them (the handshake goes through now)
         self._sdk = asyncio.ensure_future(asyncio.to_thread(_load_sdk))
+
+    def _server_full(self, full: bool) -> None:
+        """The server's stdin is full (or has room again): so says the client side."""
+        if self.flow is not None:
+            self.flow(full)
 
     async def serve(self, client: ClientSide) -> Ended:
         """Start the server and relay until the client closes its side (:meth:`close`), the
@@ -185,27 +149,30 @@ class Relay:
 
     async def wait(self) -> Ended:
         """Relay until the session ends (see :meth:`serve`); the server is stopped after."""
-        assert self._ended is not None and self._protocol is not None
+        assert self._ended is not None
+        server = self.server
         try:
             why, reason = await self._ended
             if why == "halt":  # a hard halt (a budget) ended the run: so ends the session
                 await self._settle()
-                return Ended(reason, await self._stop_server(), False)
+                return Ended(reason, await server.stop(EXIT_GRACE), False)
             if why == "stop":
                 for task in list(self._tasks):
                     task.cancel()
-                return Ended(reason, await self._stop_server(), False)
+                return Ended(reason, await server.stop(EXIT_GRACE), False)
             if why == "broken":  # the server broke the protocol: it is ended
-                await self.kill()
+                await server.kill(EXIT_GRACE)
                 await self._settle()
-                return Ended(reason, self._returncode(), True)
+                return Ended(reason, server.returncode, True)
             if why == "server":  # the server ended under the client
-                await self._protocol.exited
-                code = self._returncode()
+                code = await server.wait(EXIT_GRACE)
+                if code is None:  # it closed its stdout but lives on: it is ended
+                    await server.kill(EXIT_GRACE)
+                    code = server.returncode
                 await self._settle()
                 return Ended(f"the MCP server exited with code {code}", code, True)
             await self._settle()  # the client is done: let the answers in flight go out
-            return Ended(reason, await self._stop_server(), False)
+            return Ended(reason, await server.stop(EXIT_GRACE), False)
         finally:
             for task in list(self._tasks):
                 task.cancel()
@@ -224,41 +191,11 @@ class Relay:
 
     async def kill(self) -> None:
         """End the server process if it still runs (and reap it): nothing is left behind."""
-        process = self._process
-        if process is None:
-            return
-        if process.get_returncode() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            if self._protocol is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(self._protocol.exited), EXIT_GRACE)
-        process.close()
-
-    def _returncode(self) -> int | None:
-        return self._process.get_returncode() if self._process is not None else None
+        await self.server.kill(EXIT_GRACE)
 
     def _end(self, why: str, reason: str) -> None:
         if self._ended is not None and not self._ended.done():
             self._ended.set_result((why, reason))
-
-    async def _stop_server(self) -> int | None:
-        """Close the server's stdin and wait for it to exit; terminate it after a grace."""
-        process, protocol = self._process, self._protocol
-        assert process is not None and protocol is not None
-        if self._stdin is not None:
-            self._stdin.close()
-        try:
-            await asyncio.wait_for(asyncio.shield(protocol.exited), EXIT_GRACE)
-            return self._returncode()
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-        try:
-            await asyncio.wait_for(asyncio.shield(protocol.exited), EXIT_GRACE)
-        except asyncio.TimeoutError:
-            await self.kill()
-        return self._returncode()
 
     async def _settle(self) -> None:
         """Wait for the calls in flight to answer (a server gone fails them at once)."""
@@ -491,7 +428,7 @@ class Relay:
 
     async def _send(self, request_id: Any, line: bytes) -> dict[str, Any]:
         """Send a request line to the server; its response (or ``__closed__``)."""
-        if self._returncode() is not None or (self._stdin is not None and self._stdin.is_closing()):
+        if not self.server.writable:
             return {"__closed__": True}
         waiting: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[_key(request_id)] = waiting
@@ -510,10 +447,7 @@ class Relay:
     # -- writing -----------------------------------------------------------------------------
 
     def _to_server(self, line: bytes) -> None:
-        stdin = self._stdin
-        if stdin is None or stdin.is_closing():
-            return
-        stdin.write(line if line.endswith(b"\n") else line + b"\n")
+        self.server.write(line if line.endswith(b"\n") else line + b"\n")
 
     def _to_client(self, line: bytes) -> None:
         if not line.endswith(b"\n"):
@@ -525,10 +459,7 @@ class Relay:
     def pause_server(self, paused: bool) -> None:
         """Stop (``True``) or resume reading the server's output: the client side calls it
         when its own writes back up (flow control)."""
-        process = self._process
-        stdout = process.get_pipe_transport(1) if process is not None else None
-        if isinstance(stdout, asyncio.ReadTransport) and not stdout.is_closing():
-            (stdout.pause_reading if paused else stdout.resume_reading)()
+        self.server.pause(paused)
 
 
 def _load_sdk() -> None:
