@@ -117,3 +117,29 @@ def test_an_error_about_one_field_never_changes_another(names: list[str], data: 
         for name in names:
             if name != pointed:
                 assert result.args.get(name) == args[name], (fmt, error, result.args)
+
+
+def test_a_default_never_stands_in_for_a_value_sent_under_an_unknown_name() -> None:
+    """Two required keys with described defaults are missing while two undeclared keys beside
+    them hold values their schemas take (no elimination settles which is which): the defaults
+    would replace what the user asked for, so the repair is declined."""
+    said = "Use 'Europe/Paris' as local timezone if no {} timezone is given."
+    spec = ToolSpec.from_schema(
+        "convert_time",
+        {
+            "type": "object",
+            "properties": {
+                "source_tz": {"type": "string", "description": said.format("source")},
+                "target_tz": {"type": "string", "description": said.format("target")},
+                "when": {"type": "string"},
+            },
+            "required": ["source_tz", "target_tz", "when"],
+        },
+    )
+    args = {"zone_a": "America/New_York", "zone_b": "Asia/Tokyo", "when": "18:45"}
+    result = ParamRepairer(spec).repair(args, None, "convert 18:45")
+    assert not result.ok and "may hold its value" in result.reason, result
+    # with nothing sent under another name, the described defaults are used
+    alone = ParamRepairer(spec).repair({"when": "18:45"}, None, "convert 18:45")
+    want = {"source_tz": "Europe/Paris", "target_tz": "Europe/Paris", "when": "18:45"}
+    assert alone.ok and alone.args == want, alone
