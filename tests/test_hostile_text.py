@@ -20,7 +20,6 @@ from pytest_agentchaos.halt.text import MAX_TEXT
 from pytest_agentchaos.repair import (
     ParamRepairer,
     ToolSpec,
-    coerce,
     effective,
     mechanical,
     money,
@@ -70,11 +69,6 @@ OLD: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
         re.compile(r"(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)"),
         effective._GLOSS_PAREN,
         "groups",
-    ),
-    "currency": (
-        re.compile(r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$"),
-        coerce._CURRENCY,
-        "sub",
     ),
 }
 

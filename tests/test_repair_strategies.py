@@ -835,11 +835,20 @@ def test_percentages_and_units_the_description_settles() -> None:
     declined(convert("2 miles", METERS, CTX), "schema_type_conversion", "unit")
 
 
-def test_enum_words_commonly_used_and_parts_of_one_value() -> None:
-    modes = ["driving", "walking", "bicycling", "transit"]
-    assert fixed(match_enum("car", modes, CTX), "enum_value_correction") == "driving"
+def test_enum_abbreviations_by_standard_data_and_parts_of_one_value() -> None:
     units = ["celsius", "fahrenheit"]
     assert fixed(match_enum("F", units, CTX), "enum_value_correction") == "fahrenheit"
+    assert fixed(match_enum("°C", units, CTX), "enum_value_correction") == "celsius"  # CLDR
+    assert fixed(match_enum("deg. F", units, CTX), "enum_value_correction") == "fahrenheit"
+    sizes = ["small", "medium", "large"]
+    assert fixed(match_enum("L", sizes, CTX), "enum_value_correction") == "large"
+    declined(match_enum("S", ["small", "slim", "large"], CTX), "enum_value_correction", "")
+    # a domain's words are the user's own table, not the library's: "car" means driving only
+    # where the user says so
+    modes = ["driving", "walking", "bicycling", "transit"]
+    declined(match_enum("car", modes, CTX), "enum_value_correction", "none of")
+    told = Context(synonyms={"driving": ["car", "by car"]})
+    assert fixed(match_enum("car", modes, told), "enum_value_correction") == "driving"
     airlines = ["Delta Airlines", "United Airlines", "Air Canada"]
     assert fixed(match_enum("Delta", airlines, CTX), "enum_value_correction") == "Delta Airlines"
     declined(match_enum("Airlines", airlines, CTX), "enum_value_correction", "none of")

@@ -21,18 +21,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from .codes import entity_of
+from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
+from .units import unit_name
 
 __all__ = ["convert", "parse_number"]
 
 _TRUE = frozenset({"true", "yes", "y", "on", "1", "enabled", "enable", "t"})
 _FALSE = frozenset({"false", "no", "n", "off", "0", "disabled", "disable", "f"})
 _NULL = frozenset({"null", "none", "nil", ""})
-_CURRENCY = re.compile(
-    r"^(?:[$€£¥₹]|usd|eur|gbp|jpy|cad|aud)\s*|(?<!\s)\s*(?:[$€£¥₹]|usd|eur|gbp|jpy)$"
-    r"|(?<=\s)(?:[$€£¥₹]|usd|eur|gbp|jpy)$"  # the sign after a leading one and its spaces
-)
 #: The longest text read as a number (a longer one is some other text, not a number).
 _NUMBER_LIMIT = 100
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,200 and 1,200.50
@@ -53,7 +51,9 @@ def parse_number(text: str) -> tuple[float | None, str]:
         return None, f"{len(raw):,} characters are too long to be a number"
     if raw.endswith("%"):
         return None, f"{text!r} is a percentage: the tool may want 0-1 or 0-100"
-    stripped = _CURRENCY.sub("", raw).strip()
+    money = read_money(raw)  # a sign or an ISO 4217 code (CLDR), not a currency's name
+    marked = money is not None and (len(money.mark) == 3 or not money.mark.isalpha())
+    stripped = (money.number if marked and money is not None else raw).strip()
     if stripped in _WORDS:
         return float(_WORDS[stripped]), ""
     compact = stripped.replace(" ", "")
@@ -180,12 +180,6 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
 _EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
 _CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
 _FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
-_UNIT_WORDS = {
-    "m": ("meter", "metre"), "km": ("kilometer", "kilometre"), "mi": ("mile",),
-    "s": ("second",), "sec": ("second",), "ms": ("millisecond",), "min": ("minute",),
-    "h": ("hour",), "hr": ("hour",), "kg": ("kilogram",), "g": ("gram",), "lb": ("pound",),
-    "lbs": ("pound",), "mb": ("megabyte",), "gb": ("gigabyte",), "px": ("pixel",),
-}  # fmt: skip
 _WITH_UNIT = re.compile(r"^\s*(?P<num>[\d.,]+)\s*(?P<unit>[a-zµ]+)\s*$", re.IGNORECASE)
 
 
@@ -227,8 +221,8 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         return None
     unit = _WITH_UNIT.match(value)
     if unit:
-        words = _UNIT_WORDS.get(unit["unit"].lower().rstrip("."), ())
-        if words and any(w in description.lower() for w in words):
+        written = unit_name(unit["unit"].rstrip("."))
+        if written is not None and written == rules_for(schema, ctx.name or "").unit:
             number, why = parse_number(unit["num"])
             if number is None:
                 return _no(why)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .spec import Problem, checker_for, nullable_branch
+from .units import unit_name
 from .words import name_tokens
 
 __all__ = ["Rules", "effective_problems", "rules_for"]
@@ -78,16 +79,6 @@ _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
-_UNIT_WORDS = {
-    "seconds": "second", "second": "second", "secs": "second", "minutes": "minute",
-    "minute": "minute", "mins": "minute", "hours": "hour", "hour": "hour", "days": "day",
-    "day": "day", "weeks": "week", "week": "week", "ms": "millisecond",
-    "milliseconds": "millisecond", "meters": "meter", "metres": "meter", "meter": "meter",
-    "m": "meter", "km": "kilometer", "kilometers": "kilometer", "kilometres": "kilometer",
-    "miles": "mile", "kg": "kilogram", "kilograms": "kilogram", "grams": "gram", "g": "gram",
-    "cents": "cent", "euros": "euro", "dollars": "dollar", "litres": "liter", "liters": "liter",
-    "bytes": "byte", "characters": "character",
-}  # fmt: skip
 _UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b", re.IGNORECASE)
 #: Words that end a listed value's run and are no value.
 _OPEN = re.compile(r"\betc\b|\.\.\.|\band (?:so on|more)\b|\be\.g\.|\bsuch as\b", re.IGNORECASE)
@@ -120,9 +111,9 @@ def _unit_of_name(name: str) -> str | None:
     tokens = name_tokens(name)
     if len(tokens) < 2:
         return None
-    units = {_UNIT_WORDS[t] for t in tokens if t in _UNIT_WORDS and len(t) > 1}
-    if not units and tokens[-1] in _UNIT_WORDS:
-        units = {_UNIT_WORDS[tokens[-1]]}
+    units = {u for t in tokens if len(t) > 2 and (u := unit_name(t)) is not None}
+    if not units and (last := unit_name(tokens[-1])) is not None:
+        units = {last}  # radius_m, timeout_s, ttl_h
     return units.pop() if len(units) == 1 else None
 
 
@@ -186,9 +177,9 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     unit = _unit_of_name(name)
     if unit is None:
         for match in _UNIT_IN.finditer(description):
-            word = match["u"].lower()
-            if word in _UNIT_WORDS:
-                unit = _UNIT_WORDS[word]
+            word = match["u"]
+            if len(word) > 2 and unit_name(word) is not None:
+                unit = unit_name(word)
                 provenance["unit"] = match.group(0)
                 break
     if unit:

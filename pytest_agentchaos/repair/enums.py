@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
@@ -108,26 +109,42 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     return _fuzzy(text, wanted, choices, ctx, allowed)
 
 
-#: Words tools' enums are commonly given in, for the values they mean (few, and general).
-COMMON_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "driving": ("car", "drive", "auto", "automobile", "by car"),
-    "walking": ("walk", "foot", "on foot", "pedestrian"),
-    "bicycling": ("bike", "bicycle", "cycling", "by bike"),
-    "cycling": ("bike", "bicycle", "bicycling"),
-    "transit": ("public transport", "public transit", "bus", "train", "subway", "metro"),
-    "medium": ("normal", "moderate", "mid", "average"),
-    "fahrenheit": ("f", "°f", "imperial"),
-    "celsius": ("c", "°c", "centigrade", "metric"),
-    "ascending": ("asc", "oldest first"),
-    "descending": ("desc", "newest first"),
-    "asc": ("ascending",),
-    "desc": ("descending",),
-}
-
-
 def _common_synonym(wanted: str, choices: list[str]) -> str | None:
-    meant = [c for c in choices if wanted in COMMON_SYNONYMS.get(normal(c), ())]
-    return meant[0] if len(meant) == 1 else None
+    """The one allowed value ``wanted`` abbreviates, by standard data or by the plain rule of
+    abbreviation: a unit's CLDR names (``°F``, ``deg. F``, ``degrees Fahrenheit`` for
+    ``fahrenheit``; ``km`` for ``kilometers``) or the initial of exactly one value of words
+    (``F`` for ``fahrenheit`` among ``celsius, fahrenheit``; ``L`` for ``large``)."""
+    meant = [c for c in choices if wanted in _unit_names(normal(c))]
+    if len(meant) == 1:
+        return meant[0]
+    if len(wanted) == 1 and wanted.isalpha():
+        words = [normal(c) for c in choices]
+        if all(len(w) >= 3 and w.isalpha() for w in words):
+            initial = [c for c, w in zip(choices, words, strict=True) if w[0] == wanted]
+            return initial[0] if len(initial) == 1 else None
+    return None
+
+
+@lru_cache(maxsize=512)
+def _unit_names(value: str) -> frozenset[str]:
+    """The English CLDR names (long, short, narrow; via Babel, the ``repair`` extra) of the
+    one unit whose long name ends in ``value`` or is it; empty without Babel or such a unit."""
+    try:
+        from babel import Locale
+    except ImportError:
+        return frozenset()
+    names = Locale("en")._data["unit_display_names"]
+    exact, ending = [], []
+    for unit in names:
+        shown = {n: normal(str(names[unit].get(n, ""))) for n in ("long", "short", "narrow")}
+        if shown["long"] in (value, value + "s"):
+            exact.append(shown)
+        elif shown["long"].endswith(" " + value):
+            ending.append(shown)
+    found = exact or ending
+    if len(found) != 1:
+        return frozenset()
+    return frozenset(n for n in found[0].values() if n and n != value)
 
 
 def _stems(text: str) -> str:

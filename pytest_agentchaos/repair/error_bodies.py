@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .paths import path_of
-from .reading import pydantic_issues, strip_location
+from .reading import json_body, prose_of, pydantic_issues, strip_location
 from .spec import Problem, ToolSpec
 
 __all__ = ["MESSAGE_KINDS", "TYPE_WORDS", "json_problems", "listed_values",
@@ -30,7 +30,37 @@ def structured_problems(text: str, spec: ToolSpec | None, args: Any) -> list[Pro
     issues = pydantic_issues(text)
     if issues:
         return list(_issues(issues, spec, "loc", "msg", "type"))
-    return list(json_problems(text, spec))
+    found = list(json_problems(text, spec))
+    if found:
+        return found
+    body = json_body(text)
+    prose = prose_of(body) if body is not None else None
+    if prose and prose != text:  # a gateway's JSON around a server's own error text
+        return structured_problems(prose, spec, args)
+    return list(located_lines(text, spec))
+
+
+#: ``<location>: <message>``: how validators print one issue a line (jsonschema's CLI,
+#: ``ValueError(f"{field}: {msg}")``, many MCP servers); the location is a dotted / indexed path.
+_LOCATED = re.compile(
+    r"(?<![\w.\[\]/])(?P<loc>[A-Za-z_]\w*(?:\.\w+|\[\d+\])*)\s*:\s+(?=(?P<msg>[^\n;]+))"
+)
+
+
+def located_lines(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
+    """Issues printed ``location: message``, one per line or ``;``-separated, where the location
+    is a parameter of the tool (its first segment, once an HTTP location is dropped): a word
+    before a colon that names no parameter (``ValueError:``, ``Error executing tool x:``) is
+    the text's prefix, not a location."""
+    if spec is None or not spec.properties:
+        return
+    seen: set[tuple[Any, ...]] = set()
+    for match in _LOCATED.finditer(text[:4000]):
+        parts = strip_location(list(path_of(match["loc"])), spec)
+        if not parts or parts[0] not in spec.properties or tuple(parts) in seen:
+            continue
+        seen.add(tuple(parts))
+        yield _problem_for(parts, match["msg"].strip(), "", spec)
 
 
 def listed_values(text: str) -> list[str]:
@@ -62,9 +92,10 @@ def _body_problems(body: Any, spec: ToolSpec | None) -> Iterator[Problem]:
         if isinstance(body.get("detail"), list):  # FastAPI / pydantic
             yield from _issues(body["detail"], spec, "loc", "msg", "type")
             return
-        if isinstance(body.get("issues"), list):
-            yield from _issues(body["issues"], spec, "path", "message", "code")
-            return
+        for key in ("issues", "invalid-params", "invalid_params", "violations"):
+            if isinstance(body.get(key), list):  # zod; RFC 7807 (name, reason); Google-style
+                yield from _issues(body[key], spec, "path", "message", "code")
+                return
         inner = body.get("error")
         if isinstance(inner, Mapping):
             if isinstance(inner.get("param"), str):  # OpenAI style
@@ -93,22 +124,28 @@ def _issues(
             issue.get(loc) or issue.get("loc") or issue.get("path") or issue.get("field")
             or issue.get("param") or issue.get("parameter") or _source(issue) or []
         )  # fmt: skip
+        if not where and isinstance(issue.get("name"), str):  # RFC 7807 invalid-params
+            where = issue["name"]
         if isinstance(where, str):
             where = where.split("/") if where.startswith("/") else where.split(".")
         parts = strip_location([p for p in where if p != ""], spec)
         yield _problem_for(
             parts,
-            str(
-                issue.get(msg)
-                or issue.get("message")
-                or issue.get("detail")
-                or issue.get("title")
-                or ""
-            ),  # fmt: skip
-            str(issue.get(code) or ""),
+            _issue_text(issue, msg),
+            str(issue.get(code) or issue.get("code") or issue.get("type") or ""),
             spec,
             issue,
         )
+
+
+def _issue_text(issue: Mapping[str, Any], key: str) -> str:
+    """An issue's message under whichever member its format uses (pydantic ``msg``, zod
+    ``message``, JSON:API ``detail`` / ``title``, RFC 7807 ``reason``)."""
+    for name in (key, "msg", "message", "detail", "reason", "description", "title"):
+        value = issue.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
 
 
 def _source(issue: Mapping[str, Any]) -> Any:
@@ -164,7 +201,11 @@ def _problem_for(
             (k for words, k in MESSAGE_KINDS if any(w in lowered for w in words)), "rejected"
         )  # the tool refused the value and its words say no more
     schema = dict(spec.schema_at(path)) if spec is not None else {}
-    if kind == "format" and "date" in code and "format" not in schema:
+    if (
+        kind == "format"
+        and "format" not in schema
+        and re.search(r"date", f"{code} {message}", re.I)
+    ):
         # pydantic's date_parsing / date_from_datetime_parsing: the field is a date
         schema["format"] = "date-time" if code.startswith("datetime") else "date"
     expected: Any = None
@@ -186,6 +227,12 @@ def _problem_for(
             bound = (ctx or {}).get(key, issue.get(key))
             if kind == "range" and isinstance(bound, (int, float)):
                 schema.setdefault(keyword, bound)
+    if kind == "type" and expected is None:  # "42 is not of type 'string'", "expected an int"
+        said = re.search(r"(?:of type|expected(?: an?)?|should be an?(?: valid)?)\s+['\"`]?(\w+)",
+                         message, re.IGNORECASE)  # fmt: skip
+        if said and said[1].lower() in TYPE_WORDS:
+            expected = TYPE_WORDS[said[1].lower()]
+            schema.setdefault("type", expected)
     if kind == "enum" and expected is None:
         listed = re.search(r"(?:one of|permitted:|expected)\s*(.+)", message, re.IGNORECASE)
         if listed:

@@ -20,6 +20,7 @@ from typing import Any
 
 from .codes import minor_digits
 from .fixes import Context, Decline, Fix, shown
+from .money import stated_amounts
 from .phones import PHONE_FORMATS, fix_phone
 
 __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
@@ -219,13 +220,6 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
 
 #: A field counted in a currency's smallest unit, as its description says.
 _MINOR_UNITS = re.compile(r"\bcents?\b|smallest currency unit|minor units?", re.IGNORECASE)
-#: An amount of money as a task writes it: "$25", "25 USD", "€12.50", "40 dollars".
-_AMOUNT = re.compile(
-    r"[$€£]\s?(?P<a>\d[\d,]*(?:\.\d{1,2})?)(?![\d.])"
-    r"|(?<![\w.])(?P<b>\d[\d,]*(?:\.\d{1,2})?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?"
-    r"|pounds?)\b",
-    re.IGNORECASE,
-)
 
 
 def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context) -> Fix | None:
@@ -242,9 +236,7 @@ def _minor_units(value: Any, low: float | None, high: float | None, ctx: Context
     )  # fmt: skip
     if currency is not None and minor_digits(currency) == 0:
         return None  # a currency without a minor unit (ISO 4217 as CLDR gives it)
-    amounts = {
-        float((m["a"] or m["b"]).replace(",", "")) for m in _AMOUNT.finditer(ctx.task[:4000])
-    }
+    amounts = {amount for amount, _currencies in stated_amounts(ctx.task)}
     if amounts != {float(value)}:
         return None
     cents = round(value * 100)

@@ -50,6 +50,16 @@ class MissingValues(ToolCalls):
             schema = problem.schema or self.spec.schema_at(problem.path)
             name = str(problem.path[-1]) if problem.path else ""
             described = rules_for(self.spec.schema_at(problem.path), name)
+            holders = self._undeclared_holders(problem, schema, current)
+            if holders and ("default" in schema or described.has_default):
+                # a default would stand in for a value the call may already carry under a
+                # name the tool does not know: which it is, is not for a default to say
+                listed = ", ".join(repr(k) for k in holders)
+                return Decline(
+                    "default_value_assignment",
+                    f"{problem.field} is missing, and the call's {listed} may hold its value: "
+                    "filling the default would drop what was sent",
+                )
             if "default" in schema:
                 fix = Fix(
                     "default_value_assignment",
@@ -184,3 +194,25 @@ class MissingValues(ToolCalls):
         described = str(schema.get("description", ""))[:2000]
         return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score,
                        described)  # fmt: skip
+
+    def _undeclared_holders(
+        self, problem: Problem, schema: Any, current: dict[str, Any]
+    ) -> list[str]:
+        """Keys next to a missing one that its object does not declare and whose values fit
+        the missing key's schema (``from`` beside a missing ``source_timezone``)."""
+        parent: Any = current
+        for part in problem.path[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return []
+        if not isinstance(parent, dict) or not isinstance(schema, dict) or not schema:
+            return []
+        declared = self.spec.schema_at(problem.path[:-1]).get("properties", {})
+        if not isinstance(declared, dict):
+            return []
+        checker = checker_for(schema)
+        return [
+            str(key) for key, value in parent.items()
+            if key not in declared and value is not None and checker.is_valid(value)
+        ]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .codes import entity_of, minor_digits, sign_currencies
 
@@ -32,7 +33,27 @@ def _currencies(mark: str) -> tuple[str, ...]:
     found = entity_of(mark, "currency")
     if found is not None and found.written_as in ("code", "sign"):
         return (found.code,) if found.written_as == "code" else sign_currencies(mark)
-    return sign_currencies(mark)
+    return sign_currencies(mark) or _names().get(mark.lower(), ())
+
+
+@lru_cache(maxsize=1)
+def _names() -> dict[str, tuple[str, ...]]:
+    """A currency's English name as a task writes it after a number, singular or plural, whole
+    or its last word (``euros``, ``US dollars``, ``dollars``, ``yen``) -> the ISO 4217 codes it
+    may name, from CLDR (via Babel, the ``repair`` extra); empty without Babel."""
+    try:
+        from babel import Locale
+    except ImportError:
+        return {}
+    data = Locale("en")._data
+    found: dict[str, set[str]] = {}
+    for code, plural in data["currency_names_plural"].items():
+        for name in {*dict(plural).values(), data["currency_names"].get(code, "")}:
+            name = str(name).lower()
+            for key in {name, name.rsplit(" ", 1)[-1]}:
+                if len(key) >= 3 and key.replace(" ", "").isalpha():
+                    found.setdefault(key, set()).add(code)
+    return {key: tuple(sorted(codes)) for key, codes in found.items()}
 
 
 def read_money(text: str) -> Money | None:
@@ -62,7 +83,7 @@ def minor_scale(currencies: tuple[str, ...] | list[str]) -> int | None:
 #: A number with a mark before or after it, as a task writes it in running text.
 _IN_TEXT = re.compile(
     r"(?<![\w.])(?P<pre>[^\w\s.,]{1,3}|[A-Z]{3})\s?(?P<a>\d[\d,]*(?:\.\d+)?)(?![\d.,]?\d)"
-    r"|(?<![\w.])(?P<b>\d[\d,]*(?:\.\d+)?)\s?(?P<post>[^\w\s.,]{1,3}|[A-Z]{3})(?!\w)"
+    r"|(?<![\w.])(?P<b>\d[\d,]*(?:\.\d+)?)\s?(?P<post>[^\w\s.,]{1,3}|[A-Z]{3}|[a-z]{3,12})(?!\w)"
 )
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types, shown
+from .units import registry as _registry
+from .units import unit_of as _unit
 from .words import name_tokens
 
 __all__ = ["labelled_number", "quantity"]
@@ -46,33 +47,6 @@ _FUNCTION = frozenset(
     {"a", "an", "the", "of", "for", "in", "on", "at", "to", "per", "by", "with", "top", "first",
      "just", "only", "about", "around", "some", "up"}
 )  # fmt: skip
-
-
-@lru_cache(maxsize=1)
-def _registry() -> Any:
-    import pint  # the "repair" extra; on first use only
-
-    return pint.UnitRegistry()
-
-
-def _unit(word: str) -> Any:
-    """The units library's unit for a word as written, or None (a label, or no library)."""
-    try:
-        registry = _registry()
-    except ImportError:
-        return None
-    try:
-        found = registry.parse_unit_name(word)
-    except Exception:
-        return None
-    for prefix, unit, _suffix in found:
-        full_prefix = not prefix or word.lower().startswith(prefix) or len(word) <= 3
-        if full_prefix:
-            try:
-                return registry.Unit(prefix + unit)
-            except Exception:
-                return None
-    return None
 
 
 def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:

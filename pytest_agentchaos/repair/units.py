@@ -1,0 +1,68 @@
+"""Units of measure read with a units library (``pint``, the ``repair`` extra) rather than a
+hand list: a word as written (``km``, ``metres``, ``mins``, ``hours``) -> the library's unit.
+
+A word of one or two letters is taken only for what it commonly abbreviates (a length, a time,
+a mass, an amount of data: ``m``, ``s``, ``h``, ``kg``, ``MB``) and never for a function word,
+since the library knows many one-letter units (``a`` for a year, ``in`` for an inch, ``F`` for
+a farad) that a description's ``in a`` or a name's ``expires_in`` does not mean.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .enums import FUNCTION_WORDS
+
+__all__ = ["registry", "unit_name", "unit_of"]
+
+#: Dimensions a one- or two-letter abbreviation is read in.
+_SHORT_DIMENSIONS = frozenset({"[length]", "[time]", "[mass]", "[information]"})
+
+
+@lru_cache(maxsize=1)
+def registry() -> Any:
+    """The units library's registry, built on first use (raises ``ImportError`` without it)."""
+    import pint  # the "repair" extra; on first use only
+
+    return pint.UnitRegistry()
+
+
+@lru_cache(maxsize=1024)
+def unit_of(word: str) -> Any:
+    """The units library's unit for a word as written, or None (a label, or no library)."""
+    try:
+        units = registry()
+    except ImportError:
+        return None
+    try:
+        found = units.parse_unit_name(word)
+    except Exception:
+        return None
+    for prefix, unit, _suffix in found:
+        if not prefix or word.lower().startswith(prefix) or len(word) <= 3:
+            try:
+                return units.Unit(prefix + unit)
+            except Exception:
+                return None
+    return None
+
+
+@lru_cache(maxsize=1024)
+def unit_name(word: str) -> str | None:
+    """The library's name of the unit ``word`` writes (``metres`` -> ``meter``, ``km`` ->
+    ``kilometer``), for a unit with a dimension; None for anything else (see the module)."""
+    unit = unit_of(word)
+    if unit is None:
+        return None
+    name = str(unit)
+    information = name.endswith(("bit", "byte"))  # dimensionless in the library
+    if unit.dimensionless and not information:
+        return None  # percent, dozen: a count, not a unit to convert
+    if len(word) <= 2 and (
+        word.lower() in FUNCTION_WORDS
+        or not information
+        and str(unit.dimensionality) not in _SHORT_DIMENSIONS
+    ):
+        return None
+    return name
