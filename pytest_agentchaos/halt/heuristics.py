@@ -64,6 +64,8 @@ class Watch:
     task: str = ""
     embedder: CachedEmbedder | None = None
     extra: tuple[Heuristic, ...] = ()
+    #: What CJK text is compared with beside its character bigrams (None: bigrams only).
+    cjk_embedder: CachedEmbedder | None = None
     history: deque[Observation] = field(default_factory=deque)
     strikes: dict[str, deque[int]] = field(default_factory=dict)
     clusters: deque[int] = field(default_factory=deque)
@@ -176,7 +178,7 @@ class Watch:
         """Earlier outputs in the window that say the same as ``step``, and those at least
         close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
-        return similar(step, recent, self.policy, self.embedder, self.named)
+        return similar(step, recent, self.policy, self.embedder, self.named, self.cjk_embedder)
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again

@@ -10,7 +10,9 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +21,15 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
-from .embed import MISSING_EXTRA, CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .embed import (
+    MISSING_EXTRA,
+    MULTILINGUAL_PACKAGE,
+    CachedEmbedder,
+    Embedder,
+    LexicalEmbedder,
+    MultilingualEmbedder,
+    SentenceEmbedder,
+)
 from .heuristics import (
     Heuristic,
     Observation,
@@ -35,6 +45,8 @@ from .text import MAX_TEXT, cjk_share, digest, names, tokens
 from .values import Counters, artefacts, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -59,8 +71,13 @@ class HaltMonitor:
     ``embedder``: ``None`` for the sentence model of the ``semantic`` extra (without the extra,
     building the monitor is a ``ChaosConfigError`` naming it), ``"lexical"`` (or a
     :class:`~.embed.LexicalEmbedder`) or any :class:`~.embed.Embedder`; each
-    distinct text is encoded once. CJK text is compared by character bigrams, never by the
-    English model's cosine.
+    distinct text is encoded once. CJK text is never compared by the English model's cosine.
+
+    ``cjk_embedder``: what CJK text (Chinese, Japanese, Korean) is compared with beside its
+    character bigrams. ``None``: the multilingual sentence model
+    (:class:`~.embed.MultilingualEmbedder`, in the ``semantic`` extra) where it is installed and
+    the monitor is not lexical; else character bigrams only (:attr:`cjk_semantic` says which).
+    ``"lexical"``: character bigrams only. Or any :class:`~.embed.Embedder`.
 
     ``heuristics``: heuristics of your own, read after the built-in ones (see
     :class:`~.heuristics.Heuristic`): each strike counts toward its own three strikes like a
@@ -72,6 +89,7 @@ class HaltMonitor:
         embedder: Embedder | str | None = None,
         policy: HaltPolicy | None = None,
         heuristics: Sequence[Heuristic] = (),
+        cjk_embedder: Embedder | str | None = None,
     ) -> None:
         __tracebackhide__ = True
         if not isinstance(task, str):
@@ -87,6 +105,7 @@ class HaltMonitor:
                 "embedder must be None, 'lexical' or have encode(texts) -> vectors; "
                 f"got {embedder!r}"
             )
+        cjk = _cjk_embedder(cjk_embedder, lexical=isinstance(embedder, LexicalEmbedder))
         if policy is not None and not isinstance(policy, HaltPolicy):
             raise TypeError(f"HaltMonitor(policy=...) takes a HaltPolicy, got {policy!r}")
         self.policy = policy or HaltPolicy()
@@ -95,7 +114,9 @@ class HaltMonitor:
             heuristic_name(h): float(getattr(h, "weight", 1.0)) for h in self.heuristics
         }
         self.embedder = CachedEmbedder(embedder)
-        self.watch = Watch(self.policy, task, self.embedder, extra=self.heuristics)
+        #: The embedder CJK text is compared with (cached), or None: character bigrams only.
+        self.cjk_embedder = CachedEmbedder(cjk) if cjk is not None else None
+        self.watch = self._watch(task)
         self.steps = 0
         self.seconds = 0.0
         self.tokens_used = 0
@@ -128,12 +149,22 @@ class HaltMonitor:
         """Forget the run's strikes and what it has seen (after a rollback or a restart the
         agent starts over, and what it says again is no repetition); its steps, seconds and
         tokens still count toward the hard limits."""
-        self.watch = Watch(self.policy, self.watch.task, self.embedder, extra=self.heuristics)
+        self.watch = self._watch(self.watch.task)
         self._seen_info = set()
         self._counters = Counters()
         self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
+
+    def _watch(self, task: str) -> Watch:
+        return Watch(
+            self.policy, task, self.embedder, extra=self.heuristics, cjk_embedder=self.cjk_embedder
+        )
+
+    @property
+    def cjk_semantic(self) -> bool:
+        """Whether CJK text is compared by a sentence model (else by character bigrams only)."""
+        return self.cjk_embedder is not None
 
     @property
     def decision(self) -> HaltDecision:
@@ -289,6 +320,34 @@ class HaltMonitor:
         if p.max_tokens and self.tokens_used > p.max_tokens:
             return f"limits: {self.tokens_used} tokens, over the limit of {p.max_tokens}"
         return ""
+
+
+def _cjk_embedder(choice: Any, lexical: bool) -> Embedder | None:
+    """The embedder for CJK text that ``cjk_embedder=choice`` names (see :class:`HaltMonitor`)."""
+    if choice is None:
+        if lexical:
+            return None
+        if not MultilingualEmbedder.available():
+            _say_bigrams_only()
+            return None
+        return MultilingualEmbedder()
+    if isinstance(choice, str) and choice == "lexical":
+        return None
+    if isinstance(choice, str) or not isinstance(choice, Embedder):
+        raise TypeError(
+            f"cjk_embedder must be None, 'lexical' or have encode(texts) -> vectors; got {choice!r}"
+        )
+    return choice
+
+
+@functools.cache
+def _say_bigrams_only() -> None:
+    """Once per process: without the multilingual model, CJK text is compared by bigrams."""
+    logger.info(
+        "halt monitor: CJK text is compared by character bigrams only; the multilingual "
+        "sentence model needs the package %r (the 'semantic' extra)",
+        MULTILINGUAL_PACKAGE[0],
+    )
 
 
 #: A value that tells one failure from another: a number, a path, a name with a digit, a

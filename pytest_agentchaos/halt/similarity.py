@@ -37,6 +37,7 @@ def similar(
     policy: HaltPolicy,
     embedder: CachedEmbedder | None,
     named: set[str],
+    cjk_embedder: CachedEmbedder | None = None,
 ) -> tuple[list[Match], list[Match]]:
     """The outputs of ``recent`` that say the same as ``step`` (which, how, score), and every
     one that is at least *close* to it: a paraphrase, its similarity :data:`CLOSE` below the
@@ -44,12 +45,16 @@ def similar(
     very same values say the same ("pinning 2.6.4" after "pinning 1.10.13" reads alike, but
     is the other answer). The same artefact handed back (code, a query, a formula) says the
     same whatever the words around it, and so does a short answer restating the same values
-    with nothing else new (no name outside ``named``, the names said so far)."""
+    with nothing else new (no name outside ``named``, the names said so far). CJK text is
+    compared by its character bigrams, then (``cjk_embedder``, a multilingual model) by the
+    cosine of its masked text against ``cjk_semantic_similarity``; never by ``embedder``, an
+    English model that scores unrelated Chinese sentences 0.44-0.54."""
     found: list[Match] = []
     close: list[Match] = []
     if not step.output.strip():
         return found, close
     pending: list[Observation] = []
+    pending_cjk: list[Observation] = []
     short = len(step.tokens) <= _SHORT
     for old in recent:
         if not old.output.strip():
@@ -72,18 +77,37 @@ def similar(
             found.append((old, "lexical", jaccard))
         elif not step.cjk and not old.cjk and embedder is not None:
             pending.append(old)
+        elif (step.cjk or old.cjk) and cjk_embedder is not None:
+            pending_cjk.append(old)
         elif jaccard >= limit - CLOSE:
             close.append((old, "lexical", jaccard))
     if pending and embedder is not None:
         vectors = embedder.encode([step.output] + [o.output for o in pending])
-        limit = policy.semantic_similarity
-        for old, vector in zip(pending, vectors[1:], strict=True):
-            score = cosine(vectors[0], vector)
-            if score >= limit:
-                found.append((old, "semantic", score))
-            elif score >= limit - CLOSE:
-                close.append((old, "semantic", score))
+        _cosines(vectors, pending, policy.semantic_similarity, found, close)
+    if pending_cjk and cjk_embedder is not None:
+        # values masked: the values were compared above, in one writing
+        vectors = cjk_embedder.encode(
+            [step.masked or step.output] + [o.masked or o.output for o in pending_cjk]
+        )
+        _cosines(vectors, pending_cjk, policy.cjk_semantic_similarity, found, close)
     return found, found + close
+
+
+def _cosines(
+    vectors: Sequence[Sequence[float]],
+    olds: list[Observation],
+    limit: float,
+    found: list[Match],
+    close: list[Match],
+) -> None:
+    """The step's vector (first) against each earlier step's: the same at ``limit``, close
+    :data:`CLOSE` below it."""
+    for old, vector in zip(olds, vectors[1:], strict=True):
+        score = cosine(vectors[0], vector)
+        if score >= limit:
+            found.append((old, "semantic", score))
+        elif score >= limit - CLOSE:
+            close.append((old, "semantic", score))
 
 
 def redoes(
