@@ -82,6 +82,7 @@ class Watch:
     stale: int = 0
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
+    returned_at: int = -2
 
     def __post_init__(self) -> None:
         self.topic = Topic(self.task)
@@ -126,7 +127,10 @@ class Watch:
         # step that says the same about the same items (an item counted again) nor the very
         # same text
         counted_again = exact or (bool(similar) and bool(step.info))
-        informative = news or (rising and not counted_again) or acted
+        # a state never seen before: the environment moved (a logged state is evidence both
+        # ways: one seen again with nothing new since is a strike of its own)
+        moved = step.state is not None and step.state not in self.state_at
+        informative = news or (rising and not counted_again) or acted or moved
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
         similar = [s for s in similar if s[0].index >= self.last_informative]
@@ -346,8 +350,15 @@ class Watch:
         if previous == key and rising:
             strike = True
             reason = f"progress rises (to {step.progress:g}) while the state stands still"
-        elif last is not None and not informative and not rising and rose_before <= last:
+        elif (
+            last is not None and not informative and not rising and rose_before <= last
+            # a step that leaves the state where a return to it left it (the check after
+            # an undo) is that return's, not another strike
+            and not (previous == key and self.returned_at == step.index - 1)
+        ):  # fmt: skip
             strike = True
+            if previous != key:
+                self.returned_at = step.index
             reason = (
                 "the state has not changed and nothing new was said" if previous == key
                 else f"the state is back to that of step {last} with nothing new since"

@@ -1,5 +1,7 @@
 """The halt monitor: hard limits first, then the heuristics' scores combined into one risk
-against a threshold (seed 004's weighted monitor), with a decision that names what fired.
+against a threshold (seed 004's weighted monitor), with a decision that names what fired. A
+halt needs one heuristic at its full strikes (three strikes of one pattern) as well: several
+heuristics that each count the same event once or twice do not add up to one.
 
     monitor = HaltMonitor(task="Summarise the three reports")
     for output in agent_steps():
@@ -42,7 +44,7 @@ from .policy import HaltPolicy
 from .state import plain, state_key
 from .streaks import error_class, signature
 from .text import MAX_TEXT, cjk_share, digest, names, tokens
-from .values import Counters, artefacts, read
+from .values import Counters, artefacts, loop_place, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
 
@@ -204,9 +206,15 @@ class HaltMonitor:
         # error says is news too ("4 failed" after "12 failed")
         reading = read(text)
         counters = self._counters.drop(index, reading.numbers)
+        canonical = None if args is None else _canonical(args)
         # a call that worked names the item it worked on ("page 4"): its number is no loop
-        # counter there; talk and failures that only count their own attempts say nothing new
-        info = (reading.values if ok is True else reading.values - counters) - reading.weak
+        # counter there, unless a word says it counts the agent's own repetitions ("[iter
+        # 5]", "attempt 3", "step: 9", "第3轮"); talk and failures that only count their own
+        # attempts say nothing new
+        if ok is True:
+            loops = {v for place, v in reading.numbers if loop_place(place)}
+            counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
+        info = (reading.values - counters) - reading.weak
         if error_text:
             info |= read(error_text).values
         new = frozenset(info - self._seen_info)
@@ -214,7 +222,8 @@ class HaltMonitor:
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
         said = {f"name:{n}" for n in names(text) if n not in self._acronyms(text)}
-        new_names = frozenset(said - self._seen_info)
+        # a name the run has already seen as a value ("ImportError" in an error) is no news
+        new_names = frozenset(n for n in said - self._seen_info if n[5:] not in self._seen_info)
         self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)
@@ -232,7 +241,7 @@ class HaltMonitor:
             cjk=cjk_share(text) >= 0.3,
             new_info=new,
             new_names=new_names,
-            args=None if args is None else _canonical(args),
+            args=canonical,
             seconds=float(seconds) if seconds is not None and _number(seconds) else None,
             worked=worked,
             shape=digest(reading.masked),
@@ -264,6 +273,9 @@ class HaltMonitor:
         and states the same counts, and another failure otherwise."""
         if ok is not False:
             return None
+        if error and tool is not None and _exit_only(error):
+            # "exit 2" says that it failed, not what failed: the output says that
+            return signature(None, f"{error}\n{text}")
         if error or tool is None:
             return signature(error, text)
         kind = error_class(text)
@@ -297,7 +309,10 @@ class HaltMonitor:
         risk = round(1.0 - remaining, 6)
         ranked = sorted((s for s in signals if s.strike or s.score >= 1.0), key=lambda s: -s.score)
         fired = tuple(s.heuristic for s in ranked)
-        halt = risk >= self.policy.threshold
+        # three strikes of one pattern, and the weighted risk high enough: heuristics that each
+        # count the same event (a return to an old state is a state strike, a failure again
+        # and a step with nothing new) are not three independent patterns
+        halt = risk >= self.policy.threshold and any(s.score >= 1.0 for s in signals)
         reason = "; ".join(
             f"{s.heuristic} ({s.strikes}/{self.policy.strikes}): {s.reason}"
             for s in ranked
@@ -353,6 +368,13 @@ def _say_bigrams_only() -> None:
 #: A value that tells one failure from another: a number, a path, a name with a digit, a
 #: test id (not a quoted message in words).
 _HARD = re.compile(r"\d|[./_:]\w")
+
+
+def _exit_only(error: str) -> bool:
+    """Whether an error text is only an exit status ("exit 2", "Command failed with exit code
+    1"): the same for every failure of a command."""
+    kinds = error_class(error)
+    return len(error) <= 80 and bool(kinds) and all(k.startswith("exit:") for k in kinds.split(","))
 
 
 def _recounted(now: frozenset[str], before: frozenset[str]) -> bool:

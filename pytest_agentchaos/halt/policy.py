@@ -60,7 +60,8 @@ class HaltPolicy:
     before each is a strike; ``novelty_steps``: steps in a row without new information before
     each is a strike. ``weights``: how much each heuristic's score counts in the risk, which
     combines them as independent evidence (``1 - prod(1 - weight * score)``); ``threshold``:
-    the risk that halts. ``max_steps`` / ``max_seconds`` / ``max_tokens``: hard limits (0: none)."""
+    the risk that halts, once one heuristic has its full ``strikes``. ``max_steps`` /
+    ``max_seconds`` / ``max_tokens``: hard limits (0: none)."""
 
     strikes: int = 3
     window: int = 6

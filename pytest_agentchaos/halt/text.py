@@ -158,7 +158,9 @@ def names(text: str) -> frozenset[str]:
 
 
 _NAME = re.compile(r"(?<![\w.'’/-])[A-Z][\w'’-]*[A-Za-z0-9]")
-_OPENERS = frozenset(".:;!?\"'(“‘—–-")
+#: What opens a sentence before a capital: a full stop, a colon, a quote, a dash, and the end
+#: of a bracketed tag ("[iter 3] Let me ...").
+_OPENERS = frozenset(".:;!?\"'(“‘—–-]")
 _PRONOUNS = frozenset({"I'm", "I'll", "I've", "I'd", "I’m", "I’ll", "I’ve", "I’d"})
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .text import MAX_TEXT, information
 
-__all__ = ["Counters", "Reading", "fold", "masked", "number", "read", "values"]
+__all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: CJK punctuation that NFKC leaves alone, as its plain counterpart.
@@ -226,7 +226,10 @@ _NUMBER_IN_TEXT = re.compile(
     rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
 )
-_BEFORE = re.compile(rf"([^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*$", re.UNICODE)
+#: (a label's word before its ":", "=" or "#" is the place: "step: 9", "attempt #3")
+_BEFORE = re.compile(
+    rf"([^\W\d_]+(?=\s*[:=#]\s*$)|[^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*[:=#]?\s*$", re.UNICODE
+)
 _AFTER = re.compile(rf"^\s*([^\W\d_]+|[{_CJK}]|[/%])", re.UNICODE)
 
 
@@ -329,6 +332,28 @@ def values(text: str) -> frozenset[str]:
 def masked(text: str) -> str:
     """``text`` with its values (numbers in any writing) replaced by ``#``."""
     return read(text).masked
+
+
+#: Words that count the agent's own repetitions (a loop, an attempt, a round, a step of its
+#: log), not the items of its work: a number after one ("[iter 5]", "attempt #3", "step: 9",
+#: "第3轮") or before a word of times ("重试 3 次") that rises step by step is a loop counter,
+#: even in a step whose call worked.
+_LOOP_WORD = re.compile(
+    r"(?:^|[^a-z])(?:loop|iter|iteration|attempt|try|retry|round|cycle|turn|step|pass|run)$"
+)
+_LOOP_UNIT = frozenset("次轮遍回")
+
+
+def loop_place(place: str) -> bool:
+    """Whether a number's place (``word before_first letter after``, as :func:`read` gives it)
+    is that of a loop counter: after a word that counts the agent's own repetitions, or before
+    a word of times."""
+    before, _, after = place.rpartition("_")
+    return (
+        bool(_LOOP_WORD.search(before))
+        or after in _LOOP_UNIT
+        or (before.endswith("第") and after == "步")
+    )
 
 
 @dataclass

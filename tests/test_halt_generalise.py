@@ -1,0 +1,246 @@
+"""The halt monitor on runs it was not written for (issue 29, second round): a loop counter in
+a step whose call worked, a capital after a bracketed tag, an error that is only an exit
+status, a state that moves on, and one event counted by several heuristics. Each kind with a
+spiral that halts and a healthy look-alike that does not, property tests, and must_halt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_agentchaos.halt import HaltMonitor
+from pytest_agentchaos.halt.text import names
+from pytest_agentchaos.halt.values import loop_place, read
+
+
+def run(steps: list[dict[str, Any]], task: str = "", **kwargs: Any) -> HaltMonitor:
+    monitor = HaltMonitor(task=task, embedder="lexical", **kwargs)
+    for step in steps:
+        if monitor.observe(**step).halt:
+            break
+    return monitor
+
+
+def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
+    monitor = run(steps, task)
+    return monitor.decision.step if monitor.decision.halt else None
+
+
+def say(output: Any, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
+    return {"output": output, "tool": tool, "ok": ok, **more}
+
+
+# -- loop counters in steps whose call worked -----------------------------------------------------
+
+LOOP_WORDS = ["iter", "loop", "attempt", "round", "step", "try", "retry", "cycle", "turn"]
+
+
+@given(
+    st.sampled_from(LOOP_WORDS),
+    st.integers(0, 10**5),
+    st.sampled_from(["[{w} {n}]", "{w} #{n}:", "{w}: {n},"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_loop_counter_is_no_news_even_where_the_call_worked(
+    word: str, start: int, shape: str
+) -> None:
+    monitor = HaltMonitor(task="t", embedder="lexical")
+    for n in (start, start + 1):
+        head = shape.format(w=word.capitalize(), n=n)
+        monitor.observe(f"{head} dumping the schema again", tool="bash", ok=True)
+    assert not monitor.watch.history[-1].new_info
+
+
+@given(st.sampled_from(["page", "item", "file", "row", "batch", "chapter"]), st.integers(0, 10**5))
+@settings(max_examples=100, deadline=None)
+def test_the_item_a_worked_call_names_stays_news(noun: str, start: int) -> None:
+    monitor = HaltMonitor(task="t", embedder="lexical")
+    for n in (start, start + 1):
+        monitor.observe(f"Imported {noun} {n}.", tool="importer", ok=True)
+    assert monitor.watch.history[-1].new_info
+
+
+def test_loop_places_in_english_and_chinese() -> None:
+    def places(text: str) -> list[bool]:
+        return [loop_place(place) for place, _ in read(text).numbers]
+
+    assert places("[iter 5] reading") == [True]
+    assert places("step: 9\naction: set") == [True]
+    assert places("Attempt #3 failed") == [True]
+    assert places("第3轮测试") == [True]
+    assert places("重试 3 次") == [True]
+    assert places("page 4 of 9") == [False, False]
+    assert places("total: 17 items") == [False]
+
+
+def test_the_same_dump_rerun_under_a_new_iteration_number_halts() -> None:
+    dump = {"cmd": "python -m config.schema --dump"}
+    words = [
+        "Let me try a different approach: dump the schema",
+        "Another angle: print the schema",
+        "New idea - regenerate the schema output",
+        "Switching strategy: emit the schema once more",
+        "Different approach this time: look at the schema dump",
+        "Once more, the schema dump",
+    ]
+    steps = [say(f"[iter {i + 3}] {w}.", "bash", True, args=dump) for i, w in enumerate(words)]
+    assert halt_at(steps) is not None
+    # the same template over other pages: each call's item is its page
+    pages = [
+        say(f"[iter {i}] Fetched page {i}.", "fetch", True, args={"page": i}) for i in range(12)
+    ]
+    assert halt_at(pages) is None
+
+
+# -- names ----------------------------------------------------------------------------------------
+
+
+def test_a_capital_after_a_bracketed_tag_opens_a_sentence() -> None:
+    assert names("[iter 3] Let me look at Vercel") == {"vercel"}
+    assert names("(see above) the Usage section") == {"usage"}
+
+
+def test_a_name_the_run_saw_as_a_value_is_no_news() -> None:
+    monitor = HaltMonitor(task="t", embedder="lexical")
+    monitor.observe("", tool="pytest", ok=False, error="ImportError: numpy.core.multiarray failed")
+    monitor.observe("The multiarray ImportError is back.", tool="edit_file", ok=True)
+    assert not monitor.watch.history[-1].new_names
+
+
+# -- an error that is only an exit status ---------------------------------------------------------
+
+
+def test_exit_status_failures_are_told_apart_by_what_the_output_says() -> None:
+    tsc = {"cmd": "npx tsc --noEmit"}
+    flip = [
+        say("Cannot find module 'zod/v4'.", "bash", False, error="exit 2", args=tsc),
+        say("error TS5095: Option 'bundler' needs 'preserve'.", "bash", False, error="exit 2",
+            args=tsc),
+    ]  # fmt: skip
+    monitor = run(flip)
+    failures = [s.failure for s in monitor.watch.history]
+    assert failures[0] != failures[1]
+    same = run([say("Cannot find module 'zod/v4'.", "bash", False, error="exit 2", args=tsc)] * 3)
+    assert same.decision.halt and "tool_failure" in same.decision.fired
+
+
+# -- a state that moves on ------------------------------------------------------------------------
+
+
+def test_a_state_never_seen_before_is_progress_though_the_words_repeat() -> None:
+    moving = [
+        say("Step done, applying the next change.", "apply", True, state={"x": i}) for i in range(8)
+    ]
+    assert halt_at(moving) is None
+    flipping = [say("Applying the change.", "apply", True, state={"x": i % 2}) for i in range(8)]
+    assert halt_at(flipping) is not None
+
+
+def test_checking_a_return_is_part_of_that_return() -> None:
+    # undo (back to A), then run the tests in A: one return, one strike of state
+    a, b = {"resolution": "node"}, {"resolution": "bundler"}
+    steps = [
+        say("Reading the config.", "read", True, state=a),
+        say("Switching from node to bundler.", "edit", True, state=b),
+        say("Reverting to node.", "edit", True, state=a),
+        say("Tests fail as before.", "bash", False, error="exit 1", state=a),
+    ]
+    monitor = run(steps)
+    strikes = [s.strike for d in monitor.history for s in d.signals if s.heuristic == "state"]
+    assert strikes == [False, False, True, False]
+
+
+# -- one event, several heuristics ----------------------------------------------------------------
+
+_STEP = st.fixed_dictionaries(
+    {
+        "output": st.sampled_from(
+            ["Retrying.", "Back to node.", "Sorry, fixed it.", "Done: 3 rows.", ""]
+        ),
+        "tool": st.sampled_from([None, "bash", "edit"]),
+        "ok": st.sampled_from([None, True, False]),
+        "state": st.sampled_from([None, {"x": 1}, {"x": 2}]),
+        "progress": st.sampled_from([None, 1, 2]),
+    }
+)
+
+
+@given(st.lists(_STEP, min_size=1, max_size=25))
+@settings(max_examples=200, deadline=None)
+def test_a_halt_always_has_one_pattern_at_its_full_strikes(steps: list[dict[str, Any]]) -> None:
+    monitor = HaltMonitor(task="Fix the build", embedder="lexical")
+    for step in steps:
+        decision = monitor.observe(**step)
+        if decision.halt:
+            assert any(s.score >= 1.0 and s.strikes >= 3 for s in decision.signals), decision
+            break
+
+
+def test_three_heuristics_at_two_strikes_each_do_not_halt() -> None:
+    # a return (state), the failure it brings back (tool_failure) and nothing new (novelty)
+    a, b = {"mode": "a"}, {"mode": "b"}
+    run_ = {"cmd": "make"}
+    steps = [
+        say("make: error A in x.c", "bash", False, error="exit 2", args=run_, state=a),
+        say("Switching to mode b.", "edit", True, state=b),
+        say("make: error B in y.c", "bash", False, error="exit 2", args=run_, state=b),
+        say("Back to mode a.", "edit", True, state=a),
+        say("make: error A in x.c", "bash", False, error="exit 2", args=run_, state=a),
+        say("Mode b again.", "edit", True, state=b),
+    ]
+    monitor = run(steps)
+    assert not monitor.decision.halt, monitor.decision.reason
+
+
+# -- must_halt ------------------------------------------------------------------------------------
+
+AGENT = """
+import pytest
+from pytest_agentchaos.halt import HaltMonitor
+
+def run(chaos, answers, tool_result):
+    model = chaos.model(lambda prompt: next(answers))
+    tool = chaos.wrap(tool_result, name="bash")
+    monitor = HaltMonitor.for_run(chaos, task="Find why validate_config rejects empty tags",
+                                  embedder="lexical")
+    for i in range(1000):
+        tool(model("next?"))
+        if monitor.decision.halt:
+            return monitor
+    return monitor
+"""
+
+
+@pytest.mark.parametrize(
+    ("answers", "tool_result", "outcome"),
+    [
+        # a new iteration number and new words each turn, the same dump each time
+        ("(f'[iter {i}] A different approach: dump the schema.' for i in range(99))",
+         "lambda cmd: 'schema: tags: list[str], min_items=1'", "passed"),
+        # the same template, a new page each turn: work
+        ("(f'[iter {i}] Fetching page {i}.' for i in range(99))",
+         "lambda cmd: cmd.replace('Fetching', 'Fetched')", "failed"),
+    ],
+)  # fmt: skip
+def test_must_halt_with_a_loop_counter_in_every_message(
+    pytester: pytest.Pytester, answers: str, tool_result: str, outcome: str
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(agent=AGENT)
+    pytester.makepyfile(
+        test_a=f"""
+        import pytest
+        from agent import run
+
+        @pytest.mark.must_halt(max_model_calls=10)
+        def test_halts(chaos):
+            run(chaos, {answers}, {tool_result})
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(**{outcome: 1})
+    if outcome == "failed":
+        result.stdout.fnmatch_lines(["*must_halt failed: the agent did not halt on its own*"])
