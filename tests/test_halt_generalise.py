@@ -153,6 +153,50 @@ def test_checking_a_return_is_part_of_that_return() -> None:
     assert strikes == [False, False, True, False]
 
 
+# -- a restated answer worked out once more -------------------------------------------------------
+
+
+def test_the_same_total_worked_out_again_with_a_new_partial_sum_still_counts() -> None:
+    answers = [
+        "Items: taxi 86.5, lunch 45 x 2 = 90, hotel 980.",
+        "Total: 86.5 + 90 + 980 = 1,156.50.",
+        "Checking once more: the three add up to 1,156.5.",
+        "The total is confirmed as $1156.5.",
+        "Another way: 980 + 90 = 1070, plus 86.5 gives 1156.50.",
+        "Final reimbursement total: 1156.5.",
+        "So the total stays 1,156.50.",
+    ]
+    assert halt_at([say(a) for a in answers]) is not None
+
+
+def test_a_poll_whose_new_count_shares_the_total_is_not_a_restatement() -> None:
+    steps = [say("Applying api:v2.14.", "kubectl", True)]
+    for ready in (2, 3, 3, 4, 5, 6):
+        steps.append(
+            say(f"Rollout: {ready} of 6 replicas available.", "status", True, progress=ready)
+        )
+        steps.append(
+            say("Waiting 20 s for the next readiness check.", "sleep", True, progress=ready)
+        )
+    assert halt_at(steps) is None
+
+
+def test_each_redo_while_progress_waits_is_a_strike_though_it_repeats_too() -> None:
+    query = {"pattern": "time.sleep", "path": "app/"}
+    steps = [
+        say({"stage": "search", "found": "6 places"}, "rg", True, progress=0, args=query),
+        say({"stage": "edit", "file": "app/worker.py", "done": "2/6"}, "edit", True, progress=2),
+        say({"stage": "search", "found": "4 left"}, "rg", True, progress=2, args=query),
+        say({"stage": "search", "found": "4 left", "note": "double-check"}, "rg", True, progress=2,
+            args=query),
+        say({"stage": "check", "note": "search again"}, "rg", True, progress=2, args=query),
+        say({"stage": "search", "found": "4, as before", "done": "2/6"}, "rg", True, progress=2,
+            args=query),
+    ]  # fmt: skip
+    monitor = run(steps)
+    assert monitor.decision.halt and "progress" in monitor.decision.fired
+
+
 # -- one event, several heuristics ----------------------------------------------------------------
 
 _STEP = st.fixed_dictionaries(

@@ -134,13 +134,17 @@ class Watch:
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
         similar = [s for s in similar if s[0].index >= self.last_informative]
-        if informative:
+        # a step that says again a value of a repetition (the same total worked out once
+        # more, with a new intermediate sum) brings something, but does not end it
+        restates = informative and not similar and not rising and self._restates(step)
+        if informative and not restates:
             self.last_informative = step.index
         signals = [
-            self._repetition(step, similar, informative),
+            self._repetition(step, similar, informative, restates),
             self._novelty(step, informative),
-            # a redo that is a repetition too is the repetition's strike, not a second one
-            self._progress(step, [] if similar else redone),
+            # each redo while the counter waits, a repetition or not: a halt needs one
+            # heuristic's full strikes, so one event in two heuristics adds no early halt
+            self._progress(step, redone),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
@@ -191,9 +195,11 @@ class Watch:
 
     # -- the heuristics -------------------------------------------------------------------------
 
-    def _repetition(self, step: Observation, similar: list[Any], informative: bool) -> Signal:
+    def _repetition(
+        self, step: Observation, similar: list[Any], informative: bool, restates: bool = False
+    ) -> Signal:
         strike = bool(similar) and not informative
-        if not similar and informative:
+        if not similar and informative and not restates:
             self._decay("repetition")
         if not strike:
             return self._signal("repetition", step, False, "")
@@ -201,6 +207,15 @@ class Watch:
         reason = (f"step {step.index} repeats step {old.index} ({how}, {score:.2f}) and adds "
                   "no new information")  # fmt: skip
         return self._signal("repetition", step, True, reason, how=how, like=old.index)
+
+    def _restates(self, step: Observation) -> bool:
+        """Whether ``step`` says again all the values of a step that struck as a repetition
+        (the same total worked out once more, with an intermediate sum that is new): it brings
+        something, but not what ends the repetition, so the evidence stands (no decay)."""
+        struck = set(self.strikes["repetition"])
+        return any(
+            old.index in struck and old.info and old.info <= step.info for old in self.history
+        )
 
     def _novelty(self, step: Observation, informative: bool) -> Signal:
         """Steps that bring nothing new (no number, name or value not seen before, no rising
