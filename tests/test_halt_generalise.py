@@ -197,6 +197,33 @@ def test_each_redo_while_progress_waits_is_a_strike_though_it_repeats_too() -> N
     assert monitor.decision.halt and "progress" in monitor.decision.fired
 
 
+def test_a_counter_past_its_own_total_is_an_item_counted_again() -> None:
+    plugins = ["github", "gitlab", "jira", "jenkins", "sonar", "zentao", "feishu", "tapd"]
+    steps = [
+        say(f"[{n}/8] {name} synced.", "run_pipeline", True, progress=n, args={"plugin": name})
+        for n, name in enumerate(plugins[:7], 1)
+    ]
+    rerun = [say(f"Re-running jenkins, [{n}/8] done.", "run_pipeline", True, progress=n,
+                 args={"plugin": "jenkins"}) for n in range(8, 13)]  # fmt: skip
+    monitor = run(steps + rerun)
+    assert monitor.decision.halt and "progress" in monitor.decision.fired
+    assert "past its own total (11 of 8)" in monitor.decision.reason
+    # every plugin once: the counter reaches its total and stops there
+    done = steps + [
+        say("[8/8] tapd synced.", "run_pipeline", True, progress=8, args={"plugin": "tapd"})
+    ]
+    assert halt_at(done) is None
+
+
+@given(st.integers(2, 40), st.integers(1, 5))
+@settings(max_examples=60, deadline=None)
+def test_a_counter_that_stays_within_its_total_never_counts_past_it(total: int, step: int) -> None:
+    monitor = HaltMonitor(task="t", embedder="lexical")
+    for n in range(0, total + 1, step):
+        d = monitor.observe(f"[{n}/{total}] item {n} done.", tool="work", ok=True, progress=n)
+        assert not any("past its own total" in s.reason for s in d.signals)
+
+
 # -- one event, several heuristics ----------------------------------------------------------------
 
 _STEP = st.fixed_dictionaries(

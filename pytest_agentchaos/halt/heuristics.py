@@ -73,6 +73,8 @@ class Watch:
     failures: Failures = field(init=False)
     topic: Topic = field(init=False)
     last_progress: float | None = None
+    #: the total the progress counter counts toward, once a step says it ("[3/8]")
+    total: float | None = None
     flat: int = 0
     claimed_at: int | None = None
     last_informative: int = -1
@@ -232,7 +234,17 @@ class Watch:
     def _progress_rises(self, step: Observation) -> bool:
         if step.progress is None:
             return False  # no signal: unknown, not zero
-        return self.last_progress is not None and step.progress > self.last_progress
+        for value in step.info:  # "[3/8] done" with progress 3: the counter's total is 8
+            done, slash, total = value.partition("/")
+            if slash and done.isdigit() and total.isdigit() and float(done) == step.progress:
+                self.total = self.total or float(total) or None
+        rises = self.last_progress is not None and step.progress > self.last_progress
+        return rises and not self._over_total(step)
+
+    def _over_total(self, step: Observation) -> bool:
+        """Whether the step's progress counts past the total the run's own counter gave
+        ("[9/8]"): an item counted again, not progress."""
+        return self.total is not None and step.progress is not None and step.progress > self.total
 
     def _progress(self, step: Observation, redone: list[Observation]) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
@@ -243,6 +255,11 @@ class Watch:
         if value is None:
             return self._signal("progress", step, False, "")
         last, self.last_progress = self.last_progress, value
+        if self._over_total(step):
+            return self._signal(
+                "progress", step, True,
+                f"progress counts past its own total ({value:g} of {self.total:g})", window=10**9,
+            )  # fmt: skip
         if last is None or value > last:
             self.flat = 0
             self.rose_at = step.index
