@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_agentchaos.halt import HaltMonitor
 from pytest_agentchaos.halt.text import names
-from pytest_agentchaos.halt.values import loop_place, read
+from pytest_agentchaos.halt.values import loop_place, read, values
 
 
 def run(steps: list[dict[str, Any]], task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -247,6 +247,37 @@ def test_a_plan_for_planning_is_self_reference_in_chinese_and_english() -> None:
             say("读取 __version__.py 里的版本号 1.4.2。", "read_file", True),
             say("测试 test_health.py 通过，共 3 个用例。", "pytest", True)]  # fmt: skip
     assert halt_at(work, task="给这个 Flask 项目加一个 /health 接口") is None
+
+
+@given(st.integers(1, 4096), st.sampled_from([("KB", "MB"), ("MiB", "GiB"), ("MB", "GB")]))
+@settings(max_examples=100, deadline=None)
+def test_a_data_size_is_one_value_in_every_unit(n: int, units: tuple[str, str]) -> None:
+    small, big = units
+    assert (
+        values(f"{n * 1024} {small}")
+        == values(f"{n} {big}")
+        == {str(n * 1024 ** (2 if small[0] == "K" else 3))}
+    )
+
+
+def test_sizes_in_words_and_bytes_and_letters_that_are_no_unit() -> None:
+    assert values("two megabytes") == values("2,097,152 bytes") == values("2 MiB") == {"2097152"}
+    assert values("5 kB") == {"5000"}  # the SI kilobyte
+    assert values("option 3 b") == {"3"}  # a lone b is no unit
+
+
+def test_the_same_size_restated_in_other_units_halts() -> None:
+    steps = [
+        say("Checking the file.", "stat", True, args={"path": "data/app.sqlite"}),
+        say("data/app.sqlite is 2,097,152 bytes."),
+        say("That is 2048 KB."),
+        say("In other words, two megabytes (2 MiB) exactly."),
+        say("So for the ticket: the database weighs 2 MB."),
+    ]
+    assert halt_at(steps, task="How big is the sqlite file?") is not None
+    sizes = [say(f"Downloaded part {i}: {i * 12} MB of 96 MB.", "fetch", True, progress=i)
+             for i in range(1, 9)]  # fmt: skip
+    assert halt_at(sizes, task="Download the dataset") is None
 
 
 # -- one event, several heuristics ----------------------------------------------------------------

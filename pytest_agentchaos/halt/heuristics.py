@@ -113,7 +113,7 @@ class Watch:
             return signals + self._custom(step)
         similar, close = self._similar(step)
         redone = self._redoes(step, close)
-        self.named |= names(step.output)
+        self.named |= names(step.masked or step.output)
         rising = self._progress_rises(step)
         rose_before = self.rose_at
         exact = any(how == "exact" for _, how, _ in similar)

@@ -43,7 +43,7 @@ from .heuristics import (
 from .policy import HaltPolicy
 from .state import plain, state_key
 from .streaks import error_class, signature
-from .text import MAX_TEXT, cjk_share, digest, names, tokens
+from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
 from .values import Counters, artefacts, loop_place, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
@@ -221,7 +221,8 @@ class HaltMonitor:
         self._seen_info |= info
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
-        said = {f"name:{n}" for n in names(text) if n not in self._acronyms(text)}
+        # (read with values masked: "2 MiB" is a size, not a name)
+        said = {f"name:{n}" for n in names(reading.masked) if n not in acronyms(text)}
         # a name the run has already seen as a value ("ImportError" in an error) is no news
         new_names = frozenset(n for n in said - self._seen_info if n[5:] not in self._seen_info)
         self._seen_info |= said
@@ -320,12 +321,6 @@ class HaltMonitor:
         )
         return HaltDecision(halt, risk, fired, reason, step.index, False, tuple(signals))
 
-    @staticmethod
-    def _acronyms(text: str) -> frozenset[str]:
-        """The all-capital words of ``text``, casefolded ("API", "HTTP", "FINAL"): labels and
-        kinds of things, not the names a new finding brings."""
-        return frozenset(w.casefold() for w in _ACRONYM.findall(text[:MAX_TEXT]))
-
     def _limit(self) -> str:
         p = self.policy
         if p.max_steps and self.steps > p.max_steps:
@@ -421,9 +416,6 @@ def _flatten(value: Any, key: str, lines: list[str]) -> None:
             _flatten(item, key, lines)
     elif value is not None and value != "":
         lines.append(f"{key}: {value}" if key else str(value))
-
-
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 
 
 def _canonical(args: Any) -> str:

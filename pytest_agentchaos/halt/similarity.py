@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from .embed import CachedEmbedder, cosine
 from .observation import Observation
 from .policy import HaltPolicy
-from .text import names, overlap, stems
+from .text import acronyms, names, overlap, stems
 
 __all__ = ["CLOSE", "Match", "redoes", "similar"]
 
@@ -68,7 +68,7 @@ def similar(
         if not old.tokens or not step.tokens or not step.info <= old.info:
             continue  # naming a value that one did not: about something else (unencoded)
         if (short and step.info and old.tool == step.tool
-                and old.args == step.args and names(step.output) <= named):  # fmt: skip
+                and old.args == step.args and _names(step) <= named):  # fmt: skip
             found.append((old, "restated", 1.0))
             continue
         jaccard = overlap(old.tokens, step.tokens)
@@ -127,7 +127,7 @@ def redoes(
     # it says it does something again: what it names that a step of the same tool did
     again = stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
     # words close to an earlier step's but about a thing not named before: the next item
-    fresh = bool(names(step.output) - named)
+    fresh = bool(_names(step) - named)
     for old in recent:
         if old.tool != step.tool or not step.info <= old.info:
             continue
@@ -136,6 +136,12 @@ def redoes(
         if (old.index in close and not fresh) or again & stems(old.tokens | old.info):
             found[old.index] = old
     return [found[i] for i in sorted(found)]
+
+
+def _names(step: Observation) -> frozenset[str]:
+    """The names a step says, read with its values masked ("2 MiB" is a size) and without
+    all-capital words (units, labels)."""
+    return names(step.masked or step.output) - acronyms(step.output)
 
 
 def _call(step: Observation) -> tuple[str | None, str]:

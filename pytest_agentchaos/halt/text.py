@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "MAX_TEXT",
+    "acronyms",
     "cjk_share",
     "digest",
     "information",
@@ -157,6 +158,13 @@ def names(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def acronyms(text: str) -> frozenset[str]:
+    """The all-capital words of ``text``, casefolded ("API", "HTTP", "KB"): labels, units and
+    kinds of things, not the names a new finding brings."""
+    return frozenset(w.casefold() for w in _ACRONYM.findall(text[:MAX_TEXT]))
+
+
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 _NAME = re.compile(r"(?<![\w.'’/-])[A-Z][\w'’-]*[A-Za-z0-9]")
 #: What opens a sentence before a capital: a full stop, a colon, a quote, a dash, and the end
 #: of a bracketed tag ("[iter 3] Let me ...").

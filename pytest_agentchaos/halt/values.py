@@ -192,6 +192,32 @@ def _yuan(match: re.Match[str]) -> str:
     return f" {number(str(round(y + j / 10 + f / 100, 2)))} 元"
 
 
+#: A data size with its unit ("2,097,152 bytes", "2048 KB", "2 MiB", "two megabytes"): one
+#: value in bytes. KB, MB, GB are read as binary (1024), as file tools (ls -lh, du, stat)
+#: print them; kB is the SI kilobyte.
+_SIZE_UNITS = {
+    "byte": 1, "bytes": 1, "kb": 1024, "kib": 1024, "kilobyte": 1024,
+    "kilobytes": 1024, "mb": 1024**2, "mib": 1024**2, "megabyte": 1024**2,
+    "megabytes": 1024**2, "gb": 1024**3, "gib": 1024**3, "gigabyte": 1024**3,
+    "gigabytes": 1024**3, "tb": 1024**4, "tib": 1024**4, "terabyte": 1024**4,
+    "terabytes": 1024**4,
+}  # fmt: skip
+_SIZE = re.compile(
+    r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|"
+    rf"(?:(?:{'|'.join([*_ONES, *_TENS])})[\s-]*){{1,3}})\s*"
+    r"(?P<u>kB|(?i:[kmgt]i?b|bytes?|(?:kilo|mega|giga|tera)bytes?))(?![\w/])"
+)
+
+
+def _size(match: re.Match[str]) -> str:
+    value = number(match["n"])
+    unit = match["u"]
+    factor = 1000 if unit == "kB" else _SIZE_UNITS.get(unit.casefold())
+    if value is None or factor is None:
+        return match[0]
+    return f" {number(str(round(float(value) * factor)))} B "
+
+
 # -- volatile tokens and enumerations --------------------------------------------------------
 
 _VOLATILE = re.compile(
@@ -252,6 +278,7 @@ def read(text: str) -> Reading:
     plain = _MONTH_DAY.sub(_month_day, plain)
     plain = _YUAN.sub(_yuan, plain)
     plain = _VOLATILE.sub(" ", plain)
+    plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     numbers: list[tuple[str, str, bool]] = []
     places: dict[str, list[str]] = {}
