@@ -744,8 +744,8 @@ PROFILE_CASES = [
         "halt-unknown-key",
         "[halt]\nvibes = 1\n",
         "[halt]: unknown key 'vibes'; allowed: strikes, window, lexical_overlap, cjk_overlap, "
-        "semantic_similarity, stagnation_steps, novelty_steps, threshold, weights, max_steps, "
-        "max_seconds, max_tokens",
+        "semantic_similarity, cjk_semantic_similarity, stagnation_steps, novelty_steps, "
+        "threshold, weights, max_steps, max_seconds, max_tokens",
     ),
     prof(
         "halt-bad-weight",

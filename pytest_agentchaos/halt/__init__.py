@@ -4,7 +4,13 @@ sentence embedder first encodes."""
 
 from __future__ import annotations
 
-from .embed import CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .embed import (
+    CachedEmbedder,
+    Embedder,
+    LexicalEmbedder,
+    MultilingualEmbedder,
+    SentenceEmbedder,
+)
 from .heuristics import Signal
 from .interventions import ACTIONS, Action, Responder
 from .monitor import HaltDecision, HaltMonitor
@@ -20,6 +26,7 @@ __all__ = [
     "HaltMonitor",
     "HaltPolicy",
     "LexicalEmbedder",
+    "MultilingualEmbedder",
     "Responder",
     "SentenceEmbedder",
     "Signal",

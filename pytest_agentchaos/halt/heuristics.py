@@ -31,141 +31,29 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
-from .embed import CachedEmbedder, cosine
+from .drift import Topic
+from .embed import CachedEmbedder
+from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
 from .policy import HEURISTICS, HaltPolicy
+from .similarity import CLOSE, Match, redoes, similar
 from .streaks import Failures
-from .text import STOPWORDS, keywords, names, overlap
+from .text import names
 
-__all__ = ["CLOSE", "Heuristic", "Observation", "Signal", "Watch", "check_heuristics"]
-
-#: How far below the policy's limit for "says the same" (``semantic_similarity``, or
-#: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
-#: repetition by itself; it makes a step that names nothing new a redo of the earlier one.
-CLOSE = 0.2
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One step as the heuristics read it (built by the monitor)."""
-
-    index: int
-    output: str
-    tool: str | None
-    ok: bool | None
-    error: str | None
-    progress: float | None
-    tokens: frozenset[str]
-    info: frozenset[str]
-    digest: str
-    cjk: bool
-    new_info: frozenset[str] = frozenset()
-    #: capitalised names not seen before: news only in a step that repeats nothing
-    new_names: frozenset[str] = frozenset()
-    #: The tool call's arguments as text (canonical JSON, volatile details masked), or None
-    #: when not given.
-    args: str | None = None
-    #: Seconds (virtual in a chaos run) since the previous step, when known.
-    seconds: float | None = None
-    #: A call that worked at this step besides ``tool`` (the model call whose answer the
-    #: output is): its failures so far are no streak any more.
-    worked: str | None = None
-    #: The digest of the output with its values masked (:func:`.values.masked`).
-    shape: str = ""
-    #: The output with its values masked.
-    masked: str = ""
-    #: The artefacts the output hands back (code, a query, a formula), normalised.
-    artefacts: frozenset[str] = frozenset()
-    #: The state's key (:func:`.state.state_key`), or None when no state was logged.
-    state: str | None = None
-    #: The state as bounded plain data (for heuristics of your own), or None.
-    state_value: Any = None
-    #: What makes this failure the same as another (:func:`.streaks.signature`); None
-    #: unless the call failed.
-    failure: str | None = None
-
-
-@runtime_checkable
-class Heuristic(Protocol):
-    """A heuristic of your own: called with each step and the steps before it (the most
-    recent last, up to four windows of them), it returns a strike's reason (a non-empty
-    string, or ``True``) or no strike (``False``, ``None``, ``""``). Its ``name`` (a function's
-    ``__name__`` unless it has a ``name``) names it in decisions and must differ from the
-    built-in heuristics'; an optional ``weight`` (0 to 1, default 1) is its weight in the risk.
-
-        def same_board(step, history):
-            return bool(history) and step.state == history[-1].state and "board unchanged"
-
-        HaltMonitor(task, heuristics=[same_board])
-    """
-
-    def __call__(self, step: Observation, history: Sequence[Observation]) -> object: ...
-
-
-def heuristic_name(heuristic: Any) -> str:
-    """The name a heuristic of your own goes by."""
-    name = getattr(heuristic, "name", None) or getattr(heuristic, "__name__", None)
-    return name if isinstance(name, str) else type(heuristic).__name__
-
-
-def check_heuristics(heuristics: Any) -> tuple[Heuristic, ...]:
-    """``heuristics`` checked: callables with distinct names that are not built-in names, and
-    weights from 0 to 1. Raises ``TypeError`` / ``ValueError`` naming the one at fault."""
-    if heuristics is None:
-        return ()
-    if isinstance(heuristics, (str, bytes)) or not isinstance(heuristics, (list, tuple)):
-        raise TypeError(
-            "HaltMonitor(heuristics=...) takes a list of callables "
-            f"(step, history) -> reason or None, got {heuristics!r}"
-        )
-    names: set[str] = set()
-    for h in heuristics:
-        if not callable(h):
-            raise TypeError(
-                f"HaltMonitor(heuristics=...): {h!r} is not callable; a heuristic is called "
-                "as heuristic(step, history) and returns a strike's reason or None"
-            )
-        name = heuristic_name(h)
-        if not name or name == "<lambda>":
-            raise ValueError(
-                "HaltMonitor(heuristics=...): a lambda has no name; give the heuristic a "
-                "`name` attribute or define it with def"
-            )
-        if name in HEURISTICS or name == "limits":
-            raise ValueError(
-                f"HaltMonitor(heuristics=...): {name!r} is a built-in heuristic's name; "
-                f"built-in: {', '.join(HEURISTICS)}"
-            )
-        if name in names:
-            raise ValueError(f"HaltMonitor(heuristics=...): two heuristics are named {name!r}")
-        weight = getattr(h, "weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
-            raise ValueError(
-                f"HaltMonitor(heuristics=...): {name!r} has weight {weight!r}; a number from 0 to 1"
-            )
-        names.add(name)
-    return tuple(heuristics)
-
-
-@dataclass(frozen=True)
-class Signal:
-    """What one heuristic says of one step: ``strike`` (this step is one more occurrence),
-    ``strikes`` (occurrences in its window), ``score`` (0 to 1) and ``reason``."""
-
-    heuristic: str
-    strike: bool
-    strikes: int
-    score: float
-    reason: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
-Match = tuple[Observation, str, float]
+__all__ = [
+    "CLOSE",
+    "Heuristic",
+    "Match",
+    "Observation",
+    "Signal",
+    "Watch",
+    "check_heuristics",
+    "heuristic_name",
+]
 
 
 @dataclass
@@ -176,36 +64,30 @@ class Watch:
     task: str = ""
     embedder: CachedEmbedder | None = None
     extra: tuple[Heuristic, ...] = ()
+    #: What CJK text is compared with beside its character bigrams (None: bigrams only).
+    cjk_embedder: CachedEmbedder | None = None
     history: deque[Observation] = field(default_factory=deque)
     strikes: dict[str, deque[int]] = field(default_factory=dict)
     clusters: deque[int] = field(default_factory=deque)
     cluster_of: dict[int, int] = field(default_factory=dict)
     failures: Failures = field(init=False)
+    topic: Topic = field(init=False)
     last_progress: float | None = None
+    #: the total the progress counter counts toward, once a step says it ("[3/8]")
+    total: float | None = None
     flat: int = 0
     claimed_at: int | None = None
-    completed_at: int | None = None
-    task_words: frozenset[str] = frozenset()
-    on_topic_seen: bool = False
     last_informative: int = -1
     last_news: int = -1
     rose_at: int = -1
-    #: topic words admitted from steps that progressed, with the step that last used them
-    vocabulary: dict[str, int] = field(default_factory=dict)
-    #: in how many steps each content word appeared (rarity weighting of shared words)
-    seen_in: dict[str, int] = field(default_factory=dict)
     named: set[str] = field(default_factory=set)
-    off_topic: int = 0
-    off_talk: int = 0
-    adrift: int = 0
-    steps_read: int = 0
     stale: int = 0
-    format_words: frozenset[str] = frozenset()
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
+    returned_at: int = -2
 
     def __post_init__(self) -> None:
-        self.task_words = _stems(keywords(self.task))
+        self.topic = Topic(self.task)
         self.named = set(names(self.task))
         self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
@@ -231,7 +113,7 @@ class Watch:
             return signals + self._custom(step)
         similar, close = self._similar(step)
         redone = self._redoes(step, close)
-        self.named |= names(step.output)
+        self.named |= names(step.masked or step.output)
         rising = self._progress_rises(step)
         rose_before = self.rose_at
         exact = any(how == "exact" for _, how, _ in similar)
@@ -247,17 +129,24 @@ class Watch:
         # step that says the same about the same items (an item counted again) nor the very
         # same text
         counted_again = exact or (bool(similar) and bool(step.info))
-        informative = news or (rising and not counted_again) or acted
+        # a state never seen before: the environment moved (a logged state is evidence both
+        # ways: one seen again with nothing new since is a strike of its own)
+        moved = step.state is not None and step.state not in self.state_at
+        informative = news or (rising and not counted_again) or acted or moved
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral)
         similar = [s for s in similar if s[0].index >= self.last_informative]
-        if informative:
+        # a step that says again a value of a repetition (the same total worked out once
+        # more, with a new intermediate sum) brings something, but does not end it
+        restates = informative and not similar and not rising and self._restates(step)
+        if informative and not restates:
             self.last_informative = step.index
         signals = [
-            self._repetition(step, similar, informative),
+            self._repetition(step, similar, informative, restates),
             self._novelty(step, informative),
-            # a redo that is a repetition too is the repetition's strike, not a second one
-            self._progress(step, [] if similar else redone),
+            # each redo while the counter waits, a repetition or not: a halt needs one
+            # heuristic's full strikes, so one event in two heuristics adds no early halt
+            self._progress(step, redone),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
@@ -296,87 +185,23 @@ class Watch:
     # -- similarity ---------------------------------------------------------------------------
 
     def _similar(self, step: Observation) -> tuple[list[Match], list[Match]]:
-        """Earlier outputs in the window that say the same as ``step`` (which, how, score),
-        and every earlier output that is at least *close* to it: a paraphrase, its similarity
-        :data:`CLOSE` below the policy's limit for saying the same. Texts are compared with
-        their values masked; only the very same values say the same ("pinning 2.6.4" after
-        "pinning 1.10.13" reads alike, but is the other answer). The same artefact handed back
-        (code, a query, a formula) says the same whatever the words around it, and so does a
-        short answer restating the same values with nothing else new."""
+        """Earlier outputs in the window that say the same as ``step``, and those at least
+        close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
-        found: list[Match] = []
-        close: list[Match] = []
-        if not step.output.strip():
-            return found, close
-        pending: list[Observation] = []
-        short = len(step.tokens) <= _SHORT
-        for old in recent:
-            if not old.output.strip():
-                continue
-            if old.digest == step.digest or (old.shape == step.shape and step.info <= old.info):
-                found.append((old, "exact", 1.0))
-                continue
-            if step.artefacts and step.artefacts <= old.artefacts and old.tool == step.tool:
-                found.append((old, "artefact", 1.0))
-                continue
-            if not old.tokens or not step.tokens or not step.info <= old.info:
-                continue  # naming a value that one did not: about something else (unencoded)
-            if (short and step.info and old.tool == step.tool
-                    and old.args == step.args and names(step.output) <= self.named):  # fmt: skip
-                found.append((old, "restated", 1.0))
-                continue
-            jaccard = overlap(old.tokens, step.tokens)
-            limit = self.policy.cjk_overlap if step.cjk else self.policy.lexical_overlap
-            if jaccard >= limit:
-                found.append((old, "lexical", jaccard))
-            elif not step.cjk and not old.cjk and self.embedder is not None:
-                pending.append(old)
-            elif jaccard >= limit - CLOSE:
-                close.append((old, "lexical", jaccard))
-        if pending and self.embedder is not None:
-            vectors = self.embedder.encode([step.output] + [o.output for o in pending])
-            limit = self.policy.semantic_similarity
-            for old, vector in zip(pending, vectors[1:], strict=True):
-                score = cosine(vectors[0], vector)
-                if score >= limit:
-                    found.append((old, "semantic", score))
-                elif score >= limit - CLOSE:
-                    close.append((old, "semantic", score))
-        return found, found + close
+        return similar(step, recent, self.policy, self.embedder, self.named, self.cjk_embedder)
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
-        """The earlier steps in the window that ``step`` does again: the same call (tool and
-        arguments, when both are known), or the same tool (or none) saying the same or nearly
-        the same about nothing that step did not name. A step with new information, or a call
-        with other arguments, does something else."""
-        if step.new_info:
-            return []
-        found = {}
-        close = {old.index for old, _, _ in matches}
-        recent = list(self.history)[-self.policy.window :]
-        if step.args is not None:
-            mine = _call(step)
-            found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
-        # it says it does something again: what it names that a step of the same tool did
-        again = (
-            _stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
-        )
-        # words close to an earlier step's but about a thing not named before: the next item
-        fresh = bool(names(step.output) - self.named)
-        for old in recent:
-            if old.tool != step.tool or not step.info <= old.info:
-                continue
-            if step.args is not None and old.args is not None:
-                continue  # other arguments: another call
-            if (old.index in close and not fresh) or again & _stems(old.tokens | old.info):
-                found[old.index] = old
-        return [found[i] for i in sorted(found)]
+        """The earlier steps in the window that ``step`` does again
+        (:func:`.similarity.redoes`)."""
+        return redoes(step, matches, list(self.history)[-self.policy.window :], self.named)
 
     # -- the heuristics -------------------------------------------------------------------------
 
-    def _repetition(self, step: Observation, similar: list[Any], informative: bool) -> Signal:
+    def _repetition(
+        self, step: Observation, similar: list[Any], informative: bool, restates: bool = False
+    ) -> Signal:
         strike = bool(similar) and not informative
-        if not similar and informative:
+        if not similar and informative and not restates:
             self._decay("repetition")
         if not strike:
             return self._signal("repetition", step, False, "")
@@ -384,6 +209,15 @@ class Watch:
         reason = (f"step {step.index} repeats step {old.index} ({how}, {score:.2f}) and adds "
                   "no new information")  # fmt: skip
         return self._signal("repetition", step, True, reason, how=how, like=old.index)
+
+    def _restates(self, step: Observation) -> bool:
+        """Whether ``step`` says again all the values of a step that struck as a repetition
+        (the same total worked out once more, with an intermediate sum that is new): it brings
+        something, but not what ends the repetition, so the evidence stands (no decay)."""
+        struck = set(self.strikes["repetition"])
+        return any(
+            old.index in struck and old.info and old.info <= step.info for old in self.history
+        )
 
     def _novelty(self, step: Observation, informative: bool) -> Signal:
         """Steps that bring nothing new (no number, name or value not seen before, no rising
@@ -400,7 +234,17 @@ class Watch:
     def _progress_rises(self, step: Observation) -> bool:
         if step.progress is None:
             return False  # no signal: unknown, not zero
-        return self.last_progress is not None and step.progress > self.last_progress
+        for value in step.info:  # "[3/8] done" with progress 3: the counter's total is 8
+            done, slash, total = value.partition("/")
+            if slash and done.isdigit() and total.isdigit() and float(done) == step.progress:
+                self.total = self.total or float(total) or None
+        rises = self.last_progress is not None and step.progress > self.last_progress
+        return rises and not self._over_total(step)
+
+    def _over_total(self, step: Observation) -> bool:
+        """Whether the step's progress counts past the total the run's own counter gave
+        ("[9/8]"): an item counted again, not progress."""
+        return self.total is not None and step.progress is not None and step.progress > self.total
 
     def _progress(self, step: Observation, redone: list[Observation]) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
@@ -411,6 +255,11 @@ class Watch:
         if value is None:
             return self._signal("progress", step, False, "")
         last, self.last_progress = self.last_progress, value
+        if self._over_total(step):
+            return self._signal(
+                "progress", step, True,
+                f"progress counts past its own total ({value:g} of {self.total:g})", window=10**9,
+            )  # fmt: skip
         if last is None or value > last:
             self.flat = 0
             self.rose_at = step.index
@@ -477,77 +326,11 @@ class Watch:
         )  # fmt: skip
 
     def _drift(self, step: Observation, informative: bool) -> Signal:
-        """Steps off the task's words and off the work it led to, weighted by rarity (a word
-        every step uses, such as a format's "Thought:" or "Action:", weighs next to nothing);
-        topic words come only from steps on the topic that progressed, and age out; being
-        back on topic halves the drift, it does not clear it. Talk (no call) off the topic
-        twice in a row is drift at once; actions, a third step in a row."""
-        done = _DONE.search(step.output[:4000]) and step.ok is not False
-        if done and self.completed_at is None:
-            self.completed_at = step.index
-            return self._signal("drift", step, False, "")
-        if self.completed_at is not None and step.index > self.completed_at:
-            return self._signal(
-                "drift", step, True,
-                f"the agent goes on after saying the task was done (step {self.completed_at})",
-                window=10**9,
-            )  # fmt: skip
-        if not self.task_words or not step.output.strip():
-            return self._signal("drift", step, False, "")
-        # the format's own words: the labels that open a line ("Thought:", "Action Input:",
-        # a structured message's keys) and the tools' names, learnt as they come
-        self.format_words |= (
-            _stems(
-                frozenset(
-                    w.casefold() for m in _LABEL.finditer(step.output[:4000]) for w in m[1].split()
-                )
-                | frozenset({step.tool.casefold()} if step.tool else ())
-            )
-            - self.task_words
-        )
-        content = _stems(step.tokens | step.info) - _FORMAT - self.format_words
-        self.steps_read += 1
-        for word in content:
-            self.seen_in[word] = self.seen_in.get(word, 0) + 1
-        if len(self.seen_in) > 50_000:
-            self.seen_in = {w: n for w, n in self.seen_in.items() if n > 1}
-        for word, last in list(self.vocabulary.items()):
-            if step.index - last > _TOPIC_AGE:
-                del self.vocabulary[word]  # the work moved on: an old step's words age out
-        task_shared = content & self.task_words
-        # a word of (nearly) every step, on the topic or off it, is the format's, not the
-        # topic's ("Thought", "Action", a JSON message's keys): it weighs nothing
-        common = {
-            w for w in content
-            if self.steps_read >= 4 and self.seen_in[w] >= 0.9 * self.steps_read
-            and w not in self.task_words
-        }  # fmt: skip
-        work_shared = (content & self.vocabulary.keys()) - common
-        # a step that progressed needs one shared word, any other two
-        if _weight(task_shared) >= 1 or _weight(work_shared) >= (1 if informative else 2):
-            self.on_topic_seen = True
-            if informative or _weight(task_shared) >= 1:
-                # on the task, or on the work it led to with progress: its words are topic
-                for word in content - common:
-                    self.vocabulary[word] = step.index
-            for word in work_shared:
-                self.vocabulary[word] = step.index
-            self.off_topic = self.off_talk = self.adrift = 0
+        """Steps off the task's words and off the work it led to (:mod:`.drift`)."""
+        verdict = self.topic.read(step, informative)
+        if verdict.decay:
             self._decay("drift")
-            return self._signal("drift", step, False, "", window=10**9)
-        self.off_topic += 1
-        self.off_talk = self.off_talk + 1 if step.tool is None else 0
-        # an aside or two is work too (a look-up, a note): the third in a row is drift. Talk
-        # (no call) off the topic twice in a row is drift at once: an action's words are a
-        # terse label of work whose topic is in its tool and arguments; talk's are all it has.
-        # One strike per step further adrift by either count, not one per count
-        adrift = max(self.off_topic - 2, self.off_talk - 1)
-        strike = self.on_topic_seen and adrift > self.adrift
-        self.adrift = max(self.adrift, adrift)
-        return self._signal(
-            "drift", step, strike, "the output shares nothing with the task or the work on it",
-            window=10**9,
-        )  # fmt: skip
+        return self._signal("drift", step, verdict.strike, verdict.reason, window=verdict.window)
 
     def _tool_failure(self, step: Observation, rising: bool) -> Signal:
         """The same failure again (see :mod:`.streaks`): the same tool failing the same way
@@ -599,8 +382,15 @@ class Watch:
         if previous == key and rising:
             strike = True
             reason = f"progress rises (to {step.progress:g}) while the state stands still"
-        elif last is not None and not informative and not rising and rose_before <= last:
+        elif (
+            last is not None and not informative and not rising and rose_before <= last
+            # a step that leaves the state where a return to it left it (the check after
+            # an undo) is that return's, not another strike
+            and not (previous == key and self.returned_at == step.index - 1)
+        ):  # fmt: skip
             strike = True
+            if previous != key:
+                self.returned_at = step.index
             reason = (
                 "the state has not changed and nothing new was said" if previous == key
                 else f"the state is back to that of step {last} with nothing new since"
@@ -643,128 +433,17 @@ _APOLOGY = re.compile(
     r"这次应该",
     re.IGNORECASE,
 )
-#: The agent says it does something again: a retry, a re-check, one more pass.
-_AGAIN = re.compile(
-    r"\b(?:again|once more|one more (?:time|try|attempt|pass|check|look|confirmation)|"
-    r"another (?:try|attempt|pass|look)|double-check\w*|re-\w+|back(?![-\w])|revert\w*|"
-    r"restor\w*|undo\w*)|"
-    r"再(?:次|一次|一遍|试|查|看一|检查|通读|跑|运行|执行|提交)|重新|又一次|改回|恢复",
-    re.IGNORECASE,
-)
 _SELF = re.compile(
     r"\b(?:as i (?:said|mentioned|noted|explained)(?: (?:before|earlier|above))?|"
     r"(?:my|the) (?:previous|earlier|last) (?:response|answer|message|reply|output)|"
     r"as an ai\b|i am (?:an ai|a language model)|i (?:will|'ll) (?:now )?(?:re-?examine|"
     r"reconsider|review) my|let me (?:re-?think|reconsider|re-?evaluate) my)\b|"
     r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)|"
-    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)",
+    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)|"
+    # a plan for planning: planning applied to the plan itself, not to the task
+    r"\bplan(?:ning)? (?:the|my|a|how to) plan(?:ning)?\b|"
+    r"\bplan(?:ning)? for (?:the |my )?planning\b|"
+    r"(?:规划|计划)[^，。；！？,.;!?]{0,6}(?:规划|计划)|如何(?:制定|做|写)(?:计划|规划)|"
+    r"本身[^，。；！？]{0,4}需要(?:规划|计划)",
     re.IGNORECASE,
-)
-_DONE = re.compile(
-    r"\b(?:task (?:is )?(?:complete|completed|done|finished)|all (?:tasks? )?(?:are )?done|"
-    r"i have (?:completed|finished) (?:the|your|all)|final answer)\b|任务(?:已经?)?完成|已全部完成|"
-    r"最终答案",
-    re.IGNORECASE,
-)
-
-
-def _call(step: Observation) -> tuple[str | None, str]:
-    """A call as the same call again would be: its tool and its (masked) arguments."""
-    return step.tool, step.args or ""
-
-
-def _stems(words: frozenset[str] | set[str]) -> frozenset[str]:
-    """Topic words for the drift check: parts of joined words ("cursor-based", "tools/list")
-    too, stopwords out, and a light stem of Latin words ("webhooks", "retrying" as "webhook",
-    "retry"), so that a step about the task's things shares words with it."""
-    found: set[str] = set()
-    for word in words:
-        parts = [p for p in re.split(r"[-/._:]+", word) if p != word]
-        for part in {word, *parts}:
-            # a part of a joined word is a topic word when it is a word ("py" of "dates.py",
-            # "md", "vs" are not)
-            short = len(part) < (3 if part is not word and part.isascii() else 2)
-            if short or part in STOPWORDS or _cjk_function(part):
-                continue
-            found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
-    return frozenset(found)
-
-
-_STEM = re.compile(r"(?:ing|ed|(?<=ch|sh|ss)es|(?<=x)es|(?<!s)s)$")
-_LABEL = re.compile(r"^[^\S\n]*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-#: Chinese function characters (particles, pronouns, measure words): a character pair with
-#: one of them is grammar ("里的", "这个", "一份"), not a topic.
-_FUNCTION_CHARS = frozenset(
-    "的了和是在我你他她它们这那个一不也就都而及与或被把让给对从到请吗呢吧啊么里些着过"
-)
-
-
-def _cjk_function(part: str) -> bool:
-    return bool(_CJK_CHAR.match(part)) and any(ch in _FUNCTION_CHARS for ch in part)
-
-
-def _weight(words: set[str] | frozenset[str]) -> float:
-    """Shared topic words as evidence: a word counts 1, a CJK character pair a half (one
-    generic pair is not a topic)."""
-    return sum(1.0 for w in words)
-
-
-#: Up to this many tokens (values masked), an answer restated with the same values and no
-#: new name says the same, whatever its words.
-_SHORT = 30
-#: Topic words unused for this many steps age out.
-_TOPIC_AGE = 24
-#: The rarity-weighted share of words that puts a step on the topic.
-_ON_TOPIC = 1.0
-#: Format words of agent transcripts (ReAct, JSON messages): never topic.
-_FORMAT = frozenset(
-    [
-        "thought",
-        "action",
-        "observation",
-        "input",
-        "output",
-        "final",
-        "answer",
-        "tool",
-        "tool_input",
-        "args",
-        "arguments",
-        "result",
-        "results",
-        "step",
-        "content",
-        "role",
-        "assistant",
-        "user",
-        "message",
-        "type",
-        "text",
-        "name",
-        "value",
-    ]
-) | frozenset(
-    {
-        "思考",
-        "行动",
-        "观察",
-        "结果",
-        "输入",
-        "输出",
-        "答案",
-        "一下",
-        "我们",
-        "进行",
-        "现在",
-        "然后",
-        "这个",
-        "那个",
-        "可以",
-        "需要",
-        "问题",
-        "一个",
-        "看看",
-        "已经",
-    }
 )

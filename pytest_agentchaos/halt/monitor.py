@@ -1,5 +1,7 @@
 """The halt monitor: hard limits first, then the heuristics' scores combined into one risk
-against a threshold (seed 004's weighted monitor), with a decision that names what fired.
+against a threshold (seed 004's weighted monitor), with a decision that names what fired. A
+halt needs one heuristic at its full strikes (three strikes of one pattern) as well: several
+heuristics that each count the same event once or twice do not add up to one.
 
     monitor = HaltMonitor(task="Summarise the three reports")
     for output in agent_steps():
@@ -10,7 +12,9 @@ against a threshold (seed 004's weighted monitor), with a decision that names wh
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +23,15 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
-from .embed import MISSING_EXTRA, CachedEmbedder, Embedder, LexicalEmbedder, SentenceEmbedder
+from .embed import (
+    MISSING_EXTRA,
+    MULTILINGUAL_PACKAGE,
+    CachedEmbedder,
+    Embedder,
+    LexicalEmbedder,
+    MultilingualEmbedder,
+    SentenceEmbedder,
+)
 from .heuristics import (
     Heuristic,
     Observation,
@@ -31,10 +43,12 @@ from .heuristics import (
 from .policy import HaltPolicy
 from .state import plain, state_key
 from .streaks import error_class, signature
-from .text import MAX_TEXT, cjk_share, digest, names, tokens
-from .values import Counters, artefacts, read
+from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
+from .values import Counters, artefacts, loop_place, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -59,8 +73,13 @@ class HaltMonitor:
     ``embedder``: ``None`` for the sentence model of the ``semantic`` extra (without the extra,
     building the monitor is a ``ChaosConfigError`` naming it), ``"lexical"`` (or a
     :class:`~.embed.LexicalEmbedder`) or any :class:`~.embed.Embedder`; each
-    distinct text is encoded once. CJK text is compared by character bigrams, never by the
-    English model's cosine.
+    distinct text is encoded once. CJK text is never compared by the English model's cosine.
+
+    ``cjk_embedder``: what CJK text (Chinese, Japanese, Korean) is compared with beside its
+    character bigrams. ``None``: the multilingual sentence model
+    (:class:`~.embed.MultilingualEmbedder`, in the ``semantic`` extra) where it is installed and
+    the monitor is not lexical; else character bigrams only (:attr:`cjk_semantic` says which).
+    ``"lexical"``: character bigrams only. Or any :class:`~.embed.Embedder`.
 
     ``heuristics``: heuristics of your own, read after the built-in ones (see
     :class:`~.heuristics.Heuristic`): each strike counts toward its own three strikes like a
@@ -72,6 +91,7 @@ class HaltMonitor:
         embedder: Embedder | str | None = None,
         policy: HaltPolicy | None = None,
         heuristics: Sequence[Heuristic] = (),
+        cjk_embedder: Embedder | str | None = None,
     ) -> None:
         __tracebackhide__ = True
         if not isinstance(task, str):
@@ -87,6 +107,7 @@ class HaltMonitor:
                 "embedder must be None, 'lexical' or have encode(texts) -> vectors; "
                 f"got {embedder!r}"
             )
+        cjk = _cjk_embedder(cjk_embedder, lexical=isinstance(embedder, LexicalEmbedder))
         if policy is not None and not isinstance(policy, HaltPolicy):
             raise TypeError(f"HaltMonitor(policy=...) takes a HaltPolicy, got {policy!r}")
         self.policy = policy or HaltPolicy()
@@ -95,7 +116,9 @@ class HaltMonitor:
             heuristic_name(h): float(getattr(h, "weight", 1.0)) for h in self.heuristics
         }
         self.embedder = CachedEmbedder(embedder)
-        self.watch = Watch(self.policy, task, self.embedder, extra=self.heuristics)
+        #: The embedder CJK text is compared with (cached), or None: character bigrams only.
+        self.cjk_embedder = CachedEmbedder(cjk) if cjk is not None else None
+        self.watch = self._watch(task)
         self.steps = 0
         self.seconds = 0.0
         self.tokens_used = 0
@@ -128,12 +151,22 @@ class HaltMonitor:
         """Forget the run's strikes and what it has seen (after a rollback or a restart the
         agent starts over, and what it says again is no repetition); its steps, seconds and
         tokens still count toward the hard limits."""
-        self.watch = Watch(self.policy, self.watch.task, self.embedder, extra=self.heuristics)
+        self.watch = self._watch(self.watch.task)
         self._seen_info = set()
         self._counters = Counters()
         self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
+
+    def _watch(self, task: str) -> Watch:
+        return Watch(
+            self.policy, task, self.embedder, extra=self.heuristics, cjk_embedder=self.cjk_embedder
+        )
+
+    @property
+    def cjk_semantic(self) -> bool:
+        """Whether CJK text is compared by a sentence model (else by character bigrams only)."""
+        return self.cjk_embedder is not None
 
     @property
     def decision(self) -> HaltDecision:
@@ -173,17 +206,25 @@ class HaltMonitor:
         # error says is news too ("4 failed" after "12 failed")
         reading = read(text)
         counters = self._counters.drop(index, reading.numbers)
+        canonical = None if args is None else _canonical(args)
         # a call that worked names the item it worked on ("page 4"): its number is no loop
-        # counter there; talk and failures that only count their own attempts say nothing new
-        info = (reading.values if ok is True else reading.values - counters) - reading.weak
+        # counter there, unless a word says it counts the agent's own repetitions ("[iter
+        # 5]", "attempt 3", "step: 9", "第3轮"); talk and failures that only count their own
+        # attempts say nothing new
+        if ok is True:
+            loops = {v for place, v in reading.numbers if loop_place(place)}
+            counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
+        info = (reading.values - counters) - reading.weak
         if error_text:
             info |= read(error_text).values
         new = frozenset(info - self._seen_info)
         self._seen_info |= info
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
-        said = {f"name:{n}" for n in names(text) if n not in self._acronyms(text)}
-        new_names = frozenset(said - self._seen_info)
+        # (read with values masked: "2 MiB" is a size, not a name)
+        said = {f"name:{n}" for n in names(reading.masked) if n not in acronyms(text)}
+        # a name the run has already seen as a value ("ImportError" in an error) is no news
+        new_names = frozenset(n for n in said - self._seen_info if n[5:] not in self._seen_info)
         self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)
@@ -201,7 +242,7 @@ class HaltMonitor:
             cjk=cjk_share(text) >= 0.3,
             new_info=new,
             new_names=new_names,
-            args=None if args is None else _canonical(args),
+            args=canonical,
             seconds=float(seconds) if seconds is not None and _number(seconds) else None,
             worked=worked,
             shape=digest(reading.masked),
@@ -233,6 +274,9 @@ class HaltMonitor:
         and states the same counts, and another failure otherwise."""
         if ok is not False:
             return None
+        if error and tool is not None and _exit_only(error):
+            # "exit 2" says that it failed, not what failed: the output says that
+            return signature(None, f"{error}\n{text}")
         if error or tool is None:
             return signature(error, text)
         kind = error_class(text)
@@ -266,19 +310,16 @@ class HaltMonitor:
         risk = round(1.0 - remaining, 6)
         ranked = sorted((s for s in signals if s.strike or s.score >= 1.0), key=lambda s: -s.score)
         fired = tuple(s.heuristic for s in ranked)
-        halt = risk >= self.policy.threshold
+        # three strikes of one pattern, and the weighted risk high enough: heuristics that each
+        # count the same event (a return to an old state is a state strike, a failure again
+        # and a step with nothing new) are not three independent patterns
+        halt = risk >= self.policy.threshold and any(s.score >= 1.0 for s in signals)
         reason = "; ".join(
             f"{s.heuristic} ({s.strikes}/{self.policy.strikes}): {s.reason}"
             for s in ranked
             if s.reason
         )
         return HaltDecision(halt, risk, fired, reason, step.index, False, tuple(signals))
-
-    @staticmethod
-    def _acronyms(text: str) -> frozenset[str]:
-        """The all-capital words of ``text``, casefolded ("API", "HTTP", "FINAL"): labels and
-        kinds of things, not the names a new finding brings."""
-        return frozenset(w.casefold() for w in _ACRONYM.findall(text[:MAX_TEXT]))
 
     def _limit(self) -> str:
         p = self.policy
@@ -291,9 +332,44 @@ class HaltMonitor:
         return ""
 
 
+def _cjk_embedder(choice: Any, lexical: bool) -> Embedder | None:
+    """The embedder for CJK text that ``cjk_embedder=choice`` names (see :class:`HaltMonitor`)."""
+    if choice is None:
+        if lexical:
+            return None
+        if not MultilingualEmbedder.available():
+            _say_bigrams_only()
+            return None
+        return MultilingualEmbedder()
+    if isinstance(choice, str) and choice == "lexical":
+        return None
+    if isinstance(choice, str) or not isinstance(choice, Embedder):
+        raise TypeError(
+            f"cjk_embedder must be None, 'lexical' or have encode(texts) -> vectors; got {choice!r}"
+        )
+    return choice
+
+
+@functools.cache
+def _say_bigrams_only() -> None:
+    """Once per process: without the multilingual model, CJK text is compared by bigrams."""
+    logger.info(
+        "halt monitor: CJK text is compared by character bigrams only; the multilingual "
+        "sentence model needs the package %r (the 'semantic' extra)",
+        MULTILINGUAL_PACKAGE[0],
+    )
+
+
 #: A value that tells one failure from another: a number, a path, a name with a digit, a
 #: test id (not a quoted message in words).
 _HARD = re.compile(r"\d|[./_:]\w")
+
+
+def _exit_only(error: str) -> bool:
+    """Whether an error text is only an exit status ("exit 2", "Command failed with exit code
+    1"): the same for every failure of a command."""
+    kinds = error_class(error)
+    return len(error) <= 80 and bool(kinds) and all(k.startswith("exit:") for k in kinds.split(","))
 
 
 def _recounted(now: frozenset[str], before: frozenset[str]) -> bool:
@@ -340,9 +416,6 @@ def _flatten(value: Any, key: str, lines: list[str]) -> None:
             _flatten(item, key, lines)
     elif value is not None and value != "":
         lines.append(f"{key}: {value}" if key else str(value))
-
-
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 
 
 def _canonical(args: Any) -> str:

@@ -38,6 +38,7 @@ _FIELDS: dict[str, Validator] = {
     "lexical_overlap": _SHARE,
     "cjk_overlap": _SHARE,
     "semantic_similarity": _SHARE,
+    "cjk_semantic_similarity": _SHARE,
     "stagnation_steps": count(),
     "novelty_steps": count(),
     "threshold": _SHARE,
@@ -54,17 +55,20 @@ class HaltPolicy:
     a repetition is looked for in. ``lexical_overlap`` / ``cjk_overlap``: token overlap
     (Jaccard) that makes two outputs near-duplicates (words; CJK character bigrams).
     ``semantic_similarity``: cosine of sentence embeddings that makes two (non-CJK) outputs say
-    the same. ``stagnation_steps``: reports of flat progress before each is a strike;
-    ``novelty_steps``: steps in a row without new information before each is a strike.
-    ``weights``: how much each heuristic's score counts in the risk, which combines them as
-    independent evidence (``1 - prod(1 - weight * score)``); ``threshold``: the risk that
-    halts. ``max_steps`` / ``max_seconds`` / ``max_tokens``: hard limits (0: none)."""
+    the same; ``cjk_semantic_similarity``: the same for CJK text, by the multilingual model
+    (:class:`~.embed.MultilingualEmbedder`). ``stagnation_steps``: reports of flat progress
+    before each is a strike; ``novelty_steps``: steps in a row without new information before
+    each is a strike. ``weights``: how much each heuristic's score counts in the risk, which
+    combines them as independent evidence (``1 - prod(1 - weight * score)``); ``threshold``:
+    the risk that halts, once one heuristic has its full ``strikes``. ``max_steps`` /
+    ``max_seconds`` / ``max_tokens``: hard limits (0: none)."""
 
     strikes: int = 3
     window: int = 6
     lexical_overlap: float = 0.8
     cjk_overlap: float = 0.7
     semantic_similarity: float = 0.8
+    cjk_semantic_similarity: float = 0.7
     stagnation_steps: int = 4
     novelty_steps: int = 2
     threshold: float = 0.95

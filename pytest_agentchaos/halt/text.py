@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "MAX_TEXT",
+    "acronyms",
     "cjk_share",
     "digest",
     "information",
@@ -27,6 +28,7 @@ __all__ = [
     "names",
     "normal",
     "overlap",
+    "stems",
     "tokens",
 ]
 
@@ -156,8 +158,17 @@ def names(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def acronyms(text: str) -> frozenset[str]:
+    """The all-capital words of ``text``, casefolded ("API", "HTTP", "KB"): labels, units and
+    kinds of things, not the names a new finding brings."""
+    return frozenset(w.casefold() for w in _ACRONYM.findall(text[:MAX_TEXT]))
+
+
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 _NAME = re.compile(r"(?<![\w.'’/-])[A-Z][\w'’-]*[A-Za-z0-9]")
-_OPENERS = frozenset(".:;!?\"'(“‘—–-")
+#: What opens a sentence before a capital: a full stop, a colon, a quote, a dash, and the end
+#: of a bracketed tag ("[iter 3] Let me ...").
+_OPENERS = frozenset(".:;!?\"'(“‘—–-]")
 _PRONOUNS = frozenset({"I'm", "I'll", "I've", "I'd", "I’m", "I’ll", "I’ve", "I’d"})
 
 
@@ -175,3 +186,33 @@ def keywords(task: str, extra: Iterable[str] = ()) -> frozenset[str]:
     found = {t for t in tokens(task) if t not in STOPWORDS and (len(t) > 1 or _CJK_RUN.match(t))}
     found |= {normal(w) for w in extra if w.strip()}
     return frozenset(found)
+
+
+def stems(words: frozenset[str] | set[str]) -> frozenset[str]:
+    """Topic words: parts of joined words ("cursor-based", "tools/list") too, stopwords out,
+    and a light stem of Latin words ("webhooks", "retrying" as "webhook", "retry"), so that a
+    step about the task's things shares words with it."""
+    found: set[str] = set()
+    for word in words:
+        parts = [p for p in re.split(r"[-/._:]+", word) if p != word]
+        for part in {word, *parts}:
+            # a part of a joined word is a topic word when it is a word ("py" of "dates.py",
+            # "md", "vs" are not)
+            short = len(part) < (3 if part is not word and part.isascii() else 2)
+            if short or part in STOPWORDS or _cjk_function(part):
+                continue
+            found.add(_STEM.sub("", part) if len(part) > 4 and part.isascii() else part)
+    return frozenset(found)
+
+
+_STEM = re.compile(r"(?:ing|ed|(?<=ch|sh|ss)es|(?<=x)es|(?<!s)s)$")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: Chinese function characters (particles, pronouns, measure words): a character pair with
+#: one of them is grammar ("里的", "这个", "一份"), not a topic.
+_FUNCTION_CHARS = frozenset(
+    "的了和是在我你他她它们这那个一不也就都而及与或被把让给对从到请吗呢吧啊么里些着过"
+)
+
+
+def _cjk_function(part: str) -> bool:
+    return bool(_CJK_CHAR.match(part)) and any(ch in _FUNCTION_CHARS for ch in part)

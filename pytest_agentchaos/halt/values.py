@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .text import MAX_TEXT, information
 
-__all__ = ["Counters", "Reading", "fold", "masked", "number", "read", "values"]
+__all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: CJK punctuation that NFKC leaves alone, as its plain counterpart.
@@ -192,6 +192,32 @@ def _yuan(match: re.Match[str]) -> str:
     return f" {number(str(round(y + j / 10 + f / 100, 2)))} 元"
 
 
+#: A data size with its unit ("2,097,152 bytes", "2048 KB", "2 MiB", "two megabytes"): one
+#: value in bytes. KB, MB, GB are read as binary (1024), as file tools (ls -lh, du, stat)
+#: print them; kB is the SI kilobyte.
+_SIZE_UNITS = {
+    "byte": 1, "bytes": 1, "kb": 1024, "kib": 1024, "kilobyte": 1024,
+    "kilobytes": 1024, "mb": 1024**2, "mib": 1024**2, "megabyte": 1024**2,
+    "megabytes": 1024**2, "gb": 1024**3, "gib": 1024**3, "gigabyte": 1024**3,
+    "gigabytes": 1024**3, "tb": 1024**4, "tib": 1024**4, "terabyte": 1024**4,
+    "terabytes": 1024**4,
+}  # fmt: skip
+_SIZE = re.compile(
+    r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|"
+    rf"(?:(?:{'|'.join([*_ONES, *_TENS])})[\s-]*){{1,3}})\s*"
+    r"(?P<u>kB|(?i:[kmgt]i?b|bytes?|(?:kilo|mega|giga|tera)bytes?))(?![\w/])"
+)
+
+
+def _size(match: re.Match[str]) -> str:
+    value = number(match["n"])
+    unit = match["u"]
+    factor = 1000 if unit == "kB" else _SIZE_UNITS.get(unit.casefold())
+    if value is None or factor is None:
+        return match[0]
+    return f" {number(str(round(float(value) * factor)))} B "
+
+
 # -- volatile tokens and enumerations --------------------------------------------------------
 
 _VOLATILE = re.compile(
@@ -226,7 +252,10 @@ _NUMBER_IN_TEXT = re.compile(
     rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
 )
-_BEFORE = re.compile(rf"([^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*$", re.UNICODE)
+#: (a label's word before its ":", "=" or "#" is the place: "step: 9", "attempt #3")
+_BEFORE = re.compile(
+    rf"([^\W\d_]+(?=\s*[:=#]\s*$)|[^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*[:=#]?\s*$", re.UNICODE
+)
 _AFTER = re.compile(rf"^\s*([^\W\d_]+|[{_CJK}]|[/%])", re.UNICODE)
 
 
@@ -249,6 +278,7 @@ def read(text: str) -> Reading:
     plain = _MONTH_DAY.sub(_month_day, plain)
     plain = _YUAN.sub(_yuan, plain)
     plain = _VOLATILE.sub(" ", plain)
+    plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     numbers: list[tuple[str, str, bool]] = []
     places: dict[str, list[str]] = {}
@@ -329,6 +359,28 @@ def values(text: str) -> frozenset[str]:
 def masked(text: str) -> str:
     """``text`` with its values (numbers in any writing) replaced by ``#``."""
     return read(text).masked
+
+
+#: Words that count the agent's own repetitions (a loop, an attempt, a round, a step of its
+#: log), not the items of its work: a number after one ("[iter 5]", "attempt #3", "step: 9",
+#: "第3轮") or before a word of times ("重试 3 次") that rises step by step is a loop counter,
+#: even in a step whose call worked.
+_LOOP_WORD = re.compile(
+    r"(?:^|[^a-z])(?:loop|iter|iteration|attempt|try|retry|round|cycle|turn|step|pass|run)$"
+)
+_LOOP_UNIT = frozenset("次轮遍回")
+
+
+def loop_place(place: str) -> bool:
+    """Whether a number's place (``word before_first letter after``, as :func:`read` gives it)
+    is that of a loop counter: after a word that counts the agent's own repetitions, or before
+    a word of times."""
+    before, _, after = place.rpartition("_")
+    return (
+        bool(_LOOP_WORD.search(before))
+        or after in _LOOP_UNIT
+        or (before.endswith("第") and after == "步")
+    )
 
 
 @dataclass

@@ -1,0 +1,148 @@
+"""Drift: steps off the task's words and off the work it led to, or unrequested work after
+the agent said the task was done.
+
+Shared words are weighted by rarity: a word (nearly) every step uses, such as a format's
+"Thought:" or "Action:", weighs nothing, and so do the labels that open a line and the tools'
+names, learnt as they come. Topic words come only from steps on the task or from steps on the
+work it led to that progressed, and age out when the work moves on; being back on the topic
+halves the drift, it does not clear it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .observation import Observation
+from .text import keywords, stems
+
+__all__ = ["Topic", "Verdict"]
+
+#: A strike window that never ends: drift counts over the whole run.
+FOREVER = 10**9
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the drift check says of one step: ``strike`` (with its ``reason``), the strike
+    window (None: the policy's), and whether the step is back on the topic (``decay``: the
+    drift so far is halved)."""
+
+    strike: bool
+    reason: str = ""
+    window: int | None = FOREVER
+    decay: bool = False
+
+
+@dataclass
+class Topic:
+    """A run's topic as the drift check keeps it: the task's words, the words of the work on
+    it, the format's own words, and how far off the topic the latest steps are."""
+
+    task: str = ""
+    task_words: frozenset[str] = frozenset()
+    completed_at: int | None = None
+    on_topic_seen: bool = False
+    #: topic words admitted from steps that progressed, with the step that last used them
+    vocabulary: dict[str, int] = field(default_factory=dict)
+    #: in how many steps each content word appeared (rarity weighting of shared words)
+    seen_in: dict[str, int] = field(default_factory=dict)
+    off_topic: int = 0
+    off_talk: int = 0
+    adrift: int = 0
+    steps_read: int = 0
+    format_words: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.task_words = stems(keywords(self.task))
+
+    def read(self, step: Observation, informative: bool) -> Verdict:
+        """Whether ``step`` is one more step adrift (``informative``: it brought news or
+        progress). Talk (no call) off the topic twice in a row is drift at once; actions, a
+        third step in a row."""
+        done = _DONE.search(step.output[:4000]) and step.ok is not False
+        if done and self.completed_at is None:
+            self.completed_at = step.index
+            return Verdict(False, window=None)
+        if self.completed_at is not None and step.index > self.completed_at:
+            return Verdict(
+                True, f"the agent goes on after saying the task was done (step {self.completed_at})"
+            )
+        if not self.task_words or not step.output.strip():
+            return Verdict(False, window=None)
+        # the format's own words: the labels that open a line ("Thought:", "Action Input:",
+        # a structured message's keys) and the tools' names, learnt as they come
+        self.format_words |= (
+            stems(
+                frozenset(
+                    w.casefold() for m in _LABEL.finditer(step.output[:4000]) for w in m[1].split()
+                )
+                | frozenset({step.tool.casefold()} if step.tool else ())
+            )
+            - self.task_words
+        )
+        content = stems(step.tokens | step.info) - _FORMAT - self.format_words
+        self.steps_read += 1
+        for word in content:
+            self.seen_in[word] = self.seen_in.get(word, 0) + 1
+        if len(self.seen_in) > 50_000:
+            self.seen_in = {w: n for w, n in self.seen_in.items() if n > 1}
+        for word, last in list(self.vocabulary.items()):
+            if step.index - last > _TOPIC_AGE:
+                del self.vocabulary[word]  # the work moved on: an old step's words age out
+        task_shared = content & self.task_words
+        # a word of (nearly) every step, on the topic or off it, is the format's, not the
+        # topic's ("Thought", "Action", a JSON message's keys): it weighs nothing
+        common = {
+            w for w in content
+            if self.steps_read >= 4 and self.seen_in[w] >= 0.9 * self.steps_read
+            and w not in self.task_words
+        }  # fmt: skip
+        work_shared = (content & self.vocabulary.keys()) - common
+        # a step that progressed needs one shared word, any other two
+        if _weight(task_shared) >= 1 or _weight(work_shared) >= (1 if informative else 2):
+            self.on_topic_seen = True
+            if informative or _weight(task_shared) >= 1:
+                # on the task, or on the work it led to with progress: its words are topic
+                for word in content - common:
+                    self.vocabulary[word] = step.index
+            for word in work_shared:
+                self.vocabulary[word] = step.index
+            self.off_topic = self.off_talk = self.adrift = 0
+            return Verdict(False, decay=True)
+        self.off_topic += 1
+        self.off_talk = self.off_talk + 1 if step.tool is None else 0
+        # an aside or two is work too (a look-up, a note): the third in a row is drift. Talk
+        # (no call) off the topic twice in a row is drift at once: an action's words are a
+        # terse label of work whose topic is in its tool and arguments; talk's are all it has.
+        # One strike per step further adrift by either count, not one per count
+        adrift = max(self.off_topic - 2, self.off_talk - 1)
+        strike = self.on_topic_seen and adrift > self.adrift
+        self.adrift = max(self.adrift, adrift)
+        return Verdict(strike, "the output shares nothing with the task or the work on it")
+
+
+def _weight(words: set[str] | frozenset[str]) -> float:
+    """Shared topic words as evidence: each counts 1."""
+    return sum(1.0 for w in words)
+
+
+_DONE = re.compile(
+    r"\b(?:task (?:is )?(?:complete|completed|done|finished)|all (?:tasks? )?(?:are )?done|"
+    r"i have (?:completed|finished) (?:the|your|all)|final answer)\b|任务(?:已经?)?完成|已全部完成|"
+    r"最终答案",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^[^\S\n]*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
+#: Topic words unused for this many steps age out.
+_TOPIC_AGE = 24
+#: Format words of agent transcripts (ReAct, JSON messages): never topic.
+_FORMAT = frozenset(
+    {
+        "thought", "action", "observation", "input", "output", "final", "answer", "tool",
+        "tool_input", "args", "arguments", "result", "results", "step", "content", "role",
+        "assistant", "user", "message", "type", "text", "name", "value",
+        "思考", "行动", "观察", "结果", "输入", "输出", "答案", "一下", "我们", "进行",
+        "现在", "然后", "这个", "那个", "可以", "需要", "问题", "一个", "看看", "已经",
+    }
+)  # fmt: skip

@@ -1,0 +1,162 @@
+"""Which earlier steps a step says again, and which it does again: what repetition,
+oscillation and the progress check read.
+
+A step *says the same* as an earlier one when the two are equal once their values are masked
+(and it names no value the other did not), hand back the same artefact, restate the same short
+answer, or share enough: token overlap (words; CJK character bigrams) or, for other text, the
+cosine of sentence embeddings. It is *close* (a paraphrase) :data:`CLOSE` below those limits.
+A step *redoes* an earlier one when it is the same call again, or the same tool saying the same
+or nearly the same about nothing that step did not name, or saying it does that again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .embed import CachedEmbedder, cosine
+from .observation import Observation
+from .policy import HaltPolicy
+from .text import acronyms, names, overlap, stems
+
+__all__ = ["CLOSE", "Match", "redoes", "similar"]
+
+#: How far below the policy's limit for "says the same" (``semantic_similarity``, or
+#: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
+#: repetition by itself; it makes a step that names nothing new a redo of the earlier one.
+CLOSE = 0.2
+
+#: An earlier step, how it matches (``exact``, ``artefact``, ``restated``, ``lexical``,
+#: ``semantic``) and how closely.
+Match = tuple[Observation, str, float]
+
+
+def similar(
+    step: Observation,
+    recent: Sequence[Observation],
+    policy: HaltPolicy,
+    embedder: CachedEmbedder | None,
+    named: set[str],
+    cjk_embedder: CachedEmbedder | None = None,
+) -> tuple[list[Match], list[Match]]:
+    """The outputs of ``recent`` that say the same as ``step`` (which, how, score), and every
+    one that is at least *close* to it: a paraphrase, its similarity :data:`CLOSE` below the
+    policy's limit for saying the same. Texts are compared with their values masked; only the
+    very same values say the same ("pinning 2.6.4" after "pinning 1.10.13" reads alike, but
+    is the other answer). The same artefact handed back (code, a query, a formula) says the
+    same whatever the words around it, and so does a short answer restating the same values
+    with nothing else new (no name outside ``named``, the names said so far). CJK text is
+    compared by its character bigrams, then (``cjk_embedder``, a multilingual model) by the
+    cosine of its masked text against ``cjk_semantic_similarity``; never by ``embedder``, an
+    English model that scores unrelated Chinese sentences 0.44-0.54."""
+    found: list[Match] = []
+    close: list[Match] = []
+    if not step.output.strip():
+        return found, close
+    pending: list[Observation] = []
+    pending_cjk: list[Observation] = []
+    short = len(step.tokens) <= _SHORT
+    for old in recent:
+        if not old.output.strip():
+            continue
+        if old.digest == step.digest or (old.shape == step.shape and step.info <= old.info):
+            found.append((old, "exact", 1.0))
+            continue
+        if step.artefacts and step.artefacts <= old.artefacts and old.tool == step.tool:
+            found.append((old, "artefact", 1.0))
+            continue
+        if not old.tokens or not step.tokens or not step.info <= old.info:
+            continue  # naming a value that one did not: about something else (unencoded)
+        if (short and step.info and old.tool == step.tool
+                and old.args == step.args and _names(step) <= named):  # fmt: skip
+            found.append((old, "restated", 1.0))
+            continue
+        jaccard = overlap(old.tokens, step.tokens)
+        limit = policy.cjk_overlap if step.cjk else policy.lexical_overlap
+        if jaccard >= limit:
+            found.append((old, "lexical", jaccard))
+        elif not step.cjk and not old.cjk and embedder is not None:
+            pending.append(old)
+        elif (step.cjk or old.cjk) and cjk_embedder is not None:
+            pending_cjk.append(old)
+        elif jaccard >= limit - CLOSE:
+            close.append((old, "lexical", jaccard))
+    if pending and embedder is not None:
+        vectors = embedder.encode([step.output] + [o.output for o in pending])
+        _cosines(vectors, pending, policy.semantic_similarity, found, close)
+    if pending_cjk and cjk_embedder is not None:
+        # values masked: the values were compared above, in one writing
+        vectors = cjk_embedder.encode(
+            [step.masked or step.output] + [o.masked or o.output for o in pending_cjk]
+        )
+        _cosines(vectors, pending_cjk, policy.cjk_semantic_similarity, found, close)
+    return found, found + close
+
+
+def _cosines(
+    vectors: Sequence[Sequence[float]],
+    olds: list[Observation],
+    limit: float,
+    found: list[Match],
+    close: list[Match],
+) -> None:
+    """The step's vector (first) against each earlier step's: the same at ``limit``, close
+    :data:`CLOSE` below it."""
+    for old, vector in zip(olds, vectors[1:], strict=True):
+        score = cosine(vectors[0], vector)
+        if score >= limit:
+            found.append((old, "semantic", score))
+        elif score >= limit - CLOSE:
+            close.append((old, "semantic", score))
+
+
+def redoes(
+    step: Observation, matches: list[Match], recent: Sequence[Observation], named: set[str]
+) -> list[Observation]:
+    """The steps of ``recent`` that ``step`` does again: the same call (tool and arguments,
+    when both are known), or the same tool (or none) saying the same or nearly the same
+    (``matches``) about nothing that step did not name. A step with new information, or a
+    call with other arguments, does something else."""
+    if step.new_info:
+        return []
+    found = {}
+    close = {old.index for old, _, _ in matches}
+    if step.args is not None:
+        mine = _call(step)
+        found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
+    # it says it does something again: what it names that a step of the same tool did
+    again = stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
+    # words close to an earlier step's but about a thing not named before: the next item
+    fresh = bool(_names(step) - named)
+    for old in recent:
+        if old.tool != step.tool or not step.info <= old.info:
+            continue
+        if step.args is not None and old.args is not None:
+            continue  # other arguments: another call
+        if (old.index in close and not fresh) or again & stems(old.tokens | old.info):
+            found[old.index] = old
+    return [found[i] for i in sorted(found)]
+
+
+def _names(step: Observation) -> frozenset[str]:
+    """The names a step says, read with its values masked ("2 MiB" is a size) and without
+    all-capital words (units, labels)."""
+    return names(step.masked or step.output) - acronyms(step.output)
+
+
+def _call(step: Observation) -> tuple[str | None, str]:
+    """A call as the same call again would be: its tool and its (masked) arguments."""
+    return step.tool, step.args or ""
+
+
+#: The agent says it does something again: a retry, a re-check, one more pass.
+_AGAIN = re.compile(
+    r"\b(?:again|once more|one more (?:time|try|attempt|pass|check|look|confirmation)|"
+    r"another (?:try|attempt|pass|look)|double-check\w*|re-\w+|back(?![-\w])|revert\w*|"
+    r"restor\w*|undo\w*)|"
+    r"再(?:次|一次|一遍|试|查|看一|检查|通读|跑|运行|执行|提交)|重新|又一次|改回|恢复",
+    re.IGNORECASE,
+)
+#: Up to this many tokens (values masked), an answer restated with the same values and no
+#: new name says the same, whatever its words.
+_SHORT = 30
