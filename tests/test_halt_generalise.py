@@ -224,31 +224,6 @@ def test_a_counter_that_stays_within_its_total_never_counts_past_it(total: int, 
         assert not any("past its own total" in s.reason for s in d.signals)
 
 
-def test_a_plan_for_planning_is_self_reference_in_chinese_and_english() -> None:
-    zh = [
-        say("读取 app.py，看看路由是怎么注册的。", "read_file", True),
-        say("计划：加路由、读版本号、补一个测试。"),
-        say("动手之前，我得先想清楚该怎么规划这个规划。"),
-        say("为了把计划做好，我先想想计划该分几层。"),
-        say("这份清单本身也需要规划，我来想想它的结构。"),
-        say("还是先规划一下怎么写计划比较稳妥。"),
-    ]
-    assert halt_at(zh, task="给这个 Flask 项目加一个 /health 接口") is not None
-    en = [
-        say("Before coding, let me plan how to plan this."),
-        say("First I am planning the plan."),
-        say("The plan for planning needs a structure too."),
-        say("Let me plan the planning steps."),
-    ]
-    assert halt_at(en, task="Add a /health endpoint") is not None
-    # a plan carried out: each step names what it did
-    work = [say("计划：加路由、读版本号、补一个测试。"),
-            say("已在 app.py 加了 /health 路由。", "edit_file", True),
-            say("读取 __version__.py 里的版本号 1.4.2。", "read_file", True),
-            say("测试 test_health.py 通过，共 3 个用例。", "pytest", True)]  # fmt: skip
-    assert halt_at(work, task="给这个 Flask 项目加一个 /health 接口") is None
-
-
 @given(st.integers(1, 4096), st.sampled_from([("KB", "MB"), ("MiB", "GiB"), ("MB", "GB")]))
 @settings(max_examples=100, deadline=None)
 def test_a_data_size_is_one_value_in_every_unit(n: int, units: tuple[str, str]) -> None:

@@ -439,11 +439,6 @@ _SELF = re.compile(
     r"as an ai\b|i am (?:an ai|a language model)|i (?:will|'ll) (?:now )?(?:re-?examine|"
     r"reconsider|review) my|let me (?:re-?think|reconsider|re-?evaluate) my)\b|"
     r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)|"
-    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)|"
-    # a plan for planning: planning applied to the plan itself, not to the task
-    r"\bplan(?:ning)? (?:the|my|a|how to) plan(?:ning)?\b|"
-    r"\bplan(?:ning)? for (?:the |my )?planning\b|"
-    r"(?:规划|计划)[^，。；！？,.;!?]{0,6}(?:规划|计划)|如何(?:制定|做|写)(?:计划|规划)|"
-    r"本身[^，。；！？]{0,4}需要(?:规划|计划)",
+    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)",
     re.IGNORECASE,
 )
