@@ -127,6 +127,8 @@ SECTION_KEYS: dict[str, str] = {
     "(when it does).",
     "escape.loops.text_similarity": "The share of words two model outputs share to be the same "
     "thought.",
+    "escape.loops.nudge_tokens": "New words a user turn may add and still be a nudge "
+    "(\"continue\"): a reply to a nudge is judged by its own text; 0 turns this off.",
     "escape.loops.error_streak_window": "Each failure of a streak within this many actions of "
     "the one before.",
     "escape.loops.error_numbers": "An error that differs only in a number: `ignore` (the same "
@@ -177,6 +179,8 @@ SECTION_KEYS: dict[str, str] = {
     "halt.cjk_overlap": "Character-pair overlap that makes two Chinese or Japanese outputs "
     "near-duplicates.",
     "halt.semantic_similarity": "Sentence-embedding cosine that makes two outputs say the same.",
+    "halt.cjk_semantic_similarity": "Cosine of the multilingual sentence model that makes two "
+    "Chinese or Japanese outputs say the same (used where the `semantic` extra is installed).",
     "halt.stagnation_steps": "Reports of flat progress before each is a strike.",
     "halt.novelty_steps": "Steps in a row without new information before each is a strike.",
     "halt.threshold": "The combined risk that halts.",
