@@ -31,3 +31,30 @@ def test_an_amount_a_task_writes_with_a_currency_name_is_stated() -> None:
     assert "USD" in found[40.0] and "CAD" in found[40.0]  # which dollars: not for us to say
     assert found[12.0] == ("EUR",)
     assert "EUR" in found[7.0]
+
+
+def test_units_still_read_after_the_library_is_imported_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pytest's in-process runs (``pytester``) restore ``sys.modules`` when they end, so a
+    library first imported inside one is imported afresh by the next user while the repairer's
+    registry keeps the first copy's objects. The units must read (and convert) all the same:
+    CI failed with pint's ``TypeError: can only concatenate str`` on exactly this."""
+    import sys
+
+    from pytest_agentchaos.repair import units
+    from pytest_agentchaos.repair.numbers import quantity
+
+    units.registry()  # built with the first copy
+    for name in [m for m in sys.modules if m == "pint" or m.startswith("pint.")]:
+        monkeypatch.delitem(sys.modules, name)
+    units.unit_name.cache_clear()
+    units.unit_of.cache_clear()
+    try:
+        assert [unit_name(w) for w in ("h", "km", "MB", "F", "in")] == [
+            "hour", "kilometer", "megabyte", None, None,
+        ]  # fmt: skip
+        assert quantity("90 mins").to("hour").magnitude == 1.5
+    finally:
+        units.unit_name.cache_clear()
+        units.unit_of.cache_clear()

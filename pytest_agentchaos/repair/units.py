@@ -16,8 +16,21 @@ from .enums import FUNCTION_WORDS
 
 __all__ = ["registry", "unit_name", "unit_of"]
 
-#: Dimensions a one- or two-letter abbreviation is read in.
+#: Dimensions a one- or two-letter abbreviation is read in (each to the first power).
 _SHORT_DIMENSIONS = frozenset({"[length]", "[time]", "[mass]", "[information]"})
+
+
+def _dimension(unit: Any) -> str | None:
+    """The one base dimension of ``unit`` (``[time]`` for an hour), or None for a compound.
+
+    Read from the container's items, never its text: formatting a container imports the
+    library's formatter lazily, and once the library's modules have been re-imported (as
+    pytest's in-process runs do when they restore ``sys.modules``) that formatter no longer
+    recognises the registry's containers and raises ``TypeError``."""
+    items = list(unit.dimensionality.items())
+    if len(items) != 1 or items[0][1] != 1:
+        return None
+    return str(items[0][0])
 
 
 @lru_cache(maxsize=1)
@@ -62,7 +75,7 @@ def unit_name(word: str) -> str | None:
     if len(word) <= 2 and (
         word.lower() in FUNCTION_WORDS
         or not information
-        and str(unit.dimensionality) not in _SHORT_DIMENSIONS
+        and _dimension(unit) not in _SHORT_DIMENSIONS
     ):
         return None
     return name
