@@ -465,3 +465,25 @@ def test_a_proxy_whose_parent_goes_away_stops_with_its_servers(
     wait_for(lambda: proxy.process.poll() is not None, "the proxy ended by itself")
     assert proxy.process.returncode == 0
     assert processes(token) == []
+
+
+def test_the_fixture_serves_with_the_runs_profile_and_stops_what_it_started(
+    tmp_path: Path,
+) -> None:
+    from pytest_agentchaos import Chaos
+    from pytest_agentchaos.adapters.mcp_client.fixture import ProxyFactory
+    from pytest_agentchaos.profiles import ProfileRegistry
+
+    token = new_token()
+    with Chaos.create(ProfileRegistry.default(None).get("flaky"), seed=9) as chaos:
+        factory = ProxyFactory(chaos, tmp_path)
+        served = factory.serve(list(SHOP), env={**os.environ, TOKEN_VAR: token})
+        argv = served.process.args
+        assert argv[argv.index("--profile") + 1] == "flaky"
+        assert argv[argv.index("--seed") + 1] == "9"
+        assert served.url.startswith("http://127.0.0.1:")
+        assert len(processes(token)) == 1
+        factory.close()  # what the fixture does at the test's end
+    assert served.process.returncode == 0
+    assert served.trace().meta["seed"] == 9
+    assert processes(token) == []
