@@ -15,7 +15,7 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +55,25 @@ def profiles(tmp_path: Path) -> Path:
     return folder
 
 
-def start(token: str, trace: Path, *options: str, server: tuple[str, ...] = SHOP) -> ServedProxy:
-    """The proxy serving HTTP, its processes marked with ``token``."""
-    argv = [*PROXY, "--http", *options, "--trace", str(trace), "--", *server]
-    return serve_http(argv, trace, env={**os.environ, TOKEN_VAR: token})
+@pytest.fixture
+def start() -> Iterator[Callable[..., ServedProxy]]:
+    """``start(token, trace, *options)``: the proxy serving HTTP in front of the shop server,
+    its processes marked with ``token``; every proxy started is stopped at the test's end,
+    also when the test fails."""
+    started: list[ServedProxy] = []
+
+    def start_proxy(
+        token: str, trace: Path, *options: str, server: tuple[str, ...] = SHOP
+    ) -> ServedProxy:
+        argv = [*PROXY, "--http", "--until-stdin-closes", *options, "--trace", str(trace),
+                "--", *server]  # fmt: skip
+        proxy = serve_http(argv, trace, env={**os.environ, TOKEN_VAR: token})
+        started.append(proxy)
+        return proxy
+
+    yield start_proxy
+    for proxy in started:
+        proxy.stop()
 
 
 @contextlib.asynccontextmanager
@@ -122,7 +137,7 @@ def post(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[in
 
 
 async def test_every_fault_kind_reaches_the_sdks_http_client_as_mcp_delivers_it(
-    profiles: Path, tmp_path: Path
+    profiles: Path, tmp_path: Path, start: Callable[..., ServedProxy]
 ) -> None:
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -167,7 +182,9 @@ async def test_every_fault_kind_reaches_the_sdks_http_client_as_mcp_delivers_it(
     assert processes(token) == []
 
 
-async def test_the_listing_over_http_is_the_servers_own(tmp_path: Path) -> None:
+async def test_the_listing_over_http_is_the_servers_own(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     async with connect() as direct:
         expected = (await direct.list_tools()).model_dump(mode="json", by_alias=True)
     proxy = start(new_token(), tmp_path / "t.json", "--profile", "flaky", "--seed", "1")
@@ -178,7 +195,9 @@ async def test_the_listing_over_http_is_the_servers_own(tmp_path: Path) -> None:
     assert listed["tools"][0]["inputSchema"]["properties"]
 
 
-async def test_the_sdks_client_class_negotiates_and_calls_through_the_proxy(tmp_path: Path) -> None:
+async def test_the_sdks_client_class_negotiates_and_calls_through_the_proxy(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     """``mcp.Client(url)`` probes the newer protocol first; the proxy refuses the probe as a
     request with no session, and the client falls back to the handshake it relays."""
     from mcp import Client
@@ -193,7 +212,9 @@ async def test_the_sdks_client_class_negotiates_and_calls_through_the_proxy(tmp_
 # -- sessions and processes --------------------------------------------------------------------
 
 
-async def test_each_session_has_its_server_and_nothing_is_left_behind(tmp_path: Path) -> None:
+async def test_each_session_has_its_server_and_nothing_is_left_behind(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     token = new_token()
     proxy = start(token, tmp_path / "t.json", "--profile", "none")
     assert len(processes(token)) == 1  # no session yet: no server
@@ -217,7 +238,9 @@ async def test_each_session_has_its_server_and_nothing_is_left_behind(tmp_path: 
     assert processes(token) == []
 
 
-async def test_stopping_the_proxy_mid_session_stops_its_servers(tmp_path: Path) -> None:
+async def test_stopping_the_proxy_mid_session_stops_its_servers(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     token = new_token()
     proxy = start(token, tmp_path / "t.json", "--profile", "none")
     seen: dict[str, Any] = {}
@@ -234,7 +257,9 @@ async def test_stopping_the_proxy_mid_session_stops_its_servers(tmp_path: Path) 
     assert seen["left"] == []
 
 
-async def test_a_server_that_crashes_ends_the_proxy_with_the_reason(tmp_path: Path) -> None:
+async def test_a_server_that_crashes_ends_the_proxy_with_the_reason(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     from mcp_types import CONNECTION_CLOSED
 
     token = new_token()
@@ -252,7 +277,9 @@ async def test_a_server_that_crashes_ends_the_proxy_with_the_reason(tmp_path: Pa
     assert processes(token) == []
 
 
-def test_requests_that_open_no_session_start_no_server(tmp_path: Path) -> None:
+def test_requests_that_open_no_session_start_no_server(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
     token = new_token()
     proxy = start(token, tmp_path / "t.json", "--profile", "none")
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -296,7 +323,8 @@ def test_requests_that_open_no_session_start_no_server(tmp_path: Path) -> None:
         (["--http", "--host", "example.com"], "--host example.com: not a loopback address;"),
         (["--http", "--host", "::"], "--host ::: not a loopback address;"),
         (["--http", "--port", "70000"], "--port 70000: not a port number (0 to 65535"),
-        (["--port", "8000"], "--host and --port go with --http"),
+        (["--port", "8000"], "--host, --port and --until-stdin-closes go with --http"),
+        (["--until-stdin-closes"], "--host, --port and --until-stdin-closes go with --http"),
     ],
 )  # fmt: skip
 def test_a_bad_address_is_refused_with_one_line(
@@ -342,7 +370,7 @@ async def _answers(proxy: ServedProxy) -> list[Any]:
 
 
 async def test_a_seed_decides_the_faults_and_an_http_proxy_trace_replays(
-    profiles: Path, tmp_path: Path
+    profiles: Path, tmp_path: Path, start: Callable[..., ServedProxy]
 ) -> None:
     base = ("--profile-dir", str(profiles), "--profile", "quick")
     first, second, replayed = (tmp_path / f"{n}.json" for n in "abc")
@@ -359,7 +387,7 @@ async def test_a_seed_decides_the_faults_and_an_http_proxy_trace_replays(
 
 
 async def test_a_budget_that_halts_the_run_ends_the_proxy_with_the_reason(
-    profiles: Path, tmp_path: Path
+    profiles: Path, tmp_path: Path, start: Callable[..., ServedProxy]
 ) -> None:
     (profiles / "tight.toml").write_text("[budgets]\nmax_tool_calls = 2\n")
     token = new_token()
@@ -393,7 +421,7 @@ LANGCHAIN_AGENT = (
     reason="AGENTCHAOS_MCP_V1_PYTHON names no Python with langchain-mcp-adapters (mcp 1.x)",
 )
 def test_langchain_mcp_adapters_on_the_1x_sdk_through_the_http_proxy(
-    profiles: Path, tmp_path: Path
+    profiles: Path, tmp_path: Path, start: Callable[..., ServedProxy]
 ) -> None:
     """The framework opens a session per tool call: one proxy serves them all, in one run."""
     import subprocess
@@ -417,4 +445,45 @@ def test_langchain_mcp_adapters_on_the_1x_sdk_through_the_http_proxy(
     assert stderr.splitlines()[-1].startswith(
         "agentchaos-mcp: the proxy was asked to stop; 7 MCP sessions, 6 tool calls, "
     )
+    assert processes(token) == []
+
+
+def test_a_proxy_whose_parent_goes_away_stops_with_its_servers(
+    tmp_path: Path, start: Callable[..., ServedProxy]
+) -> None:
+    """With --until-stdin-closes (as the fixture starts it), the proxy ends when the process
+    holding its stdin does, even one that is killed and never stops it."""
+    token = new_token()
+    proxy = start(token, tmp_path / "t.json", "--profile", "none")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "raw", "version": "0"}}}  # fmt: skip
+    assert post(proxy.url, initialize)[0] == 200  # a session, and its server
+    assert len(processes(token)) == 2
+    assert proxy.process.stdin is not None
+    proxy.process.stdin.close()  # as when this process dies
+    wait_for(lambda: proxy.process.poll() is not None, "the proxy ended by itself")
+    assert proxy.process.returncode == 0
+    assert processes(token) == []
+
+
+def test_the_fixture_serves_with_the_runs_profile_and_stops_what_it_started(
+    tmp_path: Path,
+) -> None:
+    from pytest_agentchaos import Chaos
+    from pytest_agentchaos.adapters.mcp_client.fixture import ProxyFactory
+    from pytest_agentchaos.profiles import ProfileRegistry
+
+    token = new_token()
+    with Chaos.create(ProfileRegistry.default(None).get("flaky"), seed=9) as chaos:
+        factory = ProxyFactory(chaos, tmp_path)
+        served = factory.serve(list(SHOP), env={**os.environ, TOKEN_VAR: token})
+        argv = served.process.args
+        assert argv[argv.index("--profile") + 1] == "flaky"
+        assert argv[argv.index("--seed") + 1] == "9"
+        assert served.url.startswith("http://127.0.0.1:")
+        assert len(processes(token)) == 1
+        factory.close()  # what the fixture does at the test's end
+    assert served.process.returncode == 0
+    assert served.trace().meta["seed"] == 9
     assert processes(token) == []

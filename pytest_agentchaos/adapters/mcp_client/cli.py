@@ -22,9 +22,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=int, help="with --http: the port to listen on (default: 0, any free one)"
     )
+    parser.add_argument(
+        "--until-stdin-closes",
+        action="store_true",
+        help="with --http: stop when stdin closes (a parent holding the pipe ends the proxy by "
+        "exiting, even when it is killed)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the MCP server's command")
     return parser
 
@@ -116,8 +124,8 @@ class _CannotStart(Exception):
 def _http_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with ``--http``, ``--host`` and ``--port``, if anything."""
     if not args.http:
-        if args.host is not None or args.port is not None:
-            return "--host and --port go with --http"
+        if args.host is not None or args.port is not None or args.until_stdin_closes:
+            return "--host, --port and --until-stdin-closes go with --http"
         return None
     from .http_proxy import loopback_host
 
@@ -175,6 +183,8 @@ def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, stopped.set)
+        if args.until_stdin_closes:
+            _on_stdin_end(lambda: loop.call_soon_threadsafe(stopped.set))
         proxy = HttpProxy(
             chaos.session,
             command,
@@ -192,6 +202,19 @@ def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any
         ended, halted = first[0]
         return ended, halted, sessions
     return Ended("the proxy was asked to stop", None, False), None, sessions
+
+
+def _on_stdin_end(then: Any) -> None:
+    """Call ``then`` (from a thread) once this process's stdin reaches its end."""
+
+    def read() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(0, 1 << 16):
+                pass
+        with contextlib.suppress(RuntimeError):  # the loop has closed already
+            then()
+
+    threading.Thread(target=read, name="agentchaos-mcp-stdin", daemon=True).start()
 
 
 def _finish(

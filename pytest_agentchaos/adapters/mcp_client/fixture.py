@@ -63,6 +63,8 @@ class ServedProxy:
         process = self.process
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
+        if process.stdin is not None:
+            process.stdin.close()
         try:
             code = process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -80,13 +82,14 @@ class ServedProxy:
 def serve_http(
     argv: Sequence[str], trace_path: Path, env: Mapping[str, str] | None = None
 ) -> ServedProxy:
-    """Start ``argv`` (``agentchaos-mcp --http ...``) and wait until it serves: the
-    :class:`ServedProxy`. Raises ``RuntimeError`` with what it said if it ends first."""
+    """Start ``argv`` (``agentchaos-mcp --http ...``; with ``--until-stdin-closes`` it ends
+    when this process does, even killed) and wait until it serves: the :class:`ServedProxy`.
+    Raises ``RuntimeError`` with what it said if it ends first."""
     from .cli import PROG, SERVING
 
     process = subprocess.Popen(
         list(argv),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,  # with --until-stdin-closes: it ends when this process does
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=dict(env) if env is not None else None,
@@ -149,7 +152,7 @@ class ProxyFactory:
         127.0.0.1 (a free port: see its ``url``), with the run's profile and seed; stopped at
         the test's end if the test did not stop it."""
         options, trace_path = self._options(server, repair)
-        argv = (*PROXY_MODULE, "--http", *options, "--", *server)
+        argv = (*PROXY_MODULE, "--http", "--until-stdin-closes", *options, "--", *server)
         served = serve_http(argv, trace_path, env)
         self._served.append(served)
         return served
