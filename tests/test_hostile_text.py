@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.escape import provenance, retry_after
-from pytest_agentchaos.halt import HaltMonitor, heuristics, values
+from pytest_agentchaos.halt import HaltMonitor, drift, values
 from pytest_agentchaos.halt.text import MAX_TEXT
 from pytest_agentchaos.repair import ParamRepairer, ToolSpec, coerce, effective, mechanical, reading
 
@@ -39,8 +39,8 @@ OLD: dict[str, tuple[re.Pattern[str], re.Pattern[str], str]] = {
         "spans-after-space",
     ),
     "label": (
-        re.compile(heuristics._LABEL.pattern.replace(r"^[^\S\n]*", r"^\s*"), re.M),
-        heuristics._LABEL,
+        re.compile(drift._LABEL.pattern.replace(r"^[^\S\n]*", r"^\s*"), re.M),
+        drift._LABEL,
         "groups",
     ),
     "pydantic head": (
