@@ -14,13 +14,8 @@ from hypothesis import strategies as st
 
 from pytest_agentchaos import LoopObserver, LoopPolicy, detect_loops
 from pytest_agentchaos.escape.keys import Keyer, failure_text
-from pytest_agentchaos.escape.normalize import (
-    error_signature,
-    error_template,
-    mask,
-    mask_args,
-    mask_text,
-)
+from pytest_agentchaos.escape.normalize import mask, mask_args, mask_text
+from pytest_agentchaos.escape.texts import error_signature, error_template
 from pytest_agentchaos.inject import Chaos
 from pytest_agentchaos.trace import Detection, Trace
 

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from pytest_agentchaos.escape.history import digest
 from pytest_agentchaos.escape.keys import Keyer
 from pytest_agentchaos.escape.loops import LoopDetector
-from pytest_agentchaos.escape.normalize import mask, mask_args, text_shingles
+from pytest_agentchaos.escape.normalize import mask, mask_args
 from pytest_agentchaos.escape.provenance import HANDLE, Provenance
+from pytest_agentchaos.escape.texts import text_shingles
 from pytest_agentchaos.escape.turns import NUDGE, Turns, words
 from pytest_agentchaos.escape.volatility import Volatility
 

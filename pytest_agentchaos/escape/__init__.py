@@ -23,12 +23,13 @@ from .interventions import LADDER, Action, EmergencyStop, Escalated
 from .keys import Keyer, action_key, outcome_of
 from .loop_policy import KeyFunction, LoopCall
 from .loops import Loop, LoopDetector, LoopPolicy
-from .normalize import error_template, mask, mask_text
+from .normalize import mask, mask_text
 from .observer import LoopObserver, detect_loops
 from .policy import EscapePolicy
 from .recorder import Recorder, TraceRecorder
 from .retry_after import retry_after_from_headers, retry_after_from_message
 from .supervisor import CallOutcome, Supervisor
+from .texts import error_template
 
 __all__ = [
     "CATEGORIES",

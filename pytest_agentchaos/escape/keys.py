@@ -1,7 +1,7 @@
 """Calls reduced to action keys, the same way for the harness's observer and the Supervisor.
 
 A tool call's key digests its masked arguments, its outcome and its masked result, or for a
-failure its error template (:func:`~.normalize.error_template`): the same call failing with
+failure its error template (:func:`~.texts.error_template`): the same call failing with
 another message is another action, the same call failing with the same message about another
 id is the same one. A failed call also gets a coarse key, its tool and error template alone,
 for streaks of the same error while the arguments vary.
@@ -23,15 +23,9 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import (
-    error_signature,
-    error_template,
-    mask,
-    mask_args,
-    mask_value_text,
-    text_shingles,
-)
+from .normalize import mask, mask_args, mask_value_text
 from .provenance import Provenance
+from .texts import error_signature, error_template, text_shingles
 from .turns import Turns
 from .volatility import Volatility
 

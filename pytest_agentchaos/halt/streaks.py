@@ -19,7 +19,8 @@ import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from ..escape.normalize import error_template, mask_text
+from ..escape.normalize import mask_text
+from ..escape.texts import error_template
 from .values import read
 
 __all__ = ["Failures", "error_class", "signature"]

@@ -1,0 +1,186 @@
+"""Error messages and model texts reduced to what comparing them needs.
+
+:func:`error_template` masks numbers, quoted values and paths in an error message (after the
+volatile tokens :func:`~.normalize.mask_text` masks), so "the same error" survives a changing
+line number or file name; :func:`error_signature` also takes out the words the call's own
+arguments lent the message; :func:`text_tokens` and :func:`text_shingles` reduce a model's text
+to its words (and, for Chinese or Japanese, its characters) for near-duplicate checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .normalize import mask_text
+
+__all__ = ["SHORT_TEXT", "error_signature", "error_template", "text_shingles", "text_tokens"]
+
+
+#: How much of an error message its template keeps (tracebacks run long; the head says it).
+_TEMPLATE_LIMIT = 2000
+
+_MESSAGE_PARTS = re.compile(
+    r"""
+    (?P<url>\b[a-z][a-z0-9+.-]*://[^\s'"`<>]+)
+    |(?P<quoted>(?<![A-Za-z])'[^'\n]{0,200}'(?![A-Za-z])|"[^"\n]{0,200}"|`[^`\n]{0,200}`)
+    |(?P<path>(?:[A-Za-z]:\\|~?/|\.{1,2}/)[^\s'"`,;:()\[\]{}<>]*
+      |\b[\w.-]+(?:/[\w.-]+)+)
+    |(?P<number>\d+(?:\.\d+)?)
+    """,
+    re.VERBOSE,
+)
+_SPACE = re.compile(r"\s+")
+
+
+def _message_part(match: re.Match[str]) -> str:
+    return f"<{match.lastgroup}>"
+
+
+def _message_part_but_numbers(match: re.Match[str]) -> str:
+    group = match.lastgroup
+    return match.group(0) if group == "number" else f"<{group}>"
+
+
+def error_template(message: str | None, *, numbers: bool = True) -> str:
+    """An error message as a template: volatile tokens, URLs, quoted values, paths and
+    numbers masked, whitespace collapsed. The same error about another file, line or id
+    gives the same template; a different error gives a different one. ``numbers=False``
+    keeps the numbers: an error at another line is then another error."""
+    if not message:
+        return ""
+    text = mask_text(message[:_TEMPLATE_LIMIT])
+    part = _message_part if numbers else _message_part_but_numbers
+    return _SPACE.sub(" ", _MESSAGE_PARTS.sub(part, text)).strip()
+
+
+_WORD = re.compile(r"<[a-z]+>|[^\W_]+(?:'[^\W_]+)?")
+#: How much of a model's text near-duplicate checks read.
+_TEXT_LIMIT = 4000
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def text_tokens(text: str) -> frozenset[str]:
+    """The distinct words of ``text`` (lowercased, volatile tokens and numbers masked,
+    punctuation dropped): what near-duplicate model outputs share. A thought that differs
+    from the last one by a count ("attempt 3", "retrying (4/5)") is the same thought."""
+    masked = _NUMBER.sub("<n>", mask_text(text[:_TEXT_LIMIT]))
+    return frozenset(_WORD.findall(masked.lower()))
+
+
+#: A text with fewer tokens than this is short: its numbers and identifiers are what it says.
+SHORT_TEXT = 16
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
+#: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
+_COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
+                  "turn", "tick", "第", "次", "轮", "遍")  # fmt: skip
+
+
+def _counter_word(word: str) -> bool:
+    return bool(word) and word.startswith(_COUNTER_WORDS)
+
+
+def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a model's text says, for near-duplicate checks: ``(tokens, values)``. Tokens are
+    its words (lowercased, volatile tokens masked) and, for Chinese or Japanese, its
+    characters and character pairs. ``values`` are the numbers and identifiers of a short
+    text (fewer than :data:`SHORT_TEXT` tokens), CJK numerals included, unless a counter word
+    precedes them: two short texts that differ in them are different ("step 1" and "step
+    2", "方案一" and "方案二"). A long text's numbers are masked, so a thought that differs by
+    a count is the same thought. Masking never empties a text: a text of volatile tokens
+    alone (a stream of random chunks) keeps them."""
+    head = text[:_TEXT_LIMIT]
+    masked = mask_text(head)
+    if not _WORD_CHARS.search(_PLACEHOLDER.sub("", masked)):
+        masked = head  # masking would leave nothing: the tokens are the content
+    words = _SHINGLE.findall(masked.lower())
+    tokens: set[str] = set()
+    values: set[str] = set()
+    count = 0
+    for word in words:
+        count += (len(word) + 1) // 2 if _CJK_RUN.match(word) else 1
+    short = count < SHORT_TEXT
+    previous = ""
+    for word in words:
+        if _CJK_RUN.match(word):
+            # characters in a short text (a one-character change costs one token, as a word
+            # does), character pairs in a long one (the same characters in another order
+            # are another text)
+            if short or len(word) == 1:
+                tokens.update(word)
+            else:
+                tokens.update(word[i : i + 2] for i in range(len(word) - 1))
+            if short:
+                for i, ch in enumerate(word):
+                    before = word[i - 1] if i else previous[-1:]
+                    if ch in _CJK_NUMERALS and not _counter_word(before):
+                        values.add(ch)
+        elif any(c.isdigit() for c in word):
+            if short and not _counter_word(previous) and not word.startswith("<"):
+                values.add(word)
+                tokens.add(word)
+            else:
+                tokens.add(_NUMBER.sub("<n>", word))
+        else:
+            tokens.add(word)
+        previous = word
+    return frozenset(tokens), frozenset(values)
+
+
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+_WORD_CHARS = re.compile(r"[^\W_]")
+
+
+#: How much of the arguments an error signature reads for the words they lend the message.
+_ARGS_LIMIT = 8000
+
+
+def error_signature(message: str | None, args: Any, *, numbers: bool = True) -> str:
+    """What stays of an error when the call's own input is taken out: the words of its
+    message that do not occur in the call's arguments, in order, without what its template
+    (:func:`error_template`) masks (numbers, quoted values, paths, URLs, volatile tokens).
+    An error that echoes what it was given ("column 'created' does not exist: SELECT ...",
+    "pod 'api-7d9f-2xkqp' not found") has one signature whatever the agent passed, so the
+    same error coming back while the arguments vary is seen; a different error keeps a
+    different signature. ``numbers=False`` keeps the numbers (a failure a tool reports as data,
+    "7 failed" then "5 failed": the count is what the agent reads)."""
+    if not message:
+        return ""
+    given: set[str] = set()
+    budget = _ARGS_LIMIT
+    for text in _strings(args):
+        given.update(w.lower() for w in _ARG_WORD.findall(text[:budget]))
+        budget -= len(text)
+        if budget <= 0:
+            break
+    text = message[:_TEMPLATE_LIMIT]
+    if given:
+        text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
+    words = _WORD.findall(error_template(text, numbers=numbers).lower())
+    return " ".join(w for w in words if not w.startswith("<"))
+
+
+_ARG_WORD = re.compile(r"[^\W_]+")
+
+
+def _strings(value: Any) -> list[str]:
+    """The string and number leaves of plain data, breadth first."""
+    out: list[str] = []
+    todo = [value]
+    while todo and len(out) < 512:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            out.append(str(item))
+        elif isinstance(item, Mapping):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return out
