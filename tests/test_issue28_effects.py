@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.escape import idempotency_key, keyed
@@ -564,15 +564,19 @@ JSON = st.recursive(
     st.lists(st.builds("K{}".format, TOKEN) | st.sampled_from(['K"Q', "K\\Q", 'K\\"Q', "Ké"]),
              min_size=1, max_size=3),
 )  # fmt: skip
+@example(['K"Q'], ['K\\"Q'])  # a canary whose backslash JSON writes to escape a quote
 @settings(max_examples=400, deadline=None)
 def test_a_canary_is_found_in_arguments_exactly_when_their_json_text_holds_it(
     value: Any, canaries: list[str]
 ) -> None:
-    from pytest_agentchaos.verdicts.follow import _NUMBER, _carries, _quick, _quick_one
+    from pytest_agentchaos.verdicts.follow import _NUMBER, _carrier, _carries, _quick, _quick_one
 
     forms = tuple(dict.fromkeys(canaries))
     text = json.dumps(value, ensure_ascii=False)
     expected = any(c in text or json.dumps(c, ensure_ascii=False)[1:-1] in text for c in forms)
+    assert _carrier(forms)(value, forms) == expected
+    if any("\\" in form for form in forms):
+        return  # searched in the text itself (the strings' search cannot see an escape)
     assert _carries(value, forms) == expected
     if not any(_NUMBER.issuperset(form) for form in forms):
         assert _quick(value, forms) == expected
