@@ -65,7 +65,13 @@ def _overrides(
         overrides["tools"] = [
             tool
             if _is_wrapped_tool(tool)
-            else _wrap_tool(session, tool, repair=repairers.get(key), agent=target)
+            else _wrap_tool(
+                session,
+                tool,
+                repair=repairers.get(key),
+                agent=target,
+                timeout=getattr(agent, "_tool_timeout", None),  # Agent(tool_timeout=)
+            )
             for key, tool in own.items()
         ]
     if others:
@@ -200,7 +206,8 @@ def _inner_overrides(
         if "tools" in given:
             kwargs["tools"] = [
                 t if not isinstance(t, Tool) or _is_wrapped_tool(t)
-                else _wrap_tool(session, t, repair=repairers.get(t.name), agent=target)
+                else _wrap_tool(session, t, repair=repairers.get(t.name), agent=target,
+                                timeout=getattr(agent, "_tool_timeout", None))
                 for t in given["tools"]
             ]  # fmt: skip
         if "toolsets" in given:

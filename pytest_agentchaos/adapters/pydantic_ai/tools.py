@@ -25,7 +25,7 @@ class _Hook:
     """One tool's calls: its Interceptor settings, pydantic-ai's own validation of its
     arguments (the validator and the tool's ``args_validator`` function), run in the call."""
 
-    __slots__ = ("agent", "func", "real", "repairer", "schema", "session", "target")
+    __slots__ = ("agent", "func", "real", "repairer", "schema", "session", "target", "timeout")
 
     def __init__(
         self,
@@ -36,6 +36,7 @@ class _Hook:
         func: Callable[..., Any] | None,
         repairer: Any,
         agent: str | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.session = session
         self.target = target
@@ -44,6 +45,7 @@ class _Hook:
         self.func = func
         self.repairer = repairer
         self.agent = agent  # the agent's name in the run (None: the running agent's, per call)
+        self.timeout = timeout  # the tool's own ``Tool(timeout=)``, when it has one
 
     async def run(
         self,
@@ -90,7 +92,7 @@ class _Hook:
             agent=self.agent if self.agent is not None else _label(session, ctx.agent),
             validator="pydantic-ai",
         )
-        return await _acall(core, args, invoke, deadline=True)
+        return await _acall(core, args, invoke, deadline=True, timeout=self.timeout)
 
 
 class _JsonArgs(dict):  # type: ignore[type-arg]
@@ -193,9 +195,11 @@ def _wrap_tool(
     name: str | None = None,
     repair: Any = None,
     agent: str | None = None,
+    timeout: Any = None,
 ) -> Any:
     """:func:`wrap_tool` for a ``Tool``; ``agent`` names the agent whose tool it is (default:
-    the agent that runs it, per call)."""
+    the agent that runs it, per call); ``timeout``, the timeout its toolset or agent gives a
+    tool without its own (``FunctionToolset(timeout=)``, ``Agent(tool_timeout=)``)."""
     __tracebackhide__ = True
     if not isinstance(tool, Tool):
         raise TypeError(f"expected a pydantic-ai Tool or toolset, got {safe_repr(tool, 80)}")
@@ -214,6 +218,7 @@ def _wrap_tool(
         tool.args_validator,
         _repairer(repair, session),
         agent,
+        _seconds(tool.timeout) if tool.timeout is not None else _seconds(timeout),
     )
     fields = {f.name: getattr(schema, f.name) for f in dataclasses.fields(FunctionSchema)}
     fields["validator"] = _Unvalidated(hook)
@@ -221,3 +226,10 @@ def _wrap_tool(
     wrapped.function_schema = _ChaosSchema(**fields, hook=hook)
     wrapped.args_validator = None  # run by the hook, on the validated arguments
     return wrapped
+
+
+def _seconds(value: Any) -> float | None:
+    """A timeout as pydantic-ai takes it (seconds, > 0), or None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None

@@ -135,7 +135,9 @@ def _chaos_toolset(
         wrapped.tools = {
             key: tool
             if _is_wrapped_tool(tool)
-            else _wrap_tool(session, tool, repair=repairers.get(key), agent=agent)
+            else _wrap_tool(
+                session, tool, repair=repairers.get(key), agent=agent, timeout=toolset.timeout
+            )
             for key, tool in toolset.tools.items()
         }
         return wrapped
