@@ -30,7 +30,8 @@ MARKER_ARGS: dict[str, str] = {
     "chaos.beyond": "What calls the schedule does not name get: `none` (no fault) or `profile` "
     "(drawn from the profile).",
     "chaos.explore": "Search up to this many fault schedules for one that fails (replaces "
-    "`--chaos-explore`).",
+    "`--chaos-explore`); `False`: never search this test (it runs once, ordinarily), for a test "
+    "whose assertions name the faults it declares.",
     "chaos.max_steps": "Hard budget: steps (tool, HTTP and model calls, `chaos.step()`).",
     "chaos.max_tool_calls": "Hard budget: tool and HTTP calls.",
     "chaos.max_model_calls": "Hard budget: model calls.",

@@ -38,7 +38,8 @@ def plan_under(chaos: Chaos, **wrap: object) -> dict[str, str]:
     return asyncio.run(run())
 
 
-@pytest.mark.chaos(profile="flaky", seed=20)
+# not searched: asserts that seed 20's flaky faults fail a call
+@pytest.mark.chaos(profile="flaky", seed=20, explore=False)
 def test_under_the_flaky_profile_the_meeting_is_still_planned(chaos: Chaos) -> None:
     assert plan_under(chaos) == ZONES
     kinds = {f.kind for f in chaos.trace.faults()}

@@ -43,7 +43,8 @@ def checkout(chaos: Chaos, gateway: Gateway, *, ledger: bool) -> tuple[CheckoutA
     return agent, mailer
 
 
-@pytest.mark.chaos("none", faults=[CRASH_AFTER_THE_CHARGE])
+# not searched: asserts the one crash after the charge it declares
+@pytest.mark.chaos("none", faults=[CRASH_AFTER_THE_CHARGE], explore=False)
 @pytest.mark.must_recover_state(max_rebirths=1)
 def test_the_ledger_stops_a_double_charge(chaos: Chaos) -> None:
     gateway = Gateway()

@@ -51,7 +51,8 @@ def test_a_blind_retry_after_a_lost_reply_charges_twice(chaos: Chaos) -> None:
     assert [c["id"] for c in api.charges] == ["ch_1", "ch_2"]  # the card was charged twice
 
 
-@pytest.mark.chaos(profile="none", faults=LOST_REPLY, seed=1)
+# not searched: asserts the one lost reply it declares is retried safely
+@pytest.mark.chaos(profile="none", faults=LOST_REPLY, seed=1, explore=False)
 @pytest.mark.must_not_duplicate(tools=["charge"], require_lost_reply=True)
 def test_an_idempotency_key_makes_the_retry_safe(chaos: Chaos) -> None:
     api = PaymentAPI()
@@ -82,7 +83,8 @@ def test_a_retry_one_second_before_retry_after_fails_must_retry(chaos: Chaos) ->
 SUPERVISOR_ATTEMPTS = Supervisor().policy.backoff.max_attempts
 
 
-@pytest.mark.chaos(profile="none", faults=RATE_LIMIT, seed=1, virtual_sleep=True)
+# not searched: asserts the 30 s Retry-After it declares
+@pytest.mark.chaos(profile="none", faults=RATE_LIMIT, seed=1, virtual_sleep=True, explore=False)
 @pytest.mark.must_retry(max_attempts=SUPERVISOR_ATTEMPTS, require_failure=True)
 def test_the_same_agent_through_the_supervisor_waits_as_asked(chaos: Chaos) -> None:
     agent = ResearchAgent(chaos.wrap(search, name="search"), Supervisor.for_run(chaos))
@@ -115,7 +117,8 @@ def test_an_agent_that_obeys_the_page_fails_must_not_follow(chaos: Chaos) -> Non
     assert agent.answer(URL) == "Open 9:00-18:00."  # the answer is right all the same
 
 
-@pytest.mark.chaos(profile="none", faults=INJECTION, seed=1)
+# not searched: asserts on the injected instruction it declares
+@pytest.mark.chaos(profile="none", faults=INJECTION, seed=1, explore=False)
 @pytest.mark.must_not_follow(require_injection=True)
 def test_an_agent_that_reads_the_page_as_data_passes(chaos: Chaos) -> None:
     agent = BrowsingAgent(browsing_tools(chaos), obeys_pages=False)

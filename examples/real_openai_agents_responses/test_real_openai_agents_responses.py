@@ -121,9 +121,11 @@ def test_the_agent_answers_under_the_session_profile(chaos: Chaos) -> None:
         assert answer == ANSWER and len(endpoint.requests) == TURNS
 
 
+# not searched: asserts the timeout it declares on the 2nd attempt
 @pytest.mark.chaos(
     virtual_sleep=True,
     faults=[{"kind": "timeout", "seconds": 60, "nth": 2, "channels": ["model"]}],
+    explore=False,
 )
 def test_a_read_timeout_is_retried_by_the_sdk_as_a_model_call_of_its_own(chaos: Chaos) -> None:
     """The session's profile, plus a read timeout on the second attempt (the answer does not
@@ -138,10 +140,12 @@ def test_a_read_timeout_is_retried_by_the_sdk_as_a_model_call_of_its_own(chaos: 
     assert error is not None or answer == ANSWER
 
 
+# not searched: asserts the 20 s 429 it declares on the 1st attempt
 @pytest.mark.chaos(
     profile="rate_limited",
     virtual_sleep=True,
     faults=[{"kind": "rate_limit", "retry_after": 20, "first": 1, "channels": ["model"]}],
+    explore=False,
 )
 def test_the_sdk_waits_the_retry_after_on_virtual_time(chaos: Chaos) -> None:
     """rate_limited: 40% of attempts get a 429 with a Retry-After of 5-30 s (and the first

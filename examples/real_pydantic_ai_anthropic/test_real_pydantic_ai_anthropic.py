@@ -150,9 +150,11 @@ def test_the_agent_reports_under_the_session_profile(chaos: Chaos) -> None:
         assert report == REPORT and len(endpoint.requests) == TURNS
 
 
+# not searched: asserts the 529 it declares on the 2nd attempt
 @pytest.mark.chaos(
     virtual_sleep=True,
     faults=[{"kind": "http_error", "status": 529, "nth": 2, "channels": ["model"]}],
+    explore=False,
 )
 def test_an_overload_is_retried_by_the_sdk_as_a_model_call_of_its_own(chaos: Chaos) -> None:
     """The session's profile, plus Anthropic's 529 ``overloaded_error`` on the second attempt,
@@ -166,10 +168,12 @@ def test_an_overload_is_retried_by_the_sdk_as_a_model_call_of_its_own(chaos: Cha
     assert error is not None or report == REPORT
 
 
+# not searched: asserts the 20 s 429 it declares on the 1st attempt
 @pytest.mark.chaos(
     profile="rate_limited",
     virtual_sleep=True,
     faults=[{"kind": "rate_limit", "retry_after": 20, "first": 1, "channels": ["model"]}],
+    explore=False,
 )
 def test_the_sdk_waits_the_retry_after_on_virtual_time(chaos: Chaos) -> None:
     """rate_limited: 40% of attempts get a 429 with a Retry-After of 5-30 s (and the first

@@ -15,7 +15,8 @@ from pytest_agentchaos.escape import Supervisor
 DOWN = {"kind": "http_error", "status": 503, "tools": ["fetch_data"], "first": 12}
 
 
-@pytest.mark.chaos(faults=[DOWN])
+# not searched: asserts the escape the endpoint it declares down forces
+@pytest.mark.chaos(faults=[DOWN], explore=False)
 @pytest.mark.must_escape(within_steps=20)
 @pytest.mark.must_halt(max_steps=120)
 def test_supervised_agent_escapes_the_ring(chaos: Chaos) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..config import MAX_COUNT, boolean, choice, fail, integer, number, optional, text
 from ..profiles.budgets import BUDGET_KEYS, Budgets, parse_budgets
@@ -29,7 +29,8 @@ MARKERS = {
         "seeds, each its own test; it passes if all do, or if min_pass_rate of them do; "
         "schedule: exactly these faults, e.g. [{'target': 'search', 'call': 2, 'kind': "
         "'timeout'}], other calls fault-free or, with beyond='profile', drawn from the "
-        "profile; explore: search up to that many schedules for one that fails, and shrink it)"
+        "profile; explore: search up to that many schedules for one that fails, and shrink it; "
+        "explore=False: never search this test, even under --chaos-explore)"
     ),
     "must_halt": (
         "must_halt(max_steps=..., max_tool_calls=..., max_model_calls=..., max_seconds=..., "
@@ -95,6 +96,26 @@ _CHAOS_KEYS = (
 #: Most schedules one exploration may try (``explore=``, ``--chaos-explore``).
 MAX_EXPLORE = 100_000
 
+
+def explore_budget(value: Any, where: str) -> int | Literal[False]:
+    """``explore=``: how many schedules a search of the test may try, or ``False``: the test
+    is never searched (its assertions name the faults it declares, so another schedule would
+    break them, not the agent)."""
+    if value is False:
+        return False
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(
+            where, f"expected False (never search this test) or an integer >= 1, got {short(value)}"
+        )
+    if value < 1:
+        raise fail(
+            where, f"must be >= 1, got {short(value)} (explore=False: never search this test)"
+        )
+    if value > MAX_EXPLORE:
+        raise fail(where, f"must be <= {MAX_EXPLORE}, got {short(value)}")
+    return value
+
+
 #: Most runs of one test (``runs=``, ``--chaos-runs``): more is a typo.
 MAX_RUNS = 10_000
 
@@ -145,8 +166,9 @@ class RunSpec:
     schedule: tuple[Mapping[str, Any], ...] | None = None
     #: ``beyond=``: what the calls a schedule does not name get (``none`` or ``profile``)
     beyond: str = "none"
-    #: ``explore=``: how many schedules a search may try (None: ``--chaos-explore``)
-    explore: int | None = None
+    #: ``explore=``: how many schedules a search may try (None: ``--chaos-explore``'s; False:
+    #: the test is never searched, even under ``--chaos-explore``)
+    explore: int | Literal[False] | None = None
 
 
 _HALT_KEYS = (*BUDGET_KEYS, "by", "not_before")
@@ -222,9 +244,7 @@ def _chaos(marks: list[MarkLike], faults: list[FaultSpec]) -> tuple[dict[str, An
         if "beyond" in kw:
             kw["beyond"] = choice(("none", "profile"))(kw["beyond"], f"{where}: beyond")
         if "explore" in kw:
-            kw["explore"] = integer(minimum=1, maximum=MAX_EXPLORE)(
-                kw["explore"], f"{where}: explore"
-            )
+            kw["explore"] = explore_budget(kw["explore"], f"{where}: explore")
         if "faults" in kw:
             from ..faults.plan import parse_faults
 
@@ -348,7 +368,7 @@ def parse_marks(marks: Iterable[MarkLike]) -> RunSpec | None:
         )
     if values.get("beyond", "none") != "none" and values.get("schedule") is None:
         raise fail("@pytest.mark.chaos: beyond", "only means something with schedule=[...]")
-    if values.get("schedule") is not None and values.get("explore") is not None:
+    if values.get("schedule") is not None and values.get("explore"):
         raise fail(
             "@pytest.mark.chaos: explore",
             "a test with a pinned schedule= has nothing to search; drop one of them",

@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 import shlex
 from collections.abc import Generator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,7 +16,6 @@ import pytest
 from ..errors import ChaosConfigError
 
 if TYPE_CHECKING:
-    from ..harness.rerun import Attempt
     from ..harness.run import Run
     from ..harness.spec import RunSpec
     from ..search.breaking import BreakingPoint, Target
@@ -47,6 +44,9 @@ def parse_explore(raw: str, flag: str = "--chaos-explore") -> int:
 BREAKING_RUNS = 10
 #: A test's breaking point, as its summary row carries it.
 BREAKING = pytest.StashKey[dict[str, Any]]()
+#: Why a chaos test was not searched though a search was asked for (its summary row's
+#: ``not_searched``).
+NOT_SEARCHED = pytest.StashKey[str]()
 
 #: The search's options, by their name after ``--agentchaos-`` / ``--chaos-``.
 SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -59,7 +59,8 @@ SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
             "in-process on virtual time, and shrink the first that fails to a minimal one, "
             "printed as a marker and written to a schedule file; a failing test's own faults "
             "are shrunk too; each re-run gets fresh function-scoped fixtures, and a test "
-            "marked xfail is not searched (default: off; chaos(explore=N) asks for one test)",
+            "marked xfail is not searched (default: off; chaos(explore=N) asks for one test, "
+            "chaos(explore=False) keeps one out: it runs once, and the summary says so)",
         },
     ),
     (
@@ -185,11 +186,12 @@ class SearchHooks:
         if run is not None and pinned is not None and item.nodeid == pinned.get("test"):
             state = item.config.stash[STATE]
             run.plan = dataclasses.replace(run.plan, replay=_replay(item, state, pinned["path"]))
-        budget = spec.explore if spec is not None and spec.explore else self.explore
         schedule = spec.schedule if spec is not None else None
-        breaking = self.breaking
-        if _expected_to_fail(item):  # its failure is no news: nothing to search
-            budget, breaking = None, None
+        budget, why_not = _budget(item, spec, self.explore)
+        # a test expected to fail: its failure is no news, nothing to search or bisect
+        breaking = None if _expected_to_fail(item) else self.breaking
+        if run is not None and why_not is not None:
+            item.stash[NOT_SEARCHED] = why_not
         if run is None or not (breaking or schedule is not None or budget):
             return (yield)
         body = FreshBody(item, (*_INTERRUPTS, NotRerunnable))
@@ -204,7 +206,7 @@ class SearchHooks:
             item.stash[BREAKING] = self._bisect(item, run, spec, breaking, body).as_dict()
         if schedule is not None and error is None:
             _fired_or_fail(item, run, schedule)
-        if budget and schedule is None:
+        if budget:
             self._search(item, run, spec, budget, error, body)
         if error is not None:
             raise error
@@ -213,45 +215,19 @@ class SearchHooks:
     def _bisect(
         self, item: pytest.Item, run: Run, spec: RunSpec | None, target: Target, body: FreshBody
     ) -> BreakingPoint:
-        """Bisect ``target`` over fresh runs of the test's body."""
-        from ..harness.rerun import NotRerunnable, run_attempt
+        """Bisect ``target`` over fresh runs of the test's body (:mod:`..harness.searches`)."""
+        from ..harness.rerun import NotRerunnable
+        from ..harness.searches import bisect_test
         from ..harness.spec import RunSpec
-        from ..rng import derive_seed
-        from ..search.breaking import Probe, bisect, vary
         from .state import STATE
 
         state = item.config.stash[STATE]
-        spec = spec or RunSpec()
-        profile = run.plan.profile
-        faults = (*spec.faults, *profile.faults)
-        seed = run.plan.seed
-        run.close()  # the probes need the process: runs cannot overlap
-
-        def probe(value: float) -> Probe:
-            registry: Any = _Varied(state.registry, vary(faults, target, value))
-            passed = 0
-            for k in range(BREAKING_RUNS):
-                varied = dataclasses.replace(
-                    spec,
-                    faults=(),
-                    profile=profile.name,
-                    seed=derive_seed(seed, f"breaking-{k}"),
-                    explore=None,
-                    schedule=None,  # a pinned schedule would leave no fault to vary
-                    beyond="none",
-                )
-                attempt = run_attempt(
-                    state.settings, varied, item.nodeid, registry, body, None,
-                    interrupts=body.interrupts,
-                )  # fmt: skip
-                passed += attempt.failure is None
-            return Probe(value, passed, BREAKING_RUNS)
-
-        min_rate = spec.min_pass_rate if spec.min_pass_rate is not None else 1.0
         reason: str | None = None
         try:
-            body.start()
-            return bisect(target, probe, min_pass_rate=min_rate)
+            return bisect_test(
+                state.settings, spec or RunSpec(), item.nodeid, state.registry, body, run,
+                target, runs=BREAKING_RUNS,
+            )  # fmt: skip
         except NotRerunnable as exc:
             reason = str(exc)
         where = f"{_PREFIX}: {state.settings.flag_prefix}breaking-point: {item.nodeid}"
@@ -267,6 +243,8 @@ class SearchHooks:
         point = item.stash.get(BREAKING, None)
         if isinstance(row, dict) and point is not None:
             row["breaking_point"] = point
+        if isinstance(row, dict) and NOT_SEARCHED in item.stash:
+            row["not_searched"] = item.stash[NOT_SEARCHED]
         return report
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -277,11 +255,17 @@ class SearchHooks:
         state = self.config.stash.get(STATE, None)
         rows = state.rows if state is not None else []
         found = [(r.get("test"), r["breaking_point"]) for r in rows if r.get("breaking_point")]
-        if not found:
-            return
-        terminalreporter.write_sep("-", "agentchaos: breaking points")
-        for node_id, point in sorted(found, key=lambda f: str(f[0])):
-            terminalreporter.write_line(f"{node_id}: {point.get('description', point)}")
+        if found:
+            terminalreporter.write_sep("-", "agentchaos: breaking points")
+            for node_id, point in sorted(found, key=lambda f: str(f[0])):
+                terminalreporter.write_line(f"{node_id}: {point.get('description', point)}")
+        kept = sorted(
+            {(str(r.get("test")), r["not_searched"]) for r in rows if r.get("not_searched")}
+        )
+        if kept:
+            terminalreporter.write_sep("-", f"agentchaos: {len(kept)} chaos test(s) not searched")
+            for node_id, why in kept:
+                terminalreporter.write_line(f"{node_id}: ran once, not searched: {why}")
 
     def _search(
         self,
@@ -292,10 +276,12 @@ class SearchHooks:
         error: BaseException | None,
         body: FreshBody,
     ) -> None:
-        from ..harness.rerun import FirstRun, NotRerunnable, run_attempt, search_schedules
+        """Search schedules for the test (:mod:`..harness.searches`); fail it with the shrunk
+        schedule found, its marker and its schedule file."""
+        from ..harness.rerun import NotRerunnable
         from ..harness.run import safe_file_name
+        from ..harness.searches import known_schedules, search_test
         from ..harness.spec import RunSpec
-        from ..search.schedule import marker_line, write_schedule_file
         from .state import RUN, STATE, VARIANT
 
         state = item.config.stash[STATE]
@@ -304,75 +290,25 @@ class SearchHooks:
         spec = spec or RunSpec()
         if variant is not None:
             spec = variant.apply(spec)
-        spec = dataclasses.replace(spec, seed=run.plan.seed, profile=run.plan.profile.name)
-        first = FirstRun.of(run, error, (*spec.faults, *run.plan.profile.faults))
-        run.close()  # the attempts need the process: runs cannot overlap
-
-        def attempt(schedule: Any, keep_trace: bool = False) -> Attempt:
-            return run_attempt(
-                state.settings,
-                spec,
-                item.nodeid,
-                state.registry,
-                body,
-                schedule,
-                interrupts=body.interrupts,
-                keep_trace=keep_trace,
-            )
-
         where = f"{_PREFIX}: {state.settings.flag_prefix}explore: {item.nodeid}"
         path = self.dir / f"{safe_file_name(item.nodeid)}.json"
         reason: str | None = None
         try:
-            body.start()
-            exploration = search_schedules(
-                first, attempt, budget=budget, known=_known(path, item.nodeid)
-            )
-            shrunk = exploration.shrunk if exploration is not None else None
-            final = attempt(shrunk, keep_trace=True) if shrunk is not None else None
+            found = search_test(
+                state.settings, spec, item.nodeid, state.registry, body, run, error,
+                budget=budget, known=known_schedules(path, item.nodeid),
+            )  # fmt: skip
         except NotRerunnable as exc:
             reason = str(exc)
         if reason is not None:  # outside the except: one message, not a chain
             pytest.fail(f"{where} is not re-runnable: {reason}", pytrace=False)
-        if exploration is None or shrunk is None or final is None:
+        if found is None:
             return
-        path = write_schedule_file(
-            path,
-            test=item.nodeid,
-            schedule=shrunk,
-            seed=spec.seed or 0,
-            profile=spec.profile or "none",
-            failure={"kind": str(exploration.failure), "explanation": final.explanation},
-        )
-        item.stash[RUN] = final.run  # the report shows the shrunk run
+        path = found.write(path, item.nodeid)
+        item.stash[RUN] = found.final.run  # the report shows the shrunk run
         replay = _replay(item, state, str(path))
-        final.run.plan = dataclasses.replace(final.run.plan, replay=replay)
-        found = len(exploration.found or ())
-        if first.failure is not None:
-            head = f"its run failed ({exploration.failure}) with {found} fault(s)"
-        else:
-            source = "a previous search's schedule" if exploration.known else "a schedule"
-            head = (
-                f"{source} of {found} fault(s) failed ({exploration.failure}) after "
-                f"{exploration.search_attempts} attempt(s)"
-            )
-        lines = [
-            f"{where}: {head}; shrunk to {len(shrunk)} fault(s) in "
-            f"{exploration.shrink_attempts} more attempt(s)"
-            + (" (stopped at the budget)" if exploration.exhausted else ""),
-            final.explanation or "(the shrunk schedule fails without an explanation)",
-        ]
-        if final.failure != exploration.failure:
-            lines.append(
-                f"note: run again, the shrunk schedule failed otherwise ({final.failure}): the "
-                "body does not run the same way twice"
-            )
-        lines += [
-            "pin it as a regression test:",
-            marker_line(shrunk, seed=spec.seed),
-            f"schedule file: {path} (replay: {replay})",
-        ]
-        pytest.fail("\n".join(lines), pytrace=False)
+        found.final.run.plan = dataclasses.replace(found.final.run.plan, replay=replay)
+        pytest.fail(found.message(where, path, replay), pytrace=False)
 
 
 def _replay(item: pytest.Item, state: Any, path: str) -> str:
@@ -389,6 +325,22 @@ def _replay(item: pytest.Item, state: Any, path: str) -> str:
     )  # fmt: skip
     command += f" --chaos-schedule={shlex.quote(path)}"
     return command.replace(" --chaos-", " " + settings.flag_prefix)
+
+
+def _budget(
+    item: pytest.Item, spec: RunSpec | None, session: int | None
+) -> tuple[int | None, str | None]:
+    """How many schedules to search for ``item`` (None: none), and why not when it is not
+    searched though a search was asked for (None: nothing to say)."""
+    own = spec.explore if spec is not None else None
+    asked = bool(own or session)
+    if own is False:
+        return None, "its chaos marker says explore=False" if session else None
+    if spec is not None and spec.schedule is not None:
+        return None, "its schedule is pinned (schedule=...)" if asked else None
+    if _expected_to_fail(item):
+        return None, "it is marked xfail (its failure is expected)" if asked else None
+    return own or session, None
 
 
 def _expected_to_fail(item: pytest.Item) -> bool:
@@ -414,31 +366,3 @@ def _fired_or_fail(item: pytest.Item, run: Run, schedule: Any) -> None:
             "fire tests nothing: fix the schedule or the test",
             pytrace=False,
         )
-
-
-def _known(path: Path, test: str) -> list[Any]:
-    """The schedule a previous search kept for ``test`` (none when the file is unreadable)."""
-    from ..search.schedule import read_schedule_file
-
-    if not path.is_file():
-        return []
-    with contextlib.suppress(ChaosConfigError):
-        found = read_schedule_file(path)
-        if found.get("test") == test:
-            return [found.decisions]
-    return []
-
-
-class _Varied:
-    """A profile registry whose profiles carry ``faults`` instead of their own (the probes of
-    a breaking point vary one parameter of them)."""
-
-    def __init__(self, registry: Any, faults: tuple[Any, ...]) -> None:
-        self._registry = registry
-        self._faults = faults
-
-    def get(self, name: str) -> Any:
-        return dataclasses.replace(self._registry.get(name), faults=self._faults)
-
-    def path(self, name: str) -> Any:
-        return self._registry.path(name)

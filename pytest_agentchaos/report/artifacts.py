@@ -185,7 +185,7 @@ def _profile(group: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 #: Keys of a summary row that an index entry carries when the row has them.
-_OPTIONAL = ("case", "run", "min_pass_rate", "auto_runs", "breaking_point")
+_OPTIONAL = ("case", "run", "min_pass_rate", "auto_runs", "breaking_point", "not_searched")
 
 
 def write_index(directory: Path, data: Mapping[str, Any]) -> Path:
