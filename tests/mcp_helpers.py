@@ -66,6 +66,22 @@ def processes(token: str) -> list[int]:
     return found
 
 
+def wait_gone(pids: Sequence[int], what: str, timeout: float = 30.0) -> None:
+    """Wait until each of ``pids`` (processes this one need not have started) has ended: the
+    kernel says so through a pidfd, no polling. Fails after ``timeout`` seconds, naming
+    ``what``."""
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:  # gone already
+            continue
+        try:
+            if not select.select([fd], [], [], timeout)[0]:
+                raise AssertionError(f"not within {timeout} s: {what} (pid {pid} still runs)")
+        finally:
+            os.close(fd)
+
+
 @contextlib.asynccontextmanager
 async def connect(
     args: Sequence[str] = SHOP_ARGS, *, token: str | None = None, **session: Any

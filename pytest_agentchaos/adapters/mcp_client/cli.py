@@ -6,12 +6,14 @@
 Without ``--http`` the agent starts this command where it would start the server and talks to
 it over stdio (:mod:`.stdio_proxy`); with ``--http`` the proxy serves MCP's streamable HTTP on
 a loopback address (:mod:`.http_proxy`: it says its URL on stderr first) and starts a server
-for each session. Every ``tools/call`` goes through the profile's faults with the seed (see
+for each session, until it is asked to stop or no request has come for ``--idle-timeout``
+seconds. Every ``tools/call`` goes through the profile's faults with the seed (see
 :mod:`.relay`); the run's trace is written to ``--trace``, the plugin's report files to
 ``--report-dir`` and ``--html``, and a summary line goes to stderr when the run ends.
 ``--chaos-replay FILE`` runs the decisions of an earlier proxy trace again.
 
-Exit status: 0 when the client ended the session (over HTTP: when the proxy was asked to stop),
+Exit status: 0 when the client ended the session (over HTTP: when the proxy was asked to stop
+or stopped after its idle timeout),
 1 when a server ended under its client (it crashed: the summary says with which exit code), a
 hard budget of the profile halted the run or the proxy could not start a server or listen,
 2 for a bad command line or profile (one line on stderr), 130 when interrupted (stdio).
@@ -31,6 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...clock.clock import MAX_SECONDS
+
 __all__ = ["PROG", "TEST_ID", "main"]
 
 PROG = "agentchaos-mcp"
@@ -45,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Chaos proxy for a stdio MCP server: applies a chaos profile to its tool "
         "calls, writes the run's trace, ends with a summary.",
-        usage=f"{PROG} [--http [--host H] [--port P]] --profile NAME --seed N [--trace FILE] "
-        "[--report-dir DIR] [--html FILE] -- <server command ...>",
+        usage=f"{PROG} [--http [--host H] [--port P] [--idle-timeout S]] --profile NAME "
+        "--seed N [--trace FILE] [--report-dir DIR] [--html FILE] -- <server command ...>",
     )
     parser.add_argument("--profile", help="chaos profile name (default: none)")
     parser.add_argument("--seed", type=int, help="seed of the fault plan (default: 0)")
@@ -79,6 +83,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--port", type=int, help="with --http: the port to listen on (default: 0, any free one)"
+    )
+    from .http_proxy import IDLE_TIMEOUT
+
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="with --http: stop after this many seconds without an open HTTP request (a "
+        "client that went away without ending its session); 0: never "
+        f"(default: {IDLE_TIMEOUT:g})",
     )
     parser.add_argument(
         "--until-stdin-closes",
@@ -124,8 +138,13 @@ class _CannotStart(Exception):
 def _http_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with ``--http``, ``--host`` and ``--port``, if anything."""
     if not args.http:
-        if args.host is not None or args.port is not None or args.until_stdin_closes:
-            return "--host, --port and --until-stdin-closes go with --http"
+        if (
+            args.host is not None
+            or args.port is not None
+            or args.idle_timeout is not None
+            or args.until_stdin_closes
+        ):
+            return "--host, --port, --idle-timeout and --until-stdin-closes go with --http"
         return None
     from .http_proxy import loopback_host
 
@@ -136,6 +155,9 @@ def _http_problem(args: argparse.Namespace) -> str | None:
         )
     if args.port is not None and not 0 <= args.port <= 65535:
         return f"--port {args.port}: not a port number (0 to 65535; 0: any free one)"
+    idle = args.idle_timeout
+    if idle is not None and not (0 <= idle <= MAX_SECONDS):  # NaN too
+        return f"--idle-timeout {idle:g}: not a number of seconds (0 to {MAX_SECONDS:g}; 0: never)"
     return None
 
 
@@ -155,7 +177,7 @@ def _serve_stdio(args: argparse.Namespace, chaos: Any, command: list[str]) -> An
 
 def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any:
     """Serve until asked to stop (or a server dies, or a budget halts the run)."""
-    from .http_proxy import PATH, HttpProxy, listen, loopback_host, serve
+    from .http_proxy import IDLE_TIMEOUT, PATH, HttpProxy, IdleWatch, listen, loopback_host, serve
     from .relay import Ended
 
     if shutil.which(command[0]) is None:
@@ -168,8 +190,9 @@ def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any
         raise _CannotStart(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    _say(f"{SERVING}http://{shown}:{port}{PATH}")
     first: list[tuple[Any, Any]] = []
+    seconds = IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
+    idled: list[bool] = []
 
     async def run() -> Any:
         stopped = asyncio.Event()
@@ -185,13 +208,34 @@ def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any
                 loop.add_signal_handler(sig, stopped.set)
         if args.until_stdin_closes:
             _on_stdin_end(lambda: loop.call_soon_threadsafe(stopped.set))
+        # what serving needs is loaded before the URL is said and the idle time counts (the
+        # socket listens already: a client that comes meanwhile waits in its backlog)
+        import mcp.server.streamable_http  # noqa: F401
+        import uvicorn  # noqa: F401
+
+        _say(f"{SERVING}http://{shown}:{port}{PATH}")
+        idle = IdleWatch(seconds) if seconds > 0 else None
         proxy = HttpProxy(
             chaos.session,
             command,
             relay_options={"repair": True if args.repair else None},
             on_end=on_end,
+            idle=idle,
         )
-        await serve(proxy, sock, stopped)
+        watching = None
+        if idle is not None:
+
+            async def watch(idle: IdleWatch) -> None:
+                await idle.expired()
+                idled.append(True)
+                stopped.set()
+
+            watching = asyncio.ensure_future(watch(idle))
+        try:
+            await serve(proxy, sock, stopped)
+        finally:
+            if watching is not None:
+                watching.cancel()
         return proxy.opened
 
     try:
@@ -201,6 +245,9 @@ def _serve_http(args: argparse.Namespace, chaos: Any, command: list[str]) -> Any
     if first:
         ended, halted = first[0]
         return ended, halted, sessions
+    if idled:
+        reason = f"no HTTP request for {seconds:g} s (--idle-timeout): the proxy stopped"
+        return Ended(reason, None, False), None, sessions
     return Ended("the proxy was asked to stop", None, False), None, sessions
 
 

@@ -9,8 +9,9 @@ headers against DNS rebinding; uvicorn serves it on a loopback address only. The
 the protocol versions of the ``initialize`` handshake (those its sessions relay).
 
 A session ends when its client ends it (``DELETE``); the proxy ends when it is asked to stop
-(SIGTERM, SIGINT, SIGHUP), when a session's server dies (as the stdio proxy does, it reports
-it and exits non-zero) or when a hard budget halts the run.
+(SIGTERM, SIGINT, SIGHUP), when no HTTP request has been open for its idle timeout (a client
+that went away without ending its session: :class:`IdleWatch`), when a session's server dies
+(as the stdio proxy does, it reports it and exits non-zero) or when a hard budget halts the run.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import uuid4
 
+from ...clock.clock import Clock, RealClock
 from ...inject.session import ChaosSession
 from .relay import Ended, Relay
 
-__all__ = ["MAX_SESSIONS", "PATH", "HttpProxy", "loopback_host"]
+__all__ = ["IDLE_TIMEOUT", "MAX_SESSIONS", "PATH", "HttpProxy", "IdleWatch", "loopback_host"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ log = logging.getLogger(__name__)
 PATH = "/mcp"
 #: Sessions open at once (each is a server process); one more is answered 503.
 MAX_SESSIONS = 16
+#: Seconds without an open HTTP request after which the proxy stops (``--idle-timeout``).
+IDLE_TIMEOUT = 300.0
 #: Lines waiting for a session's client before its server's output is paused.
 _QUEUE_HIGH, _QUEUE_LOW = 64, 16
 
@@ -50,6 +54,44 @@ def loopback_host(host: str) -> str | None:
     except ValueError:
         return None
     return str(address) if address.is_loopback else None
+
+
+class IdleWatch:
+    """When the proxy has served no request for ``seconds``: every HTTP request (an open
+    stream of server messages too) counts from its start to its end; :meth:`expired` returns
+    once none has been open for ``seconds`` on ``clock``. A client that holds a connection is
+    never idle; one that went away (its process ended, the sockets closed) without ending its
+    session leaves the proxy idle."""
+
+    def __init__(self, seconds: float, clock: Clock | None = None) -> None:
+        self.seconds = seconds
+        self.clock = clock or RealClock()
+        self.open = 0
+        self.last = self.clock.now()
+        self._ended = asyncio.Event()
+
+    def begin(self) -> None:
+        """A request started."""
+        self.open += 1
+        self.last = self.clock.now()
+
+    def end(self) -> None:
+        """A request ended (its response sent, or its client gone)."""
+        self.open -= 1
+        self.last = self.clock.now()
+        self._ended.set()
+
+    async def expired(self) -> None:
+        """Return once no request has been open for ``seconds``."""
+        while True:
+            if self.open > 0:
+                self._ended.clear()
+                await self._ended.wait()
+                continue
+            left = self.last + self.seconds - self.clock.now()
+            if left <= 0:
+                return
+            await self.clock.asleep(left)  # a request may have come meanwhile: look again
 
 
 class _ToClient:
@@ -165,8 +207,11 @@ class HttpProxy:
         *,
         relay_options: Mapping[str, Any] | None = None,
         on_end: Callable[[Ended, Relay], None] | None = None,
+        idle: IdleWatch | None = None,
     ) -> None:
         self.run = run
+        #: counts the requests, for the idle timeout
+        self.idle = idle
         self.command = list(command)
         self.relay_options = dict(relay_options or {})
         self.on_end = on_end
@@ -179,6 +224,16 @@ class HttpProxy:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
+        if self.idle is None:
+            await self._handle(scope, receive, send)
+            return
+        self.idle.begin()
+        try:
+            await self._handle(scope, receive, send)
+        finally:
+            self.idle.end()
+
+    async def _handle(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get("path") != PATH:
             await _error(send, 404, f"Not Found: the MCP endpoint is {PATH}")
             return
