@@ -42,7 +42,7 @@ from .heuristics import (
 )
 from .policy import HaltPolicy
 from .state import plain, state_key
-from .streaks import error_class, signature
+from .streaks import error_class, error_classes, signature
 from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
 from .values import Counters, artefacts, loop_place, read
 
@@ -128,8 +128,8 @@ class HaltMonitor:
         self.responder: Any = None
         self._seen_info: set[str] = set()
         self._counters = Counters()
-        # each tool's last failure without error text: (signature, counts, error class)
-        self._quiet: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {}
+        # each tool's last failure without error text: (signature, counts, error classes, values)
+        self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -279,21 +279,25 @@ class HaltMonitor:
             return signature(None, f"{error}\n{text}")
         if error or tool is None:
             return signature(error, text)
-        kind = error_class(text)
+        kind = error_classes(text)
         previous = self._quiet.get(tool)
         before = previous[3] if previous else frozenset()
         # a value new to the run that is only a part of one the last failure named (the test
         # of "tests/a.py::test_x") names nothing new
         hard = {v for v in new if _HARD.search(v) and not any(v in old for old in before)}
-        same_class = not kind or not previous or not previous[2] or kind == previous[2]
+        # the same failure in other words names one class of error as the last did (the
+        # exception, the refused connection), or names none
+        same_class = not kind or not previous or not previous[2] or bool(kind & previous[2])
         if (
             previous is not None
             and not hard
             and not _recounted(counted, previous[1])
             and same_class
         ):
+            # what this wording names joins the failure (a class said first in other words)
+            self._quiet[tool] = (previous[0], previous[1], previous[2] | kind, before | info)
             return previous[0]
-        mark = f"quiet:{tool}:{self.steps}:{kind}"
+        mark = f"quiet:{tool}:{self.steps}:{','.join(sorted(kind))}"
         self._quiet[tool] = (mark, counted, kind, info)
         return mark
 
