@@ -208,3 +208,43 @@ def test_must_halt_on_a_chat_loop_of_renamed_code(
     result.assert_outcomes(**{outcome: 1})
     if outcome == "failed":
         result.stdout.fnmatch_lines(["*must_halt failed: the agent did not halt on its own*"])
+
+
+# -- polls spaced by waits ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("poll", "wait"),
+    [
+        ("Backup job status: running.", "Sleeping 60 s."),
+        ("备份任务状态：运行中。", "等待 60 秒再查。"),
+    ],
+)
+def test_spaced_polls_with_the_same_status_are_worth_a_few_polls_not_forever(
+    poll: str, wait: str
+) -> None:
+    task = "Wait for the nightly backup and report its size."
+    steps = []
+    for _ in range(3):
+        steps += [say(poll, "job_status", True), say(wait)]
+    steps.append(say("Backup job status: finished, 12.4 GB written.", "job_status", True))
+    assert halt_at(steps, task) is None
+    # the same status polled on and on: every other poll counts, and it halts
+    forever = []
+    for _ in range(12):
+        forever += [say(poll, "job_status", True), say(wait)]
+    assert halt_at(forever, task) is not None
+    # the same poll with no wait between: hammering, each counts
+    hammering = [say(poll, "job_status", True) for _ in range(6)]
+    assert halt_at(hammering, task) is not None
+
+
+def test_a_wait_tool_between_polls_spaces_them_too() -> None:
+    steps = []
+    for _ in range(3):
+        steps += [
+            say("Status: pending.", "check_status", True),
+            say("", "sleep", True, args={"seconds": 30}),
+        ]
+    steps.append(say("Status: done, 3 files exported.", "check_status", True))
+    assert halt_at(steps, "Export the report and tell me when it is done.") is None
