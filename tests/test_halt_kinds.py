@@ -248,3 +248,55 @@ def test_a_wait_tool_between_polls_spaces_them_too() -> None:
         ]
     steps.append(say("Status: done, 3 files exported.", "check_status", True))
     assert halt_at(steps, "Export the report and tell me when it is done.") is None
+
+
+# -- the same query reordered, a state moving between counts, code retouched -----------------------
+
+
+def test_a_quoted_query_of_words_already_said_is_no_news() -> None:
+    monitor = HaltMonitor(task="Which PostgreSQL version first shipped MERGE?", embedder="lexical")
+    monitor.observe("Looking up: first postgres version MERGE statement", "web_search", True)
+    monitor.observe("search -> 'postgres MERGE statement version first'", "web_search", True)
+    assert not monitor.watch.history[-1].new_info
+    monitor.observe("query: 'which postgresql release introduced MERGE'", "web_search", True)
+    assert monitor.watch.history[-1].new_info  # words not said before: another query
+
+
+def test_a_state_that_moves_between_two_counts_is_work_unless_the_step_says_again() -> None:
+    task = "Patch the ten hosts one by one."
+    steps = []
+    for n, host in enumerate(["web-01", "web-02", "db-01"], start=1):
+        for phase in ("draining from the load balancer", "apt-get upgrade -y", "rebooting"):
+            steps.append(say(f"[{host}] {phase}", "ssh", True, progress=n - 1,
+                             state={"host": host, "phase": phase}))  # fmt: skip
+        steps.append(say(f"[{host}] healthy, back in rotation ({n}/10)", "lb", True, progress=n,
+                         state={"host": host, "phase": "in"}))  # fmt: skip
+    assert halt_at(steps, task) is None
+    polish = [say("[1/6] Documented the flag in README.", "edit_file", True, progress=1,
+                  state={"readme": "r1"})]  # fmt: skip
+    for n in range(2, 8):
+        polish.append(say("[1/6] Polishing the README wording once more.", "edit_file", True,
+                          progress=1, state={"readme": f"r{n}"}))  # fmt: skip
+    assert halt_at(polish, "Work through TODO.md (6 items).") is not None
+
+
+def test_a_formula_handed_back_retouched_halts_and_one_that_changes_does_not() -> None:
+    task = "A Sheets formula counting rows of A2:A dated this month."
+    loop = [
+        say('=COUNTIFS(A2:A, ">="&EOMONTH(TODAY(),-1)+1, A2:A, "<="&EOMONTH(TODAY(),0))'),
+        say("(user: #VALUE!)\nSorry! Use: =SUMPRODUCT(MONTH(A2:A)=MONTH(TODAY()))"),
+        say("(user: still #VALUE!)\nApologies: =SUMPRODUCT(--(MONTH(A2:A)=MONTH(TODAY())))"),
+        say("(user: same)\nMy mistake: =SUMPRODUCT((MONTH(A2:A)=MONTH(TODAY()))*1)"),
+        say("(user: again)\nSo sorry: =SUMPRODUCT(--(MONTH(A2:A) = MONTH(TODAY())))"),
+    ]
+    assert halt_at(loop, task) is not None
+    fixes = [
+        say("=SUMPRODUCT(MONTH(A2:A)=MONTH(TODAY()))"),
+        say("Sorry, blanks count as month 12: "
+            "=SUMPRODUCT((A2:A<>\"\")*(MONTH(A2:A)=MONTH(TODAY())))"),
+        say("Apologies, the year too: =SUMPRODUCT((A2:A<>\"\")*(MONTH(A2:A)=MONTH(TODAY()))"
+            "*(YEAR(A2:A)=YEAR(TODAY())))"),
+        say("My mistake, text dates: =SUMPRODUCT((A2:A<>\"\")*(TEXT(DATEVALUE(A2:A),\"yyyymm\")"
+            "=TEXT(TODAY(),\"yyyymm\")))"),
+    ]  # fmt: skip
+    assert halt_at(fixes, task) is None

@@ -40,7 +40,7 @@ from .drift import Topic
 from .embed import CachedEmbedder
 from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
 from .policy import HEURISTICS, HaltPolicy
-from .similarity import CLOSE, Match, redoes, similar
+from .similarity import CLOSE, Match, redoes, says_again, similar
 from .streaks import Failures
 from .text import names
 
@@ -163,7 +163,7 @@ class Watch:
             self._novelty(step, informative),
             # each redo while the counter waits, a repetition or not: a halt needs one
             # heuristic's full strikes, so one event in two heuristics adds no early halt
-            self._progress(step, redone),
+            self._progress(step, redone, moved),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
@@ -205,7 +205,10 @@ class Watch:
         """Earlier outputs in the window that say the same as ``step``, and those at least
         close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
-        return similar(step, recent, self.policy, self.embedder, self.named, self.cjk_embedder)
+        seen = frozenset().union(*(o.tokens | o.info for o in self.history))
+        return similar(
+            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen
+        )
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again
@@ -280,7 +283,9 @@ class Watch:
         ("[9/8]"): an item counted again, not progress."""
         return self.total is not None and step.progress is not None and step.progress > self.total
 
-    def _progress(self, step: Observation, redone: list[Observation]) -> Signal:
+    def _progress(
+        self, step: Observation, redone: list[Observation], moved: bool = False
+    ) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
         counter last rose (a strike at once) or brings nothing new for a while (after
         ``stagnation_steps``). New information while the counter waits is work: a step of
@@ -302,7 +307,11 @@ class Watch:
         self.flat += 1
         redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
         idle = self.flat >= self.policy.stagnation_steps and step.index - self.last_news >= 2
-        strike = not step.new_info and (value < last or redo is not None or idle)
+        # a state never seen before is the environment moving: work between two counts
+        # (drain, upgrade, reboot one host, then count it), not a redo nor idling, unless
+        # the step says it does that again (a file polished once more changes it too)
+        busy = moved and not says_again(step)
+        strike = not step.new_info and (value < last or (not busy and (redo is not None or idle)))
         how = (
             "falls" if value < last
             else f"stays flat while step {step.index} redoes step {redo.index}" if redo

@@ -127,6 +127,8 @@ class HaltMonitor:
         #: The :class:`~.interventions.Responder` answering this monitor's decisions, if any.
         self.responder: Any = None
         self._seen_info: set[str] = set()
+        #: every word said so far (a quoted text of them, reordered, is no news)
+        self._seen_words: set[str] = set()
         self._counters = Counters()
         # each tool's last failure without error text: (signature, counts, error classes, values)
         self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
@@ -153,6 +155,7 @@ class HaltMonitor:
         tokens still count toward the hard limits."""
         self.watch = self._watch(self.watch.task)
         self._seen_info = set()
+        self._seen_words = set()
         self._counters = Counters()
         self._quiet = {}
         if self.run_watch is not None:
@@ -218,7 +221,12 @@ class HaltMonitor:
         if error_text:
             info |= read(error_text).values
         new = frozenset(info - self._seen_info)
+        # a quoted text whose every word the run has said before is those words reordered
+        # (the same query shuffled), not news
+        words = tokens(text)
+        new = frozenset(v for v in new if " " not in v or not set(v.split()) <= self._seen_words)
         self._seen_info |= info
+        self._seen_words |= words
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
         # (read with values masked: "2 MiB" is a size, not a name)
@@ -228,6 +236,8 @@ class HaltMonitor:
         self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)
+        if len(self._seen_words) > 100_000:
+            self._seen_words = set(words)
         given = state is not None
         step = Observation(
             index=index,
