@@ -40,7 +40,7 @@ from .drift import Topic
 from .embed import CachedEmbedder
 from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
 from .policy import HEURISTICS, HaltPolicy
-from .similarity import CLOSE, Match, redoes, similar
+from .similarity import CLOSE, Match, redoes, says_again, similar
 from .streaks import Failures
 from .text import names
 
@@ -85,6 +85,9 @@ class Watch:
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
     returned_at: int = -2
+    #: the latest step that waited (:func:`_waits`), and the repeats spaced by waits so far
+    waited_at: int = -1
+    spaced: int = 0
 
     def __post_init__(self) -> None:
         self.topic = Topic(self.task)
@@ -110,6 +113,20 @@ class Watch:
                 quiet[name] if name in quiet else self._signal(name, step, False, "")
                 for name in HEURISTICS
             ]
+            return signals + self._custom(step)
+        if step.ok is not False and _waits(step):
+            # the agent waits (for a job, a backoff, a readiness check): time passes, nothing
+            # is said or done; the wait says again what the last one said by nature. Only the
+            # progress and the state read it; what it spaces is judged by the next step
+            self.waited_at = step.index
+            timed = {
+                "progress": self._progress(step, []),
+                "state": self._state(step, False, self._progress_rises(step), self.rose_at),
+            }
+            signals = [
+                timed[name] if name in timed else self._signal(name, step, False, "", window=10**9)
+                for name in HEURISTICS
+            ]  # (a wait ages no strike out: the window is the next step's)
             return signals + self._custom(step)
         similar, close = self._similar(step)
         redone = self._redoes(step, close)
@@ -146,7 +163,7 @@ class Watch:
             self._novelty(step, informative),
             # each redo while the counter waits, a repetition or not: a halt needs one
             # heuristic's full strikes, so one event in two heuristics adds no early halt
-            self._progress(step, redone),
+            self._progress(step, redone, moved),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
@@ -188,7 +205,10 @@ class Watch:
         """Earlier outputs in the window that say the same as ``step``, and those at least
         close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
-        return similar(step, recent, self.policy, self.embedder, self.named, self.cjk_embedder)
+        seen = frozenset().union(*(o.tokens | o.info for o in self.history))
+        return similar(
+            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen
+        )
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again
@@ -206,9 +226,23 @@ class Watch:
         if not strike:
             return self._signal("repetition", step, False, "")
         old, how, score = max(similar, key=lambda s: s[2])
+        window = None
+        if self._spaced(step, similar):
+            # a poll after a wait, the same as the one before the wait: worth a few polls, so
+            # every other one counts (over a window as long as the waits make it)
+            self.spaced += 1
+            window = self.policy.window * 2
+            if self.spaced % 2:
+                return self._signal("repetition", step, False, "", window=window)
         reason = (f"step {step.index} repeats step {old.index} ({how}, {score:.2f}) and adds "
                   "no new information")  # fmt: skip
-        return self._signal("repetition", step, True, reason, how=how, like=old.index)
+        return self._signal(
+            "repetition", step, True, reason, window=window, how=how, like=old.index
+        )
+
+    def _spaced(self, step: Observation, similar: list[Any]) -> bool:
+        """Whether ``step`` says again what it says after a wait since (a poll, a check)."""
+        return all(self.waited_at > old.index for old, _, _ in similar)
 
     def _restates(self, step: Observation) -> bool:
         """Whether ``step`` says again all the values of a step that struck as a repetition
@@ -226,6 +260,9 @@ class Watch:
             self.stale = 0
             self._decay("novelty")
             return self._signal("novelty", step, False, "")
+        if self.waited_at == step.index - 1 and step.tool is not None:
+            # a check right after a wait that finds nothing new: the wait's, not the agent's
+            return self._signal("novelty", step, False, "", window=10**9)
         self.stale += 1
         strike = self.stale >= self.policy.novelty_steps
         reason = f"{self.stale} steps in a row bring no new information"
@@ -246,7 +283,9 @@ class Watch:
         ("[9/8]"): an item counted again, not progress."""
         return self.total is not None and step.progress is not None and step.progress > self.total
 
-    def _progress(self, step: Observation, redone: list[Observation]) -> Signal:
+    def _progress(
+        self, step: Observation, redone: list[Observation], moved: bool = False
+    ) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
         counter last rose (a strike at once) or brings nothing new for a while (after
         ``stagnation_steps``). New information while the counter waits is work: a step of
@@ -268,7 +307,11 @@ class Watch:
         self.flat += 1
         redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
         idle = self.flat >= self.policy.stagnation_steps and step.index - self.last_news >= 2
-        strike = not step.new_info and (value < last or redo is not None or idle)
+        # a state never seen before is the environment moving: work between two counts
+        # (drain, upgrade, reboot one host, then count it), not a redo nor idling, unless
+        # the step says it does that again (a file polished once more changes it too)
+        busy = moved and not says_again(step)
+        strike = not step.new_info and (value < last or (not busy and (redo is not None or idle)))
         how = (
             "falls" if value < last
             else f"stays flat while step {step.index} redoes step {redo.index}" if redo
@@ -425,6 +468,22 @@ class Watch:
 
 #: Classifies a failure's message (no per-tool state: only ``transient`` is read).
 _TRANSIENT = ErrorClassifier()
+
+#: A step that waits: its text opens with a verb of waiting, or its tool is one.
+_WAIT = re.compile(
+    r"^\W*(?:(?:i am |i'm |now |still )?(?:wait(?:ing|s)?|sleep(?:ing|s)?|paus(?:e|es|ing)|"
+    r"back(?:ing)? off|idl(?:e|ing))\b)|^\W*(?:等待|等候|稍等|休眠|暂停|等\s*\d)",
+    re.IGNORECASE,
+)
+
+
+def _waits(step: Observation) -> bool:
+    """Whether ``step`` is a wait: a short text opening with a verb of waiting ("Waiting 60 s
+    before the next check", "Sleeping 30 s", "等待 5 分钟") or a call of a tool named so."""
+    if step.tool is not None:
+        return bool(_WAIT.match(step.tool.replace("_", " ")))
+    return len(step.tokens) <= 16 and bool(_WAIT.match(step.output[:200]))
+
 
 _APOLOGY = re.compile(
     r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"

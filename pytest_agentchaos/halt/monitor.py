@@ -42,7 +42,7 @@ from .heuristics import (
 )
 from .policy import HaltPolicy
 from .state import plain, state_key
-from .streaks import error_class, signature
+from .streaks import error_class, error_classes, signature
 from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
 from .values import Counters, artefacts, loop_place, read
 
@@ -127,9 +127,11 @@ class HaltMonitor:
         #: The :class:`~.interventions.Responder` answering this monitor's decisions, if any.
         self.responder: Any = None
         self._seen_info: set[str] = set()
+        #: every word said so far (a quoted text of them, reordered, is no news)
+        self._seen_words: set[str] = set()
         self._counters = Counters()
-        # each tool's last failure without error text: (signature, counts, error class)
-        self._quiet: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {}
+        # each tool's last failure without error text: (signature, counts, error classes, values)
+        self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -153,6 +155,7 @@ class HaltMonitor:
         tokens still count toward the hard limits."""
         self.watch = self._watch(self.watch.task)
         self._seen_info = set()
+        self._seen_words = set()
         self._counters = Counters()
         self._quiet = {}
         if self.run_watch is not None:
@@ -218,7 +221,12 @@ class HaltMonitor:
         if error_text:
             info |= read(error_text).values
         new = frozenset(info - self._seen_info)
+        # a quoted text whose every word the run has said before is those words reordered
+        # (the same query shuffled), not news
+        words = tokens(text)
+        new = frozenset(v for v in new if " " not in v or not set(v.split()) <= self._seen_words)
         self._seen_info |= info
+        self._seen_words |= words
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
         # says something else than before (the heuristics judge that)
         # (read with values masked: "2 MiB" is a size, not a name)
@@ -228,6 +236,8 @@ class HaltMonitor:
         self._seen_info |= said
         if len(self._seen_info) > 100_000:  # bounded memory for endless runs
             self._seen_info = set(info)
+        if len(self._seen_words) > 100_000:
+            self._seen_words = set(words)
         given = state is not None
         step = Observation(
             index=index,
@@ -279,21 +289,25 @@ class HaltMonitor:
             return signature(None, f"{error}\n{text}")
         if error or tool is None:
             return signature(error, text)
-        kind = error_class(text)
+        kind = error_classes(text)
         previous = self._quiet.get(tool)
         before = previous[3] if previous else frozenset()
         # a value new to the run that is only a part of one the last failure named (the test
         # of "tests/a.py::test_x") names nothing new
         hard = {v for v in new if _HARD.search(v) and not any(v in old for old in before)}
-        same_class = not kind or not previous or not previous[2] or kind == previous[2]
+        # the same failure in other words names one class of error as the last did (the
+        # exception, the refused connection), or names none
+        same_class = not kind or not previous or not previous[2] or bool(kind & previous[2])
         if (
             previous is not None
             and not hard
             and not _recounted(counted, previous[1])
             and same_class
         ):
+            # what this wording names joins the failure (a class said first in other words)
+            self._quiet[tool] = (previous[0], previous[1], previous[2] | kind, before | info)
             return previous[0]
-        mark = f"quiet:{tool}:{self.steps}:{kind}"
+        mark = f"quiet:{tool}:{self.steps}:{','.join(sorted(kind))}"
         self._quiet[tool] = (mark, counted, kind, info)
         return mark
 

@@ -19,7 +19,7 @@ from .observation import Observation
 from .policy import HaltPolicy
 from .text import acronyms, names, overlap, stems
 
-__all__ = ["CLOSE", "Match", "redoes", "similar"]
+__all__ = ["CLOSE", "Match", "redoes", "says_again", "similar"]
 
 #: How far below the policy's limit for "says the same" (``semantic_similarity``, or
 #: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
@@ -38,6 +38,7 @@ def similar(
     embedder: CachedEmbedder | None,
     named: set[str],
     cjk_embedder: CachedEmbedder | None = None,
+    seen: frozenset[str] = frozenset(),
 ) -> tuple[list[Match], list[Match]]:
     """The outputs of ``recent`` that say the same as ``step`` (which, how, score), and every
     one that is at least *close* to it: a paraphrase, its similarity :data:`CLOSE` below the
@@ -62,7 +63,11 @@ def similar(
         if old.digest == step.digest or (old.shape == step.shape and step.info <= old.info):
             found.append((old, "exact", 1.0))
             continue
-        if step.artefacts and step.artefacts <= old.artefacts and old.tool == step.tool:
+        if (
+            step.artefacts
+            and old.tool == step.tool
+            and (step.artefacts <= old.artefacts or _retouched(step.artefacts, old.artefacts, seen))
+        ):
             found.append((old, "artefact", 1.0))
             continue
         if not old.tokens or not step.tokens or not step.info <= old.info:
@@ -91,6 +96,32 @@ def similar(
         )
         _cosines(vectors, pending_cjk, policy.cjk_semantic_similarity, found, close)
     return found, found + close
+
+
+def _retouched(mine: frozenset[str], theirs: frozenset[str], seen: frozenset[str]) -> bool:
+    """Whether each of the artefacts ``mine`` is one of ``theirs`` retouched: the same words
+    (names, keywords, literals; its own variables renamed) but for a few, and none that the
+    run has not said before (brackets, signs, spacing, a word moved). A fix brings a word of
+    its own: a clause, a column, a literal, a call."""
+    for artefact in mine:
+        words = _CODE_WORD.findall(artefact)
+        best = 0.0
+        for other in theirs:
+            others = _CODE_WORD.findall(other)
+            added = set(words) - set(others)
+            if any(w not in seen and not _RENAMED.fullmatch(w) for w in added):
+                continue
+            union = set(words) | set(others)
+            best = max(best, len(set(words) & set(others)) / len(union) if union else 1.0)
+        if best < _RETOUCHED:
+            return False
+    return True
+
+
+_CODE_WORD = re.compile(r"[^\W\d_][\w]*|\d+(?:\.\d+)?")
+_RENAMED = re.compile(r"v\d+")
+#: The share of its words an artefact keeps when it is only retouched.
+_RETOUCHED = 0.75
 
 
 def _cosines(
@@ -136,6 +167,11 @@ def redoes(
         if (old.index in close and not fresh) or again & stems(old.tokens | old.info):
             found[old.index] = old
     return [found[i] for i in sorted(found)]
+
+
+def says_again(step: Observation) -> bool:
+    """Whether ``step`` says it does something again ("once more", "re-reading", 再次)."""
+    return bool(_AGAIN.search(step.output[:4000]))
 
 
 def _names(step: Observation) -> frozenset[str]:

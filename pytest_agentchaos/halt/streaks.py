@@ -23,7 +23,7 @@ from ..escape.normalize import mask_text
 from ..escape.texts import error_template
 from .values import read
 
-__all__ = ["Failures", "error_class", "signature"]
+__all__ = ["Failures", "error_class", "error_classes", "signature"]
 
 #: How much of an error (and of a call's arguments) is compared.
 _ERROR_LIMIT = 2000
@@ -123,16 +123,26 @@ _CLASSES = (
 )  # fmt: skip
 
 
-def error_class(text: str) -> str:
-    """The classes of the error in ``text`` (``http:503``, ``exception:KeyError``,
-    ``command:mvn``, ...), sorted and joined; empty when none is recognised."""
+def error_classes(text: str) -> frozenset[str]:
+    """Every class of error named in ``text`` (``http:503``, ``exception:KeyError``,
+    ``command:mvn``, ``missing:connection refused``, ...). An exception is named by its class
+    alone (``psycopg2.OperationalError`` and ``OperationalError`` are one)."""
     head = text[:_ERROR_LIMIT]
     found = set()
     for name, pattern in _CLASSES:
         for match in pattern.finditer(head):
             value = next((g for g in match.groups() if g), match[0])
+            if name == "exception":
+                value = value.rsplit(".", 1)[-1]
             found.add(f"{name}:{value.casefold() if name == 'missing' else value}")
-    # "not found" says little beside a command or an exception that says more
+    return frozenset(found)
+
+
+def error_class(text: str) -> str:
+    """The classes of the error in ``text`` (:func:`error_classes`), sorted and joined; empty
+    when none is recognised. "not found" says little beside a command or an exception that
+    says more: it is left out then."""
+    found = set(error_classes(text))
     if len(found) > 1:
         found = {f for f in found if not f.startswith("missing:")} or found
     return ",".join(sorted(found))

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 from .text import MAX_TEXT, information
 
-__all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
+__all__ = [
+    "Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "renamed", "values",
+]  # fmt: skip
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: CJK punctuation that NFKC leaves alone, as its plain counterpart.
@@ -256,6 +258,8 @@ _NUMBER_IN_TEXT = re.compile(
 _BEFORE = re.compile(
     rf"([^\W\d_]+(?=\s*[:=#]\s*$)|[^\W\d_]+|[{_CJK}]|[#\[(/=:])\s*[:=#]?\s*$", re.UNICODE
 )
+#: A total after a number ("3 of 5", "3/5", "3 out of 5").
+_TOTAL = re.compile(r"\s*(?:/|of\b|out of\b)\s*\d", re.IGNORECASE)
 _AFTER = re.compile(rf"^\s*([^\W\d_]+|[{_CJK}]|[/%])", re.UNICODE)
 
 
@@ -290,6 +294,11 @@ def read(text: str) -> Reading:
         before = _BEFORE.search(plain[max(0, match.start() - 24) : match.start()])
         after = _AFTER.match(plain[match.end() : match.end() + 12])
         place = f"{(before[1] if before else '').casefold()}_{(after[1] if after else '')[:1]}"
+        if _TOTAL.match(plain[match.end() : match.end() + 12]):
+            # a count toward a total inside the text ("building (step 3 of 5)") is the work's
+            # progress; a tag opening the text ("Step 3/20:") counts the agent's own steps
+            leading = len(plain[: match.start()].split()) <= 2
+            place = f"{place.rpartition('_')[0]}_{'#' if leading else '/'}"
         # "one more time", "一下": an article, not a count (unless it counts: "第一")
         weak = raw.casefold() in ("one", "一") and not (before and before[1] == "第")
         numbers.append((place, value, weak))
@@ -369,6 +378,8 @@ _LOOP_WORD = re.compile(
     r"(?:^|[^a-z])(?:loop|iter|iteration|attempt|try|retry|round|cycle|turn|step|pass|run)$"
 )
 _LOOP_UNIT = frozenset("次轮遍回")
+#: The words of a loop counter that count tries even toward a budget ("attempt 3 of 5").
+_TRY_WORD = re.compile(r"(?:^|[^a-z])(?:loop|iter|iteration|attempt|try|retry|round|cycle|turn)$")
 
 
 def loop_place(place: str) -> bool:
@@ -376,6 +387,8 @@ def loop_place(place: str) -> bool:
     is that of a loop counter: after a word that counts the agent's own repetitions, or before
     a word of times."""
     before, _, after = place.rpartition("_")
+    if after == "/" and not _TRY_WORD.search(before):
+        return False  # "step 3 of 5", "[3/8]": a count toward a total, the work's progress
     return (
         bool(_LOOP_WORD.search(before))
         or after in _LOOP_UNIT
@@ -435,5 +448,44 @@ def artefacts(text: str) -> frozenset[str]:
     if not found:
         found = [m[0] for m in _SQL.finditer(head)] + [m[0] for m in _FORMULA.finditer(head)]
     return frozenset(
-        _SPACES.sub(" ", a).strip(" ;").casefold() for a in found if len(a.strip()) >= 6
+        _SPACES.sub(" ", renamed(a)).strip(" ;").casefold() for a in found if len(a.strip()) >= 6
     )
+
+
+#: Where code binds a name of its own: after ``def``/``class``/``function``/``lambda``/
+#: ``let``/``const``/``var``/``for``/``as`` (an SQL alias too), a function's parameters, and
+#: the targets of an assignment opening a line.
+_BINDER = re.compile(
+    r"\b(?:def|class|function|let|const|var|for|as)\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+    r"|^[ \t]*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)",
+    re.MULTILINE | re.IGNORECASE,
+)
+_PARAMS = re.compile(r"\b(?:def|function)\s*\w*\s*\(([^)]{0,200})\)|\blambda\s+([^:]{0,100}):")
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+
+
+def renamed(code: str) -> str:
+    """``code`` with the names it binds itself (its function's parameters, its variables, an
+    SQL alias) renamed ``v0``, ``v1``, ... in order of first use: the same code handed back with
+    its variables renamed reads the same (a clone); the names it only uses (columns, tables,
+    functions of a library, attributes) are kept."""
+    bound: set[str] = set()
+    for match in [*_BINDER.finditer(code[:MAX_TEXT]), *_PARAMS.finditer(code[:MAX_TEXT])]:
+        for group in match.groups():
+            if group:
+                bound.update(p.split("=")[0].split(":")[0].strip() for p in group.split(","))
+    bound = {b.lstrip("*") for b in bound if b} - _KEEP
+    if not bound:
+        return code
+    order: dict[str, str] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        name = m[0]
+        if name not in bound:
+            return name
+        return order.setdefault(name, f"v{len(order)}")
+
+    return _IDENT.sub(rename, code[:MAX_TEXT])
+
+
+_KEEP = frozenset({"self", "cls", "in", "if", "else", "not", "and", "or", "is", "None"})
