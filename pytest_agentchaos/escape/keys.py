@@ -16,6 +16,7 @@ transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a 
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict, deque
 from typing import Any
 
@@ -23,7 +24,7 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import mask, mask_args, mask_value_text
+from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
 from .texts import error_signature, error_template, text_shingles
 from .turns import Turns
@@ -144,6 +145,8 @@ def failure_text(result: Any, status: int | None = None) -> str | None:
     return result if isinstance(result, str) else _as_text(result)
 
 
+#: A state given as one bare token (a name, or a digest the agent computed) is its own digest.
+_BARE = re.compile(r"[\w.:/#@+-]{1,128}")
 #: State texts up to this long are remembered (to see a state come back exactly), up to this
 #: many; past it the memory starts over.
 _STATE_TEXT = 4096
@@ -305,14 +308,28 @@ class Keyer:
     def state(self, state: Any, node: str | None = None) -> str:
         """The digest of a reported state (at ``node``, when the agent visits one): volatile
         fields masked, a transient error it holds masked as ``<transient>``, and what changes
-        on every report while the rest stays equal (a tick, an iteration count) learned."""
+        on every report while the rest stays equal (a tick, a step count) learned. A state
+        logged as text is read as a result's text is: JSON text as the data it holds,
+        ``name=value`` pairs by their names; one bare token (a name, a digest) is kept."""
         if isinstance(state, str):
-            return state
+            if _BARE.fullmatch(state) is not None:
+                return state  # a name or a digest the agent computed: the state as it is
+            parsed = parse_json_text(state) if state.lstrip()[:1] in ("{", "[") else None
+            if parsed is None:
+                # a state logged as text ("phase=wait tick=3 ts=..."): masked as a result's
+                # text is (name=value pairs by their names, volatile tokens by their shape)
+                text = self._transient_pairs(mask_value_text(state, self.ignore))
+                return self._state_text(text, node)
+            state = parsed  # JSON text: the data it holds, as if given as data
         masked = self._transient_errors(mask(state, self.ignore), 0)
         try:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally
             return digest(masked)
+        return self._state_text(text, node)
+
+    def _state_text(self, text: str, node: str | None) -> str:
+        """The digest of a masked state's text, with what changes on every report learned."""
         seen = self._state_texts
         if text in seen:
             # a state came back exactly: a lap repeats, and a number field rising by one
@@ -324,6 +341,19 @@ class Keyer:
                 seen.clear()
             seen.add(text)
         return self._states.key(node or "", "", text)
+
+    def _transient_pairs(self, text: str) -> str:
+        """A state text with the value of each error pair (``last_error=HTTP 503``) that the
+        classifier calls transient replaced by ``<transient>``, as in a state given as data."""
+        if len(text) > _STATE_TEXT or _ERROR_PAIR.search(text) is None:
+            return text
+
+        def replace(match: re.Match[str]) -> str:
+            if self.transient(None, match.group("value").strip(), None):
+                return f"{match.group('head')}<transient>"
+            return match.group(0)
+
+        return _ERROR_PAIR.sub(replace, text)
 
     def _transient_errors(self, value: Any, depth: int) -> Any:
         """``value`` with the text of each error field (``last_error``, ``error``) that the
@@ -413,6 +443,13 @@ def _latest(value: Any) -> Any:
 
 
 _ERROR_WORDS = ("error", "exception", "failure", "fault")
+#: An error pair in a state's text (``last_error=HTTP 503``, ``error: timed out``): its value
+#: runs to the end of the pair (a comma, a semicolon, a line's end).
+_ERROR_PAIR = re.compile(
+    r"(?P<head>\b[\w-]*(?:error|exception|failure|fault)[\w-]*\s{0,3}[=:：]\s{0,3})"
+    r"(?P<value>[^,;，；\n]{1,200})",
+    re.IGNORECASE,
+)
 
 
 def _error_field(name: Any) -> bool:

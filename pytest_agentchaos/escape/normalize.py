@@ -27,6 +27,7 @@ __all__ = [
     "mask_args",
     "mask_text",
     "mask_value_text",
+    "parse_json_text",
 ]
 
 #: Field names (compared lowercased, without ``_``/``-``) whose values identify or count the
@@ -448,7 +449,7 @@ def _mask_result_text(text: str, ignore: Collection[str] = ()) -> str:
 def _mask_prose(text: str, ignore: Collection[str]) -> str:
     head = text.lstrip()[:1]
     if head in ("{", "[") and len(text) <= _JSON_LIMIT:
-        parsed = _parse_json(text)
+        parsed = parse_json_text(text)
         if parsed is not None:
             try:
                 return _CANONICAL_TEXT(_mask(parsed, ignore, True))
@@ -459,8 +460,11 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
     return mask_text(text)
 
 
-def _parse_json(text: str) -> Any:
-    """The object or array a JSON text holds; None for invalid or too deeply nested text."""
+def parse_json_text(text: str) -> Any:
+    """The object or array a JSON text holds; None for invalid or too deeply nested text, or
+    text longer than the longest JSON text parsed (1 MiB)."""
+    if len(text) > _JSON_LIMIT:
+        return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
