@@ -15,7 +15,7 @@ from loop_scaffold import escapes_but_stuck_fails, run
 
 from pytest_agentchaos.escape import LoopDetector
 from pytest_agentchaos.escape.history import ActionKey
-from pytest_agentchaos.escape.keys import Keyer
+from pytest_agentchaos.escape.keys import Keyer, failure_text
 
 
 def pattern(keys: list[str]) -> list[int]:
@@ -191,3 +191,96 @@ def test_a_work_count_rising_alone_in_a_text_state_is_no_loop(pytester: pytest.P
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+# -- a failure reported in a result, as data or as text ---------------------------------------
+
+SHELL_FAILURE = {"exit_code": 1, "stdout": "", "stderr": "ERROR: No matching distribution"}
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        json.dumps(SHELL_FAILURE),
+        json.dumps(SHELL_FAILURE, indent=2),
+        "exit_code=1, stdout=, stderr=ERROR: No matching distribution",
+        "ERROR: No matching distribution\n[Command finished with exit code 1]",
+        '{"success": false, "message": "quota exceeded"}',
+        "status: failed (quota exceeded)",
+        "ERROR: No matching distribution found for torch==2.1.0",
+        'Error from server (NotFound): pods "api-7d9f-2xkqp" not found',
+        "fatal: not a git repository (or any of the parent directories): .git",
+        "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'id'",
+        "bash: pyhton: command not found",
+        "错误：找不到文件 data.csv",
+    ],
+)
+def test_a_failure_in_a_text_result_is_a_failure(result: str) -> None:
+    assert failure_text(result) is not None
+    key = Keyer().tool("run_shell", {"cmd": "pip install torch==2.1.0"}, result=result)
+    assert key.coarse is not None and not key.succeeded
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        json.dumps({"exit_code": 0, "stdout": "ok", "stderr": ""}),
+        "exit_code=0, stdout=Installed torch-2.1.0",
+        "3 passed, 0 failed in 1.2s [exit code 0]",
+        '{"success": true, "errors": []}',
+        "The report lists the error rates per region.",
+        '["error", "warning"]',
+        "Error handling in Go: a guide",
+        "failed: 0, passed: 12",
+        "errors: 0",
+    ],
+)
+def test_a_text_result_reporting_no_failure_is_none(result: str) -> None:
+    assert failure_text(result) is None
+    assert Keyer().tool("run_shell", {"cmd": "make"}, result=result).succeeded
+
+
+def test_the_same_failure_as_json_text_keys_as_the_data_does() -> None:
+    as_data, as_text = Keyer(), Keyer()
+    for version in ("2.1.0", "2.0.1", "1.13.1"):
+        args = {"cmd": f"pip install torch=={version}"}
+        stderr = f"ERROR: No matching distribution found for torch=={version}"
+        data = as_data.tool("sh", args, result={"exit_code": 1, "stderr": stderr})
+        text = as_text.tool("sh", args, result=json.dumps({"exit_code": 1, "stderr": stderr}))
+        assert data.coarse == text.coarse
+
+
+SHELL_STREAK = """
+    @both
+    @pytest.mark.must_escape
+    def test_agent(chaos, escape):
+        def sh(cmd):
+            if "--python" in cmd:
+                return SHOW({"exit_code": 0, "stdout": "Installed", "stderr": ""})
+            version = cmd.rsplit("==", 1)[1]
+            stderr = f"ERROR: No matching distribution found for torch=={version}"
+            return SHOW({"exit_code": 1, "stdout": "", "stderr": stderr})
+
+        sh = chaos.wrap(sh, name="sh")
+        versions = ["2.1.0", "2.0.1"] if escape else ["2.1.0", "2.0.1", "1.13.1", "2.2.2"]
+        for version in versions:
+            sh(f"pip install torch=={version}")
+        if escape:
+            sh("uv pip install --python 3.11 torch")
+    """
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "json.dumps",
+        "lambda d: ', '.join(f'{k}={v}' for k, v in d.items())",
+        "lambda d: d['stderr'] or d['stdout']",
+    ],
+    ids=["json", "prose", "stderr"],
+)
+def test_the_same_failure_reported_as_text_must_escape(
+    pytester: pytest.Pytester, form: str
+) -> None:
+    result = run(pytester, f"SHOW = {form}\n" + textwrap.dedent(SHELL_STREAK))
+    escapes_but_stuck_fails(result, "[repeat]: sh(cmd=*) -> ok failed the same way*")

@@ -113,14 +113,57 @@ _FAILURE_FIELDS = frozenset(
 )
 
 
+#: A failure reported by a field of a text's ``name=value`` pairs: a non-zero exit code, an
+#: error flag, a false success, an error status (the fields :func:`failure_text` reads in data).
+_FAILURE_PAIR = re.compile(
+    r"""\b(?:exit[_ ]?code|exit[_ ]?status|return[_ ]?code)["']?\s{0,3}[=:]?\s{0,3}-?[1-9]\d*\b
+    |\bis_?error["']?\s{0,3}[=:]\s{0,3}true\b
+    |\b(?:success|ok)["']?\s{0,3}[=:]\s{0,3}false\b
+    |\bstatus["']?\s{0,3}[=:]\s{0,3}["']?(?:error|failed|failure)\b
+    |\breturned\ non-zero\ exit\ status\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: A text that opens with an error, as shells, CLIs and servers print one: ``ERROR: ...``,
+#: ``Error from server (NotFound): ...``, ``fatal: ...``, ``ValueError: ...``,
+#: ``Traceback (most recent call last):``, ``bash: foo: command not found``, ``错误：...``.
+_ERROR_HEAD = re.compile(
+    r"""\s{0,8}
+    (?:(?:error|fatal|failed|failure|exception)(?:\s?\(\w+\)|\ from\ \w+(?:\ \(\w+\))?)?
+        \s?[:：](?!\s*\d+\s*(?:[,;]|$))
+      |\[\s?(?:error|fatal|failed|failure)\s?\]
+      |[A-Z]\w{0,40}(?:Error|Exception|Failure|Fault)\b[^:\n]{0,40}?:
+      |Traceback\ \(most\ recent\ call\ last\)
+      |(?:ba|z|k|c|tc|da)?sh:\ (?:line\ \d+:\ |\d+:\ )?[^:\n]{1,80}:\ (?:command\ )?not\ found
+      |(?:错误|异常|失败|报错)[:：])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: How much of a text result is read for such pairs.
+_FAILURE_SCAN = 4096
+
+
 def failure_text(result: Any, status: int | None = None) -> str | None:
     """The error a call's result reports, for tools that return failures as data: an HTTP
     status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
-    code, ``status`` "error"/"failed", or a non-empty ``error`` field. None for a result that
-    reports no failure."""
+    code, ``status`` "error"/"failed", or a non-empty ``error`` field; in a JSON text, the
+    same fields of the data it holds; in prose, the same as ``name=value`` pairs
+    (``exit_code=1``, ``success: false``, ``[exit code 1]``). None for a result that reports
+    no failure."""
     failed = status is not None and status >= 400
     if not failed and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
         return None  # no field that could report a failure (most results)
+    if not failed and isinstance(result, str):
+        # the same fields in a text: JSON text read as the data it holds, and name=value
+        # pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
+        if result.lstrip()[:1] == "{":
+            parsed = parse_json_text(result)
+            if isinstance(parsed, dict):
+                return failure_text(parsed)
+        found = _FAILURE_PAIR.search(result, 0, _FAILURE_SCAN)
+        if found is not None:  # the rest is the failure's text, as a data's error field is
+            return (result[: found.start()] + result[found.end() :]).strip() or result
+        if _ERROR_HEAD.match(result) is not None:
+            return result  # a shell's or a server's error text, as the tool handed it back
+        return None
     if isinstance(result, dict):
         code = next((result[k] for k in _EXIT_CODES if k in result), None)
         failed = (

@@ -452,7 +452,7 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
         parsed = parse_json_text(text)
         if parsed is not None:
             try:
-                return _CANONICAL_TEXT(_mask(parsed, ignore, True))
+                return _canonical_text(_mask(parsed, ignore, True))
             except (ValueError, TypeError, RecursionError):
                 pass
     if "=" in text or ":" in text or "：" in text:
@@ -461,8 +461,7 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
 
 
 def parse_json_text(text: str) -> Any:
-    """The object or array a JSON text holds; None for invalid or too deeply nested text, or
-    text longer than the longest JSON text parsed (1 MiB)."""
+    """The object or array a JSON text (of at most 1 MiB) holds; None for any other text."""
     if len(text) > _JSON_LIMIT:
         return None
     try:
@@ -476,9 +475,6 @@ def _canonical_text(value: Any) -> str:
     return json.dumps(
         value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
     )
-
-
-_CANONICAL_TEXT = _canonical_text
 
 
 def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
