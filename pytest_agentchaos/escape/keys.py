@@ -26,7 +26,7 @@ from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
-from .texts import error_signature, error_template, text_shingles
+from .texts import artefact, error_signature, error_template, text_shingles
 from .turns import Turns
 from .volatility import Volatility
 
@@ -345,7 +345,7 @@ class Keyer:
         key = self._text_key(text)
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone
-            key = digest([self.turns.answered(input, prompt, text), key])
+            key = digest([self.turns.answered(input, prompt, text, key), key])
         return ActionKey(None, model, "ok", key, None, "model")
 
     def state(self, state: Any, node: str | None = None) -> str:
@@ -422,9 +422,11 @@ class Keyer:
             self._last_text = known
             return known[2]
         words, values = text_shingles(text)
-        key = None
+        code = artefact(text)
+        # a reply that hands back code says what the code says, whatever the words around it
+        key = None if code is None else digest(["artefact", code])
         last = self._last_text
-        if (
+        if key is None and (
             values
             and last is not None
             and _counted_up(values, last[1])
