@@ -16,6 +16,7 @@ from loop_scaffold import escapes_but_stuck_fails, run
 from pytest_agentchaos.escape import LoopDetector
 from pytest_agentchaos.escape.history import ActionKey
 from pytest_agentchaos.escape.keys import Keyer, failure_text
+from pytest_agentchaos.escape.normalize import mask_args, mask_text
 
 
 def pattern(keys: list[str]) -> list[int]:
@@ -284,3 +285,51 @@ def test_the_same_failure_reported_as_text_must_escape(
 ) -> None:
     result = run(pytester, f"SHOW = {form}\n" + textwrap.dedent(SHELL_STREAK))
     escapes_but_stuck_fails(result, "[repeat]: sh(cmd=*) -> ok failed the same way*")
+
+
+# -- counters in Chinese ordinals, and the identical failing call between other calls ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("第1次尝试", "第<n>次尝试"),
+        ("【第12轮】重试", "【第<n>轮】重试"),
+        ("第3遍", "第<n>遍"),
+        ("第3章：开端", "第3章：开端"),  # a chapter is content, not a count of tries
+    ],
+)
+def test_a_chinese_ordinal_count_of_tries_is_masked_and_masking_it_again_changes_nothing(
+    text: str, masked: str
+) -> None:
+    assert mask_text(text) == masked
+    assert mask_args({"label": text}) == {"label": masked}
+    assert mask_text(masked) == masked
+
+
+RECOMPILE = """
+    @both
+    @pytest.mark.must_escape
+    def test_agent(chaos, escape):
+        line = itertools.count(41, 2)
+
+        def compile_views(path):
+            raise SyntaxError(f"invalid syntax (views.py, line {next(line)}, column 7)")
+
+        edit = chaos.wrap(lambda path, after: "ok", name="edit")
+        compile_views = chaos.wrap(compile_views, name="py_compile")
+        for after in ([39, 41] if escape else [39, 41, 43, 45]):
+            edit("app/views.py", after)
+            attempt(compile_views, "app/views.py")
+        if escape:
+            chaos.wrap(lambda path: "reverted", name="git_checkout")("app/views.py")
+    """
+
+
+def test_the_identical_call_failing_alike_between_other_calls_must_escape(
+    pytester: pytest.Pytester,
+) -> None:
+    """An edit before each recompile, the same syntax error one line further down each time:
+    the identical call failing the same way three times, other calls between, is a streak."""
+    result = run(pytester, textwrap.dedent(RECOMPILE))
+    escapes_but_stuck_fails(result, "[repeat]: py_compile(*) -> error:SyntaxError failed the same*")
