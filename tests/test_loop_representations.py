@@ -333,3 +333,35 @@ def test_the_identical_call_failing_alike_between_other_calls_must_escape(
     the identical call failing the same way three times, other calls between, is a streak."""
     result = run(pytester, textwrap.dedent(RECOMPILE))
     escapes_but_stuck_fails(result, "[repeat]: py_compile(*) -> error:SyntaxError failed the same*")
+
+
+# -- a temp directory is volatile, a file in it is content --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "masked"),
+    [
+        ("/tmp/tmpa8f3k2/shard-00003.parquet", "<tmp>/shard-00003.parquet"),
+        ("/private/var/folders/x9/b7k2/T/tmpq1w2e3/data.csv", "<tmp>/data.csv"),
+        ("C:\\Users\\me\\AppData\\Local\\Temp\\tmpab12cd\\out.txt", "<tmp>\\out.txt"),
+        ("/tmp/tmpa8f3k2", "<tmp>"),
+    ],
+)
+def test_a_temp_directory_is_masked_and_the_file_in_it_kept(path: str, masked: str) -> None:
+    assert mask_args({"path": path}) == {"path": masked}
+    assert mask_text(f"wrote {path}") == f"wrote {masked}"
+    assert mask_text(masked) == masked
+
+
+def test_reads_of_other_files_in_one_temp_directory_are_other_calls() -> None:
+    keyer = Keyer()
+    keys = {
+        keyer.tool("read", {"path": f"/tmp/tmpa8f3k2/shard-{i:05d}.parquet"}, result={"rows": 9})
+        for i in range(4)
+    }
+    assert len(keys) == 4
+    again = {
+        keyer.tool("read", {"path": f"/tmp/tmp{i}x8f3k2/out.json"}, result={"rows": 9})
+        for i in range(4)
+    }  # a fresh temp directory each time, the same file in it: the same call
+    assert len(again) == 1
