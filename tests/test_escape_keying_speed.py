@@ -52,8 +52,8 @@ def test_the_guard_finds_exactly_what_every_position_finds(text: str) -> None:
 
 def test_a_temp_path_without_a_digit_is_masked() -> None:
     # mkdtemp's names have no digit about one time in twelve: they are still temp paths
-    assert mask_text("wrote /tmp/tmpk_xqzvbe/out.json") == "wrote <tmp>"
-    assert mask_args({"path": "/tmp/tmpk_xqzvbe/out.json"}) == {"path": "<tmp>"}
+    assert mask_text("wrote /tmp/tmpk_xqzvbe/out.json") == "wrote <tmp>/out.json"
+    assert mask_args({"path": "/tmp/tmpk_xqzvbe/out.json"}) == {"path": "<tmp>/out.json"}
     assert mask_text("no temp here, nor digits") == "no temp here, nor digits"
 
 

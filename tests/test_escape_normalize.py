@@ -106,7 +106,7 @@ def test_results_lose_their_noise_but_arguments_keep_what_the_call_is_about() ->
         "fetched_at": "<volatile>",
         "load_time_ms": "<volatile>",
         "charge_id": "<volatile>",
-        "log": "done in <duration>, pid <n>, wrote <tmp>, trace <uuid>",
+        "log": "done in <duration>, pid <n>, wrote <tmp>/out.json, trace <uuid>",
     }
     args = {"order_id": "ord_5521", "date": "2025-03-14", "timeout": "30s", "X-Request-Id": "r1"}
     assert mask_args(args) == {**args, "X-Request-Id": "<volatile>"}

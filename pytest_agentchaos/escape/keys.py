@@ -16,6 +16,7 @@ transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a 
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict, deque
 from typing import Any
 
@@ -23,9 +24,9 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
-from .normalize import mask, mask_args, mask_value_text
+from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
-from .texts import error_signature, error_template, text_shingles
+from .texts import artefact, error_signature, error_template, text_shingles
 from .turns import Turns
 from .volatility import Volatility
 
@@ -112,14 +113,57 @@ _FAILURE_FIELDS = frozenset(
 )
 
 
+#: A failure reported by a field of a text's ``name=value`` pairs: a non-zero exit code, an
+#: error flag, a false success, an error status (the fields :func:`failure_text` reads in data).
+_FAILURE_PAIR = re.compile(
+    r"""\b(?:exit[_ ]?code|exit[_ ]?status|return[_ ]?code)["']?\s{0,3}[=:]?\s{0,3}-?[1-9]\d*\b
+    |\bis_?error["']?\s{0,3}[=:]\s{0,3}true\b
+    |\b(?:success|ok)["']?\s{0,3}[=:]\s{0,3}false\b
+    |\bstatus["']?\s{0,3}[=:]\s{0,3}["']?(?:error|failed|failure)\b
+    |\breturned\ non-zero\ exit\ status\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: A text that opens with an error, as shells, CLIs and servers print one: ``ERROR: ...``,
+#: ``Error from server (NotFound): ...``, ``fatal: ...``, ``ValueError: ...``,
+#: ``Traceback (most recent call last):``, ``bash: foo: command not found``, ``错误：...``.
+_ERROR_HEAD = re.compile(
+    r"""\s{0,8}
+    (?:(?:error|fatal|failed|failure|exception)(?:\s?\(\w+\)|\ from\ \w+(?:\ \(\w+\))?)?
+        \s?[:：](?!\s*\d+\s*(?:[,;]|$))
+      |\[\s?(?:error|fatal|failed|failure)\s?\]
+      |[A-Z]\w{0,40}(?:Error|Exception|Failure|Fault)\b[^:\n]{0,40}?:
+      |Traceback\ \(most\ recent\ call\ last\)
+      |(?:ba|z|k|c|tc|da)?sh:\ (?:line\ \d+:\ |\d+:\ )?[^:\n]{1,80}:\ (?:command\ )?not\ found
+      |(?:错误|异常|失败|报错)[:：])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: How much of a text result is read for such pairs.
+_FAILURE_SCAN = 4096
+
+
 def failure_text(result: Any, status: int | None = None) -> str | None:
     """The error a call's result reports, for tools that return failures as data: an HTTP
     status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
-    code, ``status`` "error"/"failed", or a non-empty ``error`` field. None for a result that
-    reports no failure."""
+    code, ``status`` "error"/"failed", or a non-empty ``error`` field; in a JSON text, the
+    same fields of the data it holds; in prose, the same as ``name=value`` pairs
+    (``exit_code=1``, ``success: false``, ``[exit code 1]``). None for a result that reports
+    no failure."""
     failed = status is not None and status >= 400
     if not failed and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
         return None  # no field that could report a failure (most results)
+    if not failed and isinstance(result, str):
+        # the same fields in a text: JSON text read as the data it holds, and name=value
+        # pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
+        if result.lstrip()[:1] == "{":
+            parsed = parse_json_text(result)
+            if isinstance(parsed, dict):
+                return failure_text(parsed)
+        found = _FAILURE_PAIR.search(result, 0, _FAILURE_SCAN)
+        if found is not None:  # the rest is the failure's text, as a data's error field is
+            return (result[: found.start()] + result[found.end() :]).strip() or result
+        if _ERROR_HEAD.match(result) is not None:
+            return result  # a shell's or a server's error text, as the tool handed it back
+        return None
     if isinstance(result, dict):
         code = next((result[k] for k in _EXIT_CODES if k in result), None)
         failed = (
@@ -144,6 +188,8 @@ def failure_text(result: Any, status: int | None = None) -> str | None:
     return result if isinstance(result, str) else _as_text(result)
 
 
+#: A state given as one bare token (a name, or a digest the agent computed) is its own digest.
+_BARE = re.compile(r"[\w.:/#@+-]{1,128}")
 #: State texts up to this long are remembered (to see a state come back exactly), up to this
 #: many; past it the memory starts over.
 _STATE_TEXT = 4096
@@ -299,20 +345,34 @@ class Keyer:
         key = self._text_key(text)
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone
-            key = digest([self.turns.answered(input, prompt, text), key])
+            key = digest([self.turns.answered(input, prompt, text, key), key])
         return ActionKey(None, model, "ok", key, None, "model")
 
     def state(self, state: Any, node: str | None = None) -> str:
         """The digest of a reported state (at ``node``, when the agent visits one): volatile
         fields masked, a transient error it holds masked as ``<transient>``, and what changes
-        on every report while the rest stays equal (a tick, an iteration count) learned."""
+        on every report while the rest stays equal (a tick, a step count) learned. A state
+        logged as text is read as a result's text is: JSON text as the data it holds,
+        ``name=value`` pairs by their names; one bare token (a name, a digest) is kept."""
         if isinstance(state, str):
-            return state
+            if _BARE.fullmatch(state) is not None:
+                return state  # a name or a digest the agent computed: the state as it is
+            parsed = parse_json_text(state) if state.lstrip()[:1] in ("{", "[") else None
+            if parsed is None:
+                # a state logged as text ("phase=wait tick=3 ts=..."): masked as a result's
+                # text is (name=value pairs by their names, volatile tokens by their shape)
+                text = self._transient_pairs(mask_value_text(state, self.ignore))
+                return self._state_text(text, node)
+            state = parsed  # JSON text: the data it holds, as if given as data
         masked = self._transient_errors(mask(state, self.ignore), 0)
         try:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally
             return digest(masked)
+        return self._state_text(text, node)
+
+    def _state_text(self, text: str, node: str | None) -> str:
+        """The digest of a masked state's text, with what changes on every report learned."""
         seen = self._state_texts
         if text in seen:
             # a state came back exactly: a lap repeats, and a number field rising by one
@@ -324,6 +384,19 @@ class Keyer:
                 seen.clear()
             seen.add(text)
         return self._states.key(node or "", "", text)
+
+    def _transient_pairs(self, text: str) -> str:
+        """A state text with the value of each error pair (``last_error=HTTP 503``) that the
+        classifier calls transient replaced by ``<transient>``, as in a state given as data."""
+        if len(text) > _STATE_TEXT or _ERROR_PAIR.search(text) is None:
+            return text
+
+        def replace(match: re.Match[str]) -> str:
+            if self.transient(None, match.group("value").strip(), None):
+                return f"{match.group('head')}<transient>"
+            return match.group(0)
+
+        return _ERROR_PAIR.sub(replace, text)
 
     def _transient_errors(self, value: Any, depth: int) -> Any:
         """``value`` with the text of each error field (``last_error``, ``error``) that the
@@ -349,9 +422,11 @@ class Keyer:
             self._last_text = known
             return known[2]
         words, values = text_shingles(text)
-        key = None
+        code = artefact(text)
+        # a reply that hands back code says what the code says, whatever the words around it
+        key = None if code is None else digest(["artefact", code])
         last = self._last_text
-        if (
+        if key is None and (
             values
             and last is not None
             and _counted_up(values, last[1])
@@ -413,6 +488,13 @@ def _latest(value: Any) -> Any:
 
 
 _ERROR_WORDS = ("error", "exception", "failure", "fault")
+#: An error pair in a state's text (``last_error=HTTP 503``, ``error: timed out``): its value
+#: runs to the end of the pair (a comma, a semicolon, a line's end).
+_ERROR_PAIR = re.compile(
+    r"(?P<head>\b[\w-]*(?:error|exception|failure|fault)[\w-]*\s{0,3}[=:：]\s{0,3})"
+    r"(?P<value>[^,;，；\n]{1,200})",
+    re.IGNORECASE,
+)
 
 
 def _error_field(name: Any) -> bool:

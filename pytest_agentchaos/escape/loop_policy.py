@@ -69,8 +69,9 @@ class LoopPolicy:
     ``nudge_tokens``: a model's reply is keyed with the turn it answers, unless that turn is
     a nudge (:mod:`.turns`): it adds no number or identifier to the conversation and at most
     this many words (a Chinese or Japanese character counts half), fewer than the reply
-    says. The same reply to "continue", then "next", then "are you there?" repeats; ``0``
-    keys every reply with its turn.
+    says. The same reply to "continue", then "next", then "are you there?" repeats, and so
+    does a reply said again that says more than twice what its turn added (it ignored the
+    turn); ``0`` keys every reply with its turn.
     """
 
     min_period: int = 1

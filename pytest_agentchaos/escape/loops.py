@@ -401,8 +401,10 @@ class LoopDetector:
             if len(streaks) > 64:  # bounded: drop the streaks the window has passed
                 for other in [t for t, s in streaks.items() if pos - s[3] > window]:
                     del streaks[other]
-        elif key != streak[4]:
-            streak[5] = True  # the arguments varied: the identical call is the repeat rule's
+        elif key != streak[4] or self._tool_pos != streak[3]:
+            # the arguments varied, or other calls came between (an edit before each
+            # recompile): the identical call again at once is the repeat rule's
+            streak[5] = True
         streak[1] += 1
         streak[3] = pos
         streak[4] = key

@@ -27,41 +27,17 @@ __all__ = [
     "mask_args",
     "mask_text",
     "mask_value_text",
+    "parse_json_text",
 ]
 
 #: Field names (compared lowercased, without ``_``/``-``) whose values identify or count the
 #: call itself, on whichever side they appear: masked whole, whatever they hold.
 CALL_FIELDS = frozenset(
-    {
-        "timestamp",
-        "ts",
-        "now",
-        "requestid",
-        "reqid",
-        "messageid",
-        "msgid",
-        "traceid",
-        "spanid",
-        "correlationid",
-        "idempotencykey",
-        "nonce",
-        "cachebuster",
-        "pid",
-        "attempt",
-        "attempts",
-        "retry",
-        "retries",
-        "retrycount",
-        "seq",
-        "sequence",
-        "sequencenumber",
-        "iteration",
-        "tmpdir",
-        "tmpfile",
-        "tempfile",
-        "tempdir",
-    }
-)
+    {"timestamp", "ts", "now", "requestid", "reqid", "messageid", "msgid", "traceid", "spanid",
+     "correlationid", "idempotencykey", "nonce", "cachebuster", "pid", "attempt", "attempts",
+     "retry", "retries", "retrycount", "seq", "sequence", "sequencenumber", "iteration",
+     "tmpdir", "tmpfile", "tempfile", "tempdir"}
+)  # fmt: skip
 
 #: Field names that are volatile in what a call returns (its result, a state, a model's
 #: output), on top of :data:`CALL_FIELDS`: when a record was made or changed, how long the
@@ -133,8 +109,8 @@ _TOKENS = rf"""
     |(?P<time>(?<![0-9])\d{{4}}-\d{{2}}-\d{{2}}[T\ ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:[.,]\d+)?)?
         (?:Z|[+-]\d{{2}}:?\d{{2}}|\ ?UTC|\ ?GMT)?(?![0-9])
       |(?<![0-9:])\d{{1,2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?(?![0-9]))
-    |(?P<tmp>(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'"`,;)\]}}]*
-      |[A-Za-z]:\\[^\s'"`]*?\\Temp\\[^\s'"`,;)\]}}]*
+    |(?P<tmp>(?:/private)?/(?:tmp|var/tmp|var/folders(?:/[^/\s'"`,;)\]}}]*){{0,3}})/[^/\s'"`,;)\]}}]*
+      |[A-Za-z]:\\[^\s'"`]*?\\Temp\\[^\\\s'"`,;)\]}}]*
       |{_NOT_ALNUM_BEFORE}tmp[_-]?(?=[0-9A-Za-z_]*[0-9])[0-9A-Za-z_]{{5,}}{_NOT_ALNUM_AFTER})
     |(?P<duration>(?<![0-9A-Za-z.])(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|d|h|m|s)){{2,}}(?![0-9A-Za-z])
       |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
@@ -153,6 +129,7 @@ _TOKENS = rf"""
         {_NOT_ALNUM_AFTER})
     |(?P<counter>\b(?:attempt|retry|retries|try|tries|iteration|iter|seq|sequence|nonce|pid
         |pgid|ppid)\b[\ \t:=\#]*|(?-i:\b(?:In|Out)\ ?\[))\d+
+    |(?P<ordinal>第\ ?)\d+(?=\ ?[次轮遍回])
     |(?P<digits>{_NOT_ALNUM_BEFORE}\d{{7,40}}(?![0-9]))
     """
 _VOLATILE = re.compile(f"{_GUARD}(?:{_TOKENS})", re.VERBOSE | re.IGNORECASE)
@@ -180,8 +157,8 @@ _MASKED_ARGS: dict[str, str] = {}
 
 def _replace(match: re.Match[str]) -> str:
     group = match.lastgroup
-    if group == "counter":
-        return match.group("counter") + "<n>"
+    if group == "counter" or group == "ordinal":  # attempt 4, 第4次
+        return match.group(group) + "<n>"
     if group == "wait":
         return match.group("wait") + "<duration>"
     return _PLAIN[group or "digits"]
@@ -192,9 +169,9 @@ def mask_text(text: str) -> str:
     RFC timestamps, times of day with seconds), ``<epoch>``, ``<tmp>`` (temp paths and names),
     ``<duration>`` (``1.83s``, ``412ms``, ``took 3s``), ``<id>`` and ``<hex>`` (mixed
     letters and digits, 16 to 128 of them; hex runs of 8 to 128), ``<n>`` after
-    ``attempt``/``retry``/``pid``/``seq``..., ``<num>`` (7 to 40 digits). A longer token is
-    content, not an id. Every volatile token but a temp path holds a digit, so text without
-    either is returned as is."""
+    ``attempt``/``retry``/``pid``/``seq``... and in ``第4次``, ``<num>`` (7 to 40 digits).
+    A longer token is content, not an id. Every volatile token but a temp path holds a
+    digit, so text without either is returned as is."""
     return _masked(text, _MASKED, _replace)
 
 
@@ -448,10 +425,10 @@ def _mask_result_text(text: str, ignore: Collection[str] = ()) -> str:
 def _mask_prose(text: str, ignore: Collection[str]) -> str:
     head = text.lstrip()[:1]
     if head in ("{", "[") and len(text) <= _JSON_LIMIT:
-        parsed = _parse_json(text)
+        parsed = parse_json_text(text)
         if parsed is not None:
             try:
-                return _CANONICAL_TEXT(_mask(parsed, ignore, True))
+                return _canonical_text(_mask(parsed, ignore, True))
             except (ValueError, TypeError, RecursionError):
                 pass
     if "=" in text or ":" in text or "：" in text:
@@ -459,8 +436,10 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
     return mask_text(text)
 
 
-def _parse_json(text: str) -> Any:
-    """The object or array a JSON text holds; None for invalid or too deeply nested text."""
+def parse_json_text(text: str) -> Any:
+    """The object or array a JSON text (of at most 1 MiB) holds; None for any other text."""
+    if len(text) > _JSON_LIMIT:
+        return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
@@ -474,9 +453,6 @@ def _canonical_text(value: Any) -> str:
     )
 
 
-_CANONICAL_TEXT = _canonical_text
-
-
 def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
     name = match.group("name")
     if _is_volatile_name(name, True) or (ignore and name in ignore):
@@ -486,7 +462,7 @@ def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
     return match.group(0)
 
 
-_ARG_KINDS = frozenset({"tmp", "counter"})
+_ARG_KINDS = frozenset({"tmp", "counter", "ordinal"})
 
 
 #: What an argument's text holds when masking may change it: a temp path's or a counter's
@@ -494,7 +470,7 @@ _ARG_KINDS = frozenset({"tmp", "counter"})
 #: masked in arguments all begin with or hold one of these).
 _ARG_HINT = re.compile(
     r"tmp|temp|var/folders|attempt|retr|tries|try|iter|seq|nonce|pid|pgid|in ?\[|out ?\["
-    r"|\d:\d\d:\d\d|bearer|basic|token|key|auth|secret|pass|cookie|sig|session",
+    r"|\d:\d\d:\d\d|bearer|basic|token|key|auth|secret|pass|cookie|sig|session|第",
     re.IGNORECASE,
 )
 #: A credential in text: an authorization scheme and its token.

@@ -15,7 +15,14 @@ from typing import Any
 
 from .normalize import mask_text
 
-__all__ = ["SHORT_TEXT", "error_signature", "error_template", "text_shingles", "text_tokens"]
+__all__ = [
+    "SHORT_TEXT",
+    "artefact",
+    "error_signature",
+    "error_template",
+    "text_shingles",
+    "text_tokens",
+]
 
 
 #: How much of an error message its template keeps (tracebacks run long; the head says it).
@@ -184,3 +191,31 @@ def _strings(value: Any) -> list[str]:
         elif isinstance(item, (list, tuple)):
             todo.extend(item)
     return out
+
+
+#: A fenced block of a model's text (Markdown's ``` or ~~~), its info string after the fence.
+_FENCE = re.compile(
+    r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S
+)
+#: The least code an artefact holds, and the most words said around it.
+_ARTEFACT_CHARS = 16
+_ARTEFACT_PROSE = 30
+
+
+def artefact(text: str) -> str | None:
+    """What a model's reply hands back, when that is what it is about: its fenced blocks
+    (code, a query, a formula; volatile tokens masked, whitespace collapsed), when they hold
+    at least 16 characters and at most 30 words are said around them (an apology, "here is
+    the fix:"). A reply apologising in new words for the same code hands back the same
+    artefact; one that explains code at length is about more than the code. None otherwise."""
+    head = text[:_TEXT_LIMIT]
+    if "```" not in head and "~~~" not in head:
+        return None
+    blocks = [m.group(2) for m in _FENCE.finditer(head)]
+    code = "\n".join(_SPACE.sub(" ", mask_text(b)).strip() for b in blocks)
+    if len(code) < _ARTEFACT_CHARS:
+        return None
+    prose = _FENCE.sub(" ", head)
+    if len(_WORD.findall(prose)) > _ARTEFACT_PROSE:
+        return None
+    return code

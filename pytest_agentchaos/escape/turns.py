@@ -12,13 +12,20 @@ reply the run showed; words, and for Chinese and Japanese single characters, two
 word). A turn is a *nudge* when it adds no number and no identifier, and at most
 ``limit`` words, fewer than the reply it gets says: a one-word label answering a new
 one-word item answers it, a sentence handed back to a three-word nudge ignores it. A turn
-equal to the one before it is read as that one was.
+equal to the one before it (or with its one number counted up by one: "continue (2)") is read
+as that one was.
+
+A reply that says again what one of the latest replies said, and says more than twice what
+its turn added, ignored that turn whatever it brought (the same clarifying question after the
+user answered it, the same code in a new apology); a reply with no word in it answers
+nothing. Both are keyed as replies to a nudge.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,31 +77,40 @@ class Turns:
 
     ``limit``: the most words a nudge adds (0: no turn is a nudge)."""
 
-    __slots__ = ("_last", "_read", "_seen", "limit")
+    __slots__ = ("_last", "_read", "_replies", "_seen", "limit")
 
     def __init__(self, limit: int = 3) -> None:
         self.limit = limit
         self._seen: set[str] = set()
-        self._last: tuple[str, str] | None = None  # (digest of the latest turn, its key)
+        # (digest of the latest turn, its key, its tokens)
+        self._last: tuple[str, str, set[str]] | None = None
         self._read = 0  # messages of the latest message list read
+        self._replies: deque[str] = deque(maxlen=_REPLIES)  # what the latest replies said
 
-    def answered(self, input: Any, turn: str, reply: str) -> str:  # noqa: A002
+    def answered(self, input: Any, turn: str, reply: str, content: str | None = None) -> str:  # noqa: A002
         """What a reply answered: ``turn`` (the digest of the newest turn of ``input``), or
-        :data:`NUDGE`. ``reply`` is the reply's text. Remembers the turn and the reply as
-        said."""
+        :data:`NUDGE`. ``reply`` is the reply's text, ``content`` the key of what it says
+        (near-duplicates share it). Remembers the turn and the reply as said."""
         self._earlier(input)
         said = words(_text(_newest(input)))
         replied = words(reply)
+        news = said - self._seen
         last = self._last
-        if last is not None and last[0] == turn:
-            key = last[1]  # the same turn again: what it was the first time
-        elif self.limit and self._nudge(said - self._seen, replied):
+        if last is not None and (last[0] == turn or _counted_up(said, last[2])):
+            key = last[1]  # the same turn again (its counter up by one): as it was then
+        elif self.limit and (
+            not replied  # a reply with no word in it answers nothing
+            or self._nudge(news, replied)
+            or (content is not None and content in self._replies and _ignored(news, replied))
+        ):
             key = NUDGE
         else:
             key = turn
-        self._last = (turn, key)
+        self._last = (turn, key, said)
         self._learn(said)
         self._learn(replied)
+        if content is not None:
+            self._replies.append(content)
         return key
 
     def _nudge(self, news: set[str], replied: set[str]) -> bool:
@@ -128,6 +144,26 @@ class Turns:
 
 
 _FIELDS = ("content", "user", "input", "prompt", "text", "message")
+#: How many of the latest replies a reply is compared with.
+_REPLIES = 8
+
+
+def _ignored(news: set[str], replied: set[str]) -> bool:
+    """Whether a reply that says again what an earlier one said ignored the turn it answers:
+    it says more than twice what the turn added. A short label or an acknowledgement
+    answering new material (a review, a pasted paragraph) says less than the material added,
+    and answers it."""
+    return 2 * weight(news) < weight(replied)
+
+
+def _counted_up(said: set[str], before: set[str]) -> bool:
+    """Whether a turn is the one before with one number one higher ("continue (2)" after
+    "continue (1)"): a counter the runner adds, not something to act on."""
+    new, old = said - before, before - said
+    if len(new) != 1 or len(old) != 1:
+        return False
+    (a,), (b,) = new, old
+    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
 
 
 def _newest(value: Any) -> Any:

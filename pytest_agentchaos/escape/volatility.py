@@ -22,7 +22,12 @@ files indexed). Nor:
 - a change in the arguments (``page=2``, ``step2``): the agent asked for something else
   (a handle it passes back is masked before, by :mod:`.provenance`);
 - more than ``max_values`` distinct new values in one call (a page of new rows);
-- a percentage or a fraction (``45%``, ``3/10``), even one counting up by one.
+- a percentage, a decimal or a fraction (``45%``, ``0.25``, ``3/10``), even one counting up
+  by one or moving both ways.
+
+In a state (``fields=False``), a number field rising is work done (``"processed": 8``), unless
+its name says it counts rounds (``step``, ``loop_count``, ``numTurns``, ``回合数``): rising by
+one while the rest stays equal, that counts the reports.
 """
 
 from __future__ import annotations
@@ -208,15 +213,56 @@ class Volatility:
                     group.random.add(i)  # up, then down: no quantity moves that way
             if not judged:
                 continue
-            field = not self.fields and split_rest[2 * i].endswith(":")
-            if field and (step != 1 or self._recurred <= group.tick):
+            name = None if self.fields else _field_name(split_rest[2 * i])
+            if (
+                name is not None
+                and not _counts_rounds(name)
+                and (step != 1 or self._recurred <= group.tick)
+            ):
                 step = None  # a number field of a state: a count of work done
             if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
                 # a random number (a pid, a port) changes by itself only when it is the one
                 # thing that changed: two numbers moving are more likely measurements
                 ok = ok and i in group.random and len(changed_rest) == 1
+                ok = ok and not _quantity(split_rest, i)  # a decimal's digits: a measure
         group.steps = steps
         return ok
+
+
+#: The name of the field a number is the value of, from the text before it: ``"step":``,
+#: ``step=``, ``step: ``.
+_FIELD_NAME = re.compile(r"([^\W\d][\w-]{0,47})[\"']?\s{0,3}[:=：]\s{0,3}[\"']?$")
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[^\W\d_A-Za-z]+")
+#: Words of a field's name that make its number a count of the agent's own rounds (``step``,
+#: ``loop_count``, ``numTurns``, ``轮次``): rising by one on every report while the rest
+#: stays equal, it counts the reports, not work done (``processed``, ``rows_loaded``).
+_ROUND_WORDS = frozenset(
+    {"step", "steps", "turn", "turns", "round", "rounds", "loop", "loops", "cycle", "cycles",
+     "pass", "passes", "iteration", "iterations", "iter", "attempt", "attempts", "try",
+     "tries", "retry", "retries", "tick", "ticks", "hop", "hops", "lap", "laps"}
+)  # fmt: skip
+#: The same in Chinese, where a name is one run of characters: its ending says it.
+_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数")
+
+
+def _field_name(head: str) -> str | None:
+    """The name of the field whose value follows ``head``; None for a number in free text."""
+    found = _FIELD_NAME.search(head[-64:])
+    return None if found is None else found.group(1)
+
+
+#: Words that may qualify a count in its name (``loop_count``, ``num_steps``, ``turnNo``).
+_COUNT_WORDS = frozenset({"count", "counter", "num", "number", "no", "nr", "n", "total"})
+
+
+def _counts_rounds(name: str) -> bool:
+    """Whether a field's name says it counts rounds: a round word, at most qualified as a
+    count (``step``, ``loop_count``, ``numTurns``); not a position in something else
+    (``current_step``, ``step_index``: where a plan is, which moves as it progresses)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
+    rounds = [w for w in words if w in _ROUND_WORDS]
+    return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
 
 
 def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
@@ -229,6 +275,15 @@ def _step(token: str, old: str) -> int | None:
     if token.isdigit() and old.isdigit() and len(token) < 10 and len(old) < 10:
         return int(token) - int(old)
     return None
+
+
+def _quantity(parts: list[str], i: int) -> bool:
+    """Whether digit run ``i`` of a split text is part of a percentage, a decimal or a
+    fraction (``45%``, ``0.333``, ``3/10``, ``3 of 10``): a measure, never a handle."""
+    head, tail = parts[2 * i], parts[2 * i + 2]
+    if tail[:1] in ("%", ".") or head[-1:] in ("/", ".") or head.endswith(" of "):
+        return True
+    return 2 * i + 3 < len(parts) and _RATIO.match(tail) is not None
 
 
 def _handle_like(
@@ -252,10 +307,8 @@ def _handle_like(
         return True  # r-12 (not 3-4, a range; not 2026-11-26, a date)
     if last_char == "-" or tail[:1] == "-":
         return False
-    if tail[:1] == "%" or head[-1:] in "/." or tail[:1] == "." or head.endswith(" of "):
-        return False  # a percentage, a decimal, a fraction's denominator
-    if 2 * i + 3 < len(parts) and _RATIO.match(tail):
-        return False  # a fraction's numerator: 3/10, 3 of 10
+    if _quantity(parts, i):
+        return False
     if head[-1:] == "#":
         return True  # #41
     if step is None or last is None:
