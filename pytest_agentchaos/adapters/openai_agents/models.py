@@ -14,6 +14,7 @@ from agents.tracing import get_current_span
 from ...inject.call import CallState
 from ...inject.callables import check_name
 from ...inject.errors import NativeErrors
+from ...inject.handover import endpoint_for, handed_over, handed_over_aiter
 from ...inject.intercept import Interceptor
 from ...inject.session import ChaosSession
 from ...saferepr import safe_repr
@@ -89,6 +90,9 @@ class ChaosModel(Model):
         self.__dict__[ORIGINAL] = self.model
         self._finish = finish_model(session, _read, _rewrite)
         self._errors = _model_errors(session, self.model)
+        base, path = _endpoint(self.model)
+        #: the URL its requests are posted to (a scripted endpoint there takes its calls)
+        self._url = (base or "https://api.openai.com/v1").rstrip("/") + path
         self._targets: dict[str | None, str] = {}
 
     def target(self) -> tuple[str, str | None]:
@@ -109,6 +113,14 @@ class ChaosModel(Model):
             asked = running if running is not None else UNKNOWN_AGENT
             target = self._targets[running] = self.session.agent_target(asked, owner)
         return target, running
+
+    def _handed_over(self) -> tuple[str, str | None] | None:
+        """(target, agent) of a call that a scripted provider endpoint of the run answers
+        (``chaos.provider``): recorded and faulted there, once, as this call (see
+        :mod:`~pytest_agentchaos.inject.handover`). ``None``: this seam takes the call."""
+        if endpoint_for(self.session, self._url) is None:
+            return None
+        return self.target()
 
     def _core(self, fresh: list[Any]) -> Interceptor:
         """An interceptor for one call; ``fresh`` holds what the real model returned."""
@@ -143,6 +155,13 @@ class ChaosModel(Model):
         **kwargs: Any,
     ) -> ModelResponse:
         __tracebackhide__ = True
+        handed = self._handed_over()
+        if handed is not None:  # one call, recorded and faulted on the wire
+            with handed_over(self.session, *handed):
+                return await self.model.get_response(
+                    system_instructions, input, model_settings, tools, output_schema, handoffs,
+                    tracing, **kwargs,
+                )  # fmt: skip
         fresh: list[Any] = []
 
         async def invoke(_: Mapping[str, Any]) -> ModelResponse:
@@ -168,6 +187,15 @@ class ChaosModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         __tracebackhide__ = True
+        handed = self._handed_over()
+        if handed is not None:  # one call, recorded and faulted on the wire
+            live = self.model.stream_response(
+                system_instructions, input, model_settings, tools, output_schema, handoffs,
+                tracing, **kwargs,
+            )  # fmt: skip
+            async for event in handed_over_aiter(self.session, *handed, live):
+                yield event
+            return
         fresh: list[Any] = []
 
         async def invoke(_: Mapping[str, Any]) -> list[Any]:
