@@ -257,3 +257,54 @@ def test_langchain_chat_anthropic(make_chaos: Any) -> None:
     state = agent.invoke({"messages": [("user", QUESTION)]})
     assert state["messages"][-1].text == ANSWER
     once_on_the_wire(chaos, endpoint, "census")
+
+
+def test_a_call_that_never_reaches_the_endpoint_is_said_in_the_trace(make_chaos: Any) -> None:
+    """A model whose client has a transport of its own answers by itself: the run says that
+    those calls are in no record, rather than losing them without a word."""
+    import httpx2
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from pytest_agentchaos.adapters.pydantic_ai import chaos_agent
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={
+            "id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "hi"}}],
+        })  # fmt: skip
+
+    client = AsyncOpenAI(http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)))
+    model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(openai_client=client))
+    chaos = make_chaos()
+    endpoint = chaos.provider("openai", script=["unused"])
+    agent = Agent(model, name="own")
+    with chaos_agent(chaos, agent):
+        assert agent.run_sync("hello").output == "hi"
+    assert endpoint.requests == []
+    assert any("'own'" in n and "never saw it" in n for n in chaos.trace.meta["notes"])
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke"])
+def test_langchain_chaos_middleware(make_chaos: Any, how: str) -> None:
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    from pytest_agentchaos.adapters.langchain import chaos_middleware
+
+    chaos = make_chaos(RATE_LIMIT, virtual_sleep=True)
+    endpoint = chaos.provider("openai", respond=answer_from_tool)
+    agent = create_agent(
+        ChatOpenAI(model="gpt-4o-mini"),
+        [population],
+        middleware=[chaos_middleware(chaos)],
+        name="census",
+    )
+    question = {"messages": [("user", QUESTION)]}
+    state = asyncio.run(agent.ainvoke(question)) if how == "ainvoke" else agent.invoke(question)
+    assert state["messages"][-1].text == ANSWER
+    once_on_the_wire(chaos, endpoint, "census")
+    assert chaos.session.steps == 4  # three model calls and the tool call

@@ -29,7 +29,6 @@ __all__ = [
     "endpoint_for",
     "handed_over",
     "handed_over_aiter",
-    "handed_over_iter",
 ]
 
 T = TypeVar("T")
@@ -43,6 +42,8 @@ class Caller:
     session: ChaosSession
     target: str
     agent: str | None
+    #: one entry per wire attempt an endpoint answered for this call
+    reached: list[int] = dataclasses.field(default_factory=list)
 
 
 _CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
@@ -68,11 +69,30 @@ def handed_over(session: ChaosSession, target: str, agent: str | None) -> Iterat
     """Inside the block, the model calls that reach an endpoint of ``session``'s run are filed
     under ``target`` and ``agent``. Enter it around the code that sends the request only (not
     around a stream's consumer): what runs in the block is the call."""
-    token = _CALLER.set(Caller(session, target, agent))
+    handed = Caller(session, target, agent)
+    with _as(handed):
+        yield
+    _check_reached(handed)
+
+
+@contextlib.contextmanager
+def _as(handed: Caller) -> Iterator[None]:
+    token = _CALLER.set(handed)
     try:
         yield
     finally:
         _CALLER.reset(token)
+
+
+def _check_reached(handed: Caller) -> None:
+    """Say so when a call that ended well never reached the endpoint (a client with a
+    transport of its own): nothing recorded or faulted it."""
+    if not handed.reached:
+        handed.session.note(
+            f"a model call of {handed.target!r} was left to the run's scripted provider "
+            "endpoint, which never saw it (its client has a transport of its own?): it is not "
+            "in the trace and no fault applied to it"
+        )
 
 
 def caller(session: ChaosSession) -> Caller | None:
@@ -82,39 +102,23 @@ def caller(session: ChaosSession) -> Caller | None:
     return found if found is not None and found.session is session else None
 
 
-def handed_over_iter(
-    session: ChaosSession, target: str, agent: str | None, stream: Iterator[T]
-) -> Iterator[T]:
-    """``stream`` (a streamed model call's chunks) with each chunk pulled inside
-    :func:`handed_over`, and the consumer's code between chunks outside it (closed when the
-    consumer stops early)."""
-    try:
-        while True:
-            with handed_over(session, target, agent):
-                try:
-                    item = next(stream)
-                except StopIteration:
-                    return
-            yield item
-    finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()
-
-
 async def handed_over_aiter(
     session: ChaosSession, target: str, agent: str | None, stream: AsyncIterator[T]
 ) -> AsyncIterator[T]:
-    """:func:`handed_over_iter` for an async stream (closed when the consumer stops early)."""
+    """``stream`` (a streamed model call's events) with each event pulled as
+    :func:`handed_over` runs a call, and the consumer's code between events outside it
+    (closed when the consumer stops early)."""
+    handed = Caller(session, target, agent)
     try:
         while True:
-            with handed_over(session, target, agent):
+            with _as(handed):
                 try:
                     item = await stream.__anext__()
                 except StopAsyncIteration:
-                    return
+                    break
             yield item
     finally:
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+    _check_reached(handed)

@@ -281,6 +281,7 @@ class ProviderEndpoint:
         handed = caller(self._session)
         if handed is not None:  # a framework seam's call (chaos_agent): its agent's target
             target, agent = handed.target, handed.agent
+            handed.reached.append(1)
         elif callable(self.name):  # the user tells the agents apart (by system prompt ...)
             agent = self._agent_name(parsed, url)
             target = agent

@@ -12,7 +12,7 @@ from ...inject.handover import endpoint_for, handed_over
 from ...inject.intercept import Interceptor
 from ...saferepr import safe_str
 from .agents import _caller
-from .errors import _provider_of
+from .errors import _request_url
 from .framework import (
     AIMessage,
     AIMessageChunk,
@@ -63,23 +63,12 @@ def _core_for(model: BaseChatModel, state: _ModelChaos) -> Interceptor:
     return agents.core(target, agents.label(caller), model, _result_finish)
 
 
-#: Where the provider SDKs send when the model names no base URL, and their API paths.
-_DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
-_DEFAULT_PATHS = {"openai": "/chat/completions", "anthropic": "/v1/messages"}
-
-
 def _handed(model: BaseChatModel, state: _ModelChaos) -> tuple[str, str | None] | None:
     """(target, agent) of a call that a scripted provider endpoint of the run answers
     (``chaos.provider``): recorded and faulted there, once, as this call (see
     :mod:`~pytest_agentchaos.inject.handover`). ``None``: this seam takes the call."""
     agents = state.agents
-    if not agents.session.provider_endpoints:
-        return None
-    provider, base, path = _provider_of(model)
-    if provider not in _DEFAULT_BASES:
-        return None
-    url = (base or _DEFAULT_BASES[provider]).rstrip("/") + (path or _DEFAULT_PATHS[provider])
-    if endpoint_for(agents.session, url) is None:
+    if endpoint_for(agents.session, _request_url(model)) is None:
         return None
     caller = _caller()
     return agents.target(state.name, caller, model, state), agents.label(caller)
