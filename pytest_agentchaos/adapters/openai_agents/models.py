@@ -69,7 +69,9 @@ class ChaosModel(Model):
     run's plan, channel ``model``; a failure raises the ``openai`` SDK's own exception. A
     streamed response is read whole, recorded, then yielded event by event (so a failure
     comes before any event, where the SDK may still retry); a paraphrase rewrites its
-    completed response (what the agent acts on).
+    completed response (what the agent acts on). A call that a scripted provider endpoint of
+    the run answers (``chaos.provider`` at the model's base URL) is left to it: recorded and
+    faulted there, once, under this model's target and agent, its stream passed through live.
 
     ``name``: the target of its calls; ``None`` (the default) files each call under the agent
     that makes it (:meth:`target`). ``agent``: the agent whose model it is (default: the

@@ -60,6 +60,10 @@ class ChaosModel(WrapperModel):
     - A streamed request (``run_stream``, ``run(event_stream_handler=)``, ``iter``) passes the
       live stream through and records its final response when the consumer is done.
 
+    A request that a scripted provider endpoint of the run answers (``chaos.provider`` at the
+    model's base URL) is left to it: recorded and faulted there, once, on the wire (where the
+    SDK's own retry meets the fault), under this model's target and agent.
+
     Its target: ``name`` when given (``agent`` then names the agent in the trace, default: the
     running agent); else each request's is the running agent's (its name, made unique in the
     run: ``router``, ``router#2`` ...) plus ``role`` (``/fallback1`` for a ``FallbackModel``'s
