@@ -293,6 +293,7 @@ class Chaos:
                     "(or respond=fn), or another base_url"
                 )
         self.http.endpoints.append(endpoint)
+        self.session.provider_endpoints.append(endpoint)
         intercept_httpx2(self, load=True)  # the SDKs send through httpx2
         return endpoint
 

@@ -27,6 +27,7 @@ import httpx
 from ..errors import ProviderScriptError
 from ..saferepr import safe_repr, safe_str
 from .call import CallState
+from .handover import caller
 from .providers import (
     DEFAULT_HOSTS,
     ParsedRequest,
@@ -182,6 +183,19 @@ class ProviderEndpoint:
             other._prefix,
         )
 
+    def answers(self, url: str) -> bool:
+        """Whether this endpoint answers a POST to ``url`` (a model's full request URL)."""
+        try:
+            parsed = httpx.URL(url)
+        except Exception:
+            return False
+        if (parsed.scheme, parsed.host, parsed.port) != self._origin:
+            return False
+        path = parsed.path
+        return path.startswith(self._prefix) and (
+            format_for_path(self.provider, "POST", path) is not None
+        )
+
     def __repr__(self) -> str:
         return (
             f"<ProviderEndpoint {self.provider} {self.base_url} requests={len(self.requests)} "
@@ -264,7 +278,11 @@ class ProviderEndpoint:
         with self._lock:
             self.requests.append(parsed)
         agent = None
-        if callable(self.name):  # the user tells the agents apart (by system prompt ...)
+        handed = caller(self._session)
+        if handed is not None:  # a framework seam's call (chaos_agent): its agent's target
+            target, agent = handed.target, handed.agent
+            handed.reached.append(1)
+        elif callable(self.name):  # the user tells the agents apart (by system prompt ...)
             agent = self._agent_name(parsed, url)
             target = agent
         else:

@@ -108,6 +108,8 @@ class ChaosSession(AfterCallFaults):
         self._halted: HardHalt | None = None
         self._owners: dict[tuple[str, str], object] = {}
         self._cleanups: list[Callable[[], None]] = []
+        #: the run's scripted provider endpoints (``chaos.provider``; see :mod:`.handover`)
+        self.provider_endpoints: list[Any] = []
         self._ended = False
         self._closed = False
         self._lock = threading.RLock()

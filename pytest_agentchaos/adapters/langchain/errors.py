@@ -36,6 +36,19 @@ def _provider_of(model: Any) -> tuple[str, str | None, str | None]:
     return "generic", None, None
 
 
+#: Where the provider SDKs send when the model names no base URL, and their API paths.
+_DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+_DEFAULT_PATHS = {"openai": "/chat/completions", "anthropic": "/v1/messages"}
+
+
+def _request_url(model: Any) -> str | None:
+    """The URL a chat model's requests are posted to (``None``: not a provider SDK's model)."""
+    provider, base, path = _provider_of(model)
+    if provider not in _DEFAULT_BASES:
+        return None
+    return (base or _DEFAULT_BASES[provider]).rstrip("/") + (path or _DEFAULT_PATHS[provider])
+
+
 #: The integration's own conversion of its SDK's errors: (module, bad-request handler, API
 #: error handler), as ``_generate`` / ``_stream`` call them in their ``except`` clauses.
 _CONVERSIONS = {

@@ -8,9 +8,11 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from ...inject.handover import endpoint_for, handed_over
 from ...inject.intercept import Interceptor
 from ...saferepr import safe_str
 from .agents import _caller
+from .errors import _request_url
 from .framework import (
     AIMessage,
     AIMessageChunk,
@@ -61,6 +63,17 @@ def _core_for(model: BaseChatModel, state: _ModelChaos) -> Interceptor:
     return agents.core(target, agents.label(caller), model, _result_finish)
 
 
+def _handed(model: BaseChatModel, state: _ModelChaos) -> tuple[str, str | None] | None:
+    """(target, agent) of a call that a scripted provider endpoint of the run answers
+    (``chaos.provider``): recorded and faulted there, once, as this call (see
+    :mod:`~pytest_agentchaos.inject.handover`). ``None``: this seam takes the call."""
+    agents = state.agents
+    if endpoint_for(agents.session, _request_url(model)) is None:
+        return None
+    caller = _caller()
+    return agents.target(state.name, caller, model, state), agents.label(caller)
+
+
 def _sync_call(base: Callable[..., Any]) -> Callable[..., Any]:
     manager = _takes_run_manager(base)
 
@@ -77,6 +90,14 @@ def _sync_call(base: Callable[..., Any]) -> Callable[..., Any]:
         state = _state_of(self)
         if state is None or _ACTIVE.get() is state:
             return base(self, messages, stop=stop, **kwargs)
+        handed = _handed(self, state)
+        if handed is not None:  # one call, recorded and faulted on the wire
+            token = _ACTIVE.set(state)
+            try:
+                with handed_over(state.agents.session, *handed):
+                    return base(self, messages, stop=stop, **kwargs)
+            finally:
+                _ACTIVE.reset(token)
 
         def invoke(_: Any) -> Any:
             token = _ACTIVE.set(state)
@@ -106,6 +127,14 @@ def _async_call(base: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[
         state = _state_of(self)
         if state is None or _ACTIVE.get() is state:
             return await base(self, messages, stop=stop, **kwargs)
+        handed = _handed(self, state)
+        if handed is not None:  # one call, recorded and faulted on the wire
+            token = _ACTIVE.set(state)
+            try:
+                with handed_over(state.agents.session, *handed):
+                    return await base(self, messages, stop=stop, **kwargs)
+            finally:
+                _ACTIVE.reset(token)
 
         async def invoke(_: Any) -> Any:
             token = _ACTIVE.set(state)
@@ -137,6 +166,16 @@ def _sync_stream(base: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[A
             yield from base(self, messages, stop=stop, **kwargs)
             return
         chunks: list[Any] = []
+        handed = _handed(self, state)
+        if handed is not None:  # one call, recorded and faulted on the wire
+            token = _ACTIVE.set(state)
+            try:
+                with handed_over(state.agents.session, *handed):
+                    chunks.extend(base(self, messages, stop=stop, **kwargs))
+            finally:
+                _ACTIVE.reset(token)
+            yield from chunks
+            return
         joined: list[ChatResult] = []
 
         def invoke(_: Any) -> ChatResult:
@@ -173,6 +212,18 @@ def _async_stream(base: Callable[..., AsyncIterator[Any]]) -> Callable[..., Asyn
                 yield chunk
             return
         chunks: list[Any] = []
+        handed = _handed(self, state)
+        if handed is not None:  # one call, recorded and faulted on the wire
+            token = _ACTIVE.set(state)
+            try:
+                with handed_over(state.agents.session, *handed):
+                    async for chunk in base(self, messages, stop=stop, **kwargs):
+                        chunks.append(chunk)
+            finally:
+                _ACTIVE.reset(token)
+            for chunk in chunks:
+                yield chunk
+            return
         joined: list[ChatResult] = []
 
         async def invoke(_: Any) -> ChatResult:

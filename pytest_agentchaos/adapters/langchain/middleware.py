@@ -12,11 +12,13 @@ from typing import Any
 from ...errors import ChaosConfigError
 from ...inject.call import CallState
 from ...inject.callables import _wire, check_name
+from ...inject.handover import endpoint_for, handed_over
 from ...inject.intercept import Interceptor
 from ...inject.session import ChaosSession
 from ...saferepr import safe_str
 from ..common import transformed
 from .agents import _Agents, _agents, _caller, _session_of
+from .errors import _request_url
 from .framework import _HINT, BaseTool, ToolMessage
 from .state import _state_of
 from .tools import ORIGINAL, model_schema
@@ -87,6 +89,9 @@ def chaos_middleware(chaos: Any, *, repairers: Mapping[str, Any] | None = None) 
             core = _request_core(agents, request)
             if core is None:
                 return handler(request)
+            if _on_wire(agents, request):  # one call, recorded and faulted on the wire
+                with handed_over(agents.session, core.target, core.agent):
+                    return handler(request)
             return core.call(_model_args(request), lambda _: handler(request))
 
         async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -95,6 +100,9 @@ def chaos_middleware(chaos: Any, *, repairers: Mapping[str, Any] | None = None) 
             core = _request_core(agents, request)
             if core is None:
                 return await handler(request)
+            if _on_wire(agents, request):  # one call, recorded and faulted on the wire
+                with handed_over(agents.session, core.target, core.agent):
+                    return await handler(request)
 
             async def invoke(_: Any) -> Any:
                 return await handler(request)
@@ -226,6 +234,13 @@ def _model_args(request: Any) -> dict[str, Any]:
     """What a model call's arguments show in the trace: how many messages, which tools."""
     tools = [getattr(t, "name", None) or str(t) for t in (getattr(request, "tools", None) or [])]
     return {"messages": len(getattr(request, "messages", None) or []), "tools": tools}
+
+
+def _on_wire(agents: _Agents, request: Any) -> bool:
+    """Whether a scripted provider endpoint of the run answers the request's model
+    (``chaos.provider``): it records and faults the call then, once, under the same target
+    and agent (see :mod:`~pytest_agentchaos.inject.handover`)."""
+    return endpoint_for(agents.session, _request_url(getattr(request, "model", None))) is not None
 
 
 def _request_core(agents: _Agents, request: Any) -> Interceptor | None:

@@ -52,7 +52,10 @@ def chaos_model(chaos: Any, chat_model: Any, name: str | None = None) -> Any:
     recorded once, by the new wrap. Faults act before the call: a streamed call fails before
     its first chunk, never midway. An injected failure is the call's failure as the model
     reports it, after any retries its provider client makes (``max_retries``): set
-    ``max_retries=0`` on the model so that retries are the agent's own. Answers from the
+    ``max_retries=0`` on the model so that retries are the agent's own. A call that a scripted
+    provider endpoint of the run answers (``chaos.provider`` at the model's base URL) is left
+    to it: recorded and faulted there, once per wire attempt (so the SDK's own retries meet the
+    faults), under this model's target and agent. Answers from the
     model's LangChain cache (``cache=``) never reach the model, so no fault applies to them.
     A model under chaos cannot be pickled (its calls belong to one run).
     """

@@ -14,6 +14,7 @@ from agents.tracing import get_current_span
 from ...inject.call import CallState
 from ...inject.callables import check_name
 from ...inject.errors import NativeErrors
+from ...inject.handover import endpoint_for, handed_over, handed_over_aiter
 from ...inject.intercept import Interceptor
 from ...inject.session import ChaosSession
 from ...saferepr import safe_repr
@@ -68,7 +69,9 @@ class ChaosModel(Model):
     run's plan, channel ``model``; a failure raises the ``openai`` SDK's own exception. A
     streamed response is read whole, recorded, then yielded event by event (so a failure
     comes before any event, where the SDK may still retry); a paraphrase rewrites its
-    completed response (what the agent acts on).
+    completed response (what the agent acts on). A call that a scripted provider endpoint of
+    the run answers (``chaos.provider`` at the model's base URL) is left to it: recorded and
+    faulted there, once, under this model's target and agent, its stream passed through live.
 
     ``name``: the target of its calls; ``None`` (the default) files each call under the agent
     that makes it (:meth:`target`). ``agent``: the agent whose model it is (default: the
@@ -89,6 +92,9 @@ class ChaosModel(Model):
         self.__dict__[ORIGINAL] = self.model
         self._finish = finish_model(session, _read, _rewrite)
         self._errors = _model_errors(session, self.model)
+        base, path = _endpoint(self.model)
+        #: the URL its requests are posted to (a scripted endpoint there takes its calls)
+        self._url = (base or "https://api.openai.com/v1").rstrip("/") + path
         self._targets: dict[str | None, str] = {}
 
     def target(self) -> tuple[str, str | None]:
@@ -109,6 +115,14 @@ class ChaosModel(Model):
             asked = running if running is not None else UNKNOWN_AGENT
             target = self._targets[running] = self.session.agent_target(asked, owner)
         return target, running
+
+    def _handed_over(self) -> tuple[str, str | None] | None:
+        """(target, agent) of a call that a scripted provider endpoint of the run answers
+        (``chaos.provider``): recorded and faulted there, once, as this call (see
+        :mod:`~pytest_agentchaos.inject.handover`). ``None``: this seam takes the call."""
+        if endpoint_for(self.session, self._url) is None:
+            return None
+        return self.target()
 
     def _core(self, fresh: list[Any]) -> Interceptor:
         """An interceptor for one call; ``fresh`` holds what the real model returned."""
@@ -143,6 +157,13 @@ class ChaosModel(Model):
         **kwargs: Any,
     ) -> ModelResponse:
         __tracebackhide__ = True
+        handed = self._handed_over()
+        if handed is not None:  # one call, recorded and faulted on the wire
+            with handed_over(self.session, *handed):
+                return await self.model.get_response(
+                    system_instructions, input, model_settings, tools, output_schema, handoffs,
+                    tracing, **kwargs,
+                )  # fmt: skip
         fresh: list[Any] = []
 
         async def invoke(_: Mapping[str, Any]) -> ModelResponse:
@@ -168,6 +189,15 @@ class ChaosModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         __tracebackhide__ = True
+        handed = self._handed_over()
+        if handed is not None:  # one call, recorded and faulted on the wire
+            live = self.model.stream_response(
+                system_instructions, input, model_settings, tools, output_schema, handoffs,
+                tracing, **kwargs,
+            )  # fmt: skip
+            async for event in handed_over_aiter(self.session, *handed, live):
+                yield event
+            return
         fresh: list[Any] = []
 
         async def invoke(_: Mapping[str, Any]) -> list[Any]:

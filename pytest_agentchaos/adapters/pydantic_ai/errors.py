@@ -27,30 +27,39 @@ def _concrete(model: Model) -> Model:
     return model
 
 
-def _provider_seam(model: Model) -> tuple[str, str, Any] | None:
-    """(provider, request path, pydantic-ai's own ``map_api_errors`` for it) of a model that
-    sends through the ``openai`` or ``anthropic`` SDK; ``None`` for any other model, or when
-    pydantic-ai's mapping moved (a later version): the generic errors are used then."""
+def _sdk_seam(model: Model) -> tuple[str, str] | None:
+    """(provider, request path) of a model that sends through the ``openai`` or ``anthropic``
+    SDK; ``None`` for any other model."""
     openai_models = sys.modules.get("pydantic_ai.models.openai")
     if openai_models is not None:
         chat = getattr(openai_models, "OpenAIChatModel", None)
         responses = getattr(openai_models, "OpenAIResponsesModel", None)
         for cls, path in ((chat, "/chat/completions"), (responses, "/responses")):
             if isinstance(cls, type) and isinstance(model, cls):
-                try:
-                    from pydantic_ai.models.openai._errors import map_api_errors
-                except Exception:
-                    return None
-                return "openai", path, map_api_errors
+                return "openai", path
     anthropic_models = sys.modules.get("pydantic_ai.models.anthropic")
     cls = getattr(anthropic_models, "AnthropicModel", None)
     if isinstance(cls, type) and isinstance(model, cls):
-        try:
-            from pydantic_ai.models.anthropic._errors import map_api_errors as map_anthropic
-        except Exception:
-            return None
-        return "anthropic", "/v1/messages", map_anthropic
+        return "anthropic", "/v1/messages"
     return None
+
+
+def _provider_seam(model: Model) -> tuple[str, str, Any] | None:
+    """(provider, request path, pydantic-ai's own ``map_api_errors`` for it) of a model that
+    sends through the ``openai`` or ``anthropic`` SDK; ``None`` for any other model, or when
+    pydantic-ai's mapping moved (a later version): the generic errors are used then."""
+    seam = _sdk_seam(model)
+    if seam is None:
+        return None
+    provider, path = seam
+    try:
+        if provider == "openai":
+            from pydantic_ai.models.openai._errors import map_api_errors
+        else:
+            from pydantic_ai.models.anthropic._errors import map_api_errors
+    except Exception:
+        return None
+    return provider, path, map_api_errors
 
 
 def _provider_errors(session: ChaosSession, model: Model) -> NativeErrors | None:

@@ -13,12 +13,13 @@ from ...faults.effects import Failure
 from ...inject.call import CallState
 from ...inject.callables import check_name
 from ...inject.errors import NativeErrors
+from ...inject.handover import endpoint_for, handed_over
 from ...inject.intercept import Interceptor
 from ...inject.session import _MISSING, ChaosSession
 from ...saferepr import safe_repr
 from ..common import finish_model
 from .deadlines import _acall, _wait
-from .errors import _errors_of
+from .errors import _concrete, _errors_of, _sdk_seam
 from .framework import (
     FallbackModel,
     Model,
@@ -58,6 +59,10 @@ class ChaosModel(WrapperModel):
       stream (``CompletedStreamedResponse``).
     - A streamed request (``run_stream``, ``run(event_stream_handler=)``, ``iter``) passes the
       live stream through and records its final response when the consumer is done.
+
+    A request that a scripted provider endpoint of the run answers (``chaos.provider`` at the
+    model's base URL) is left to it: recorded and faulted there, once, on the wire (where the
+    SDK's own retry meets the fault), under this model's target and agent.
 
     Its target: ``name`` when given (``agent`` then names the agent in the trace, default: the
     running agent); else each request's is the running agent's (its name, made unique in the
@@ -108,8 +113,8 @@ class ChaosModel(WrapperModel):
             native = self._chaos_native = _errors_of(self.chaos_session, self.wrapped)
         return native(failure)
 
-    def _chaos_core(self, run_context: Any = None) -> Interceptor:
-        """The interceptor of one request: its target and agent (see the class doc)."""
+    def _chaos_names(self, run_context: Any = None) -> tuple[str, str | None]:
+        """(target, agent) of one request (see the class doc)."""
         session = self.chaos_session
         target, agent = self.chaos_target, self.chaos_agent_name
         if target is None or agent is None:
@@ -123,14 +128,33 @@ class ChaosModel(WrapperModel):
                 target = agent
                 if self.chaos_role:
                     target = session.agent_target(agent + self.chaos_role, owner=running)
+        assert target is not None
+        return target, agent
+
+    def _chaos_core(self, run_context: Any = None) -> Interceptor:
+        """The interceptor of one request: its target and agent (see the class doc)."""
+        target, agent = self._chaos_names(run_context)
         return Interceptor(
-            session,
+            self.chaos_session,
             target,
             channel="model",
             finish=self._chaos_finish,
             errors=self._chaos_error,
             agent=agent,
         )
+
+    def _chaos_handover(self, run_context: Any = None) -> Any:
+        """When a scripted provider endpoint of the run answers the model's requests
+        (``chaos.provider``): a context in which its wire attempts are this request's, filed
+        under its target and agent (see :mod:`~pytest_agentchaos.inject.handover`). ``None``:
+        this seam records and faults the request itself."""
+        session = self.chaos_session
+        if not session.provider_endpoints:
+            return None
+        if endpoint_for(session, _request_url(self.wrapped)) is None:
+            return None
+        target, agent = self._chaos_names(run_context)
+        return handed_over(session, target, agent)
 
     async def request(
         self,
@@ -139,6 +163,13 @@ class ChaosModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         __tracebackhide__ = True
+        handover = self._chaos_handover()
+        if handover is not None:  # one call, recorded and faulted on the wire
+            with handover:
+                answer: ModelResponse = await self.wrapped.request(
+                    messages, model_settings, model_request_parameters
+                )
+            return answer
         response: ModelResponse = await _acall(
             self._chaos_core(),
             _request_args(messages),
@@ -156,6 +187,17 @@ class ChaosModel(WrapperModel):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncIterator[StreamedResponse]:
         __tracebackhide__ = True
+        handover = self._chaos_handover(run_context)
+        if handover is not None:  # one call, recorded and faulted on the wire
+            async with contextlib.AsyncExitStack() as opened:
+                with handover:  # the request is sent as the stream opens
+                    live = await opened.enter_async_context(
+                        self.wrapped.request_stream(
+                            messages, model_settings, model_request_parameters, run_context
+                        )
+                    )
+                yield live
+            return
         core = self._chaos_core(run_context)
         session = core.session
         state = core.begin(_request_args(messages))
@@ -188,6 +230,20 @@ class ChaosModel(WrapperModel):
         if self.chaos_target is None:
             return f"ChaosModel({shown}, per agent{self.chaos_role and ', ' + self.chaos_role})"
         return f"ChaosModel({shown}, name={self.chaos_target!r})"
+
+
+def _request_url(model: Model) -> str | None:
+    """The URL ``model``'s requests are posted to, for a model that sends through the
+    ``openai`` or ``anthropic`` SDK; else ``None``."""
+    concrete = _concrete(model)
+    seam = _sdk_seam(concrete)
+    if seam is None:
+        return None
+    try:
+        base = concrete.base_url
+    except Exception:
+        return None
+    return base.rstrip("/") + seam[1] if isinstance(base, str) and base else None
 
 
 def _is_under_chaos(model: object) -> bool:
