@@ -23,6 +23,7 @@ __all__ = [
     "PEERS",
     "PREFIX",
     "add_options",
+    "asked_for_chaos",
     "dest",
     "flag_prefix",
     "option",
@@ -184,6 +185,15 @@ def dest(name: str) -> str:
 def option(config: pytest.Config, name: str) -> Any:
     """The value of option ``name`` (e.g. ``seed``), given as ``--agentchaos-`` or ``--chaos-``."""
     return config.getoption(dest(name))
+
+
+def asked_for_chaos(config: pytest.Config) -> bool:
+    """Whether the session was asked for chaos: a ``--chaos-*`` option given, or a profile
+    other than ``none`` in ini ``chaos_profile`` (a session that then runs no chaos test
+    says so)."""
+    if any(option(config, name) != attrs.get("default") for name, attrs in OPTIONS):
+        return True
+    return str(config.getini("chaos_profile")).strip() not in ("", "none")
 
 
 def add_options(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

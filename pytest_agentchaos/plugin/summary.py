@@ -14,13 +14,18 @@ from .state import PluginState
 if TYPE_CHECKING:
     from ..report.session import SessionEnd
 
-__all__ = ["SEED_KEY", "TRACES_KEY", "Summary", "XdistSeed"]
+__all__ = ["NO_CHAOS_TEST", "SEED_KEY", "TRACES_KEY", "Summary", "XdistSeed"]
 
 #: A pass-rate line below its rule (a count of verdicts not exercised may follow the rule),
 #: or the line that says the session fails by them.
 _FAILING = re.compile(r": (?:pass\^\d+|min_pass_rate \d+%) FAIL(?:;|$)|the session fails$")
 
 SEED_KEY = "agentchaos_seed"
+#: what a session asked for chaos says when none of its tests was a chaos test
+NO_CHAOS_TEST = (
+    "agentchaos: no chaos test ran (only tests using the chaos fixture or a chaos marker are "
+    "put under chaos)"
+)
 #: the controller's temporary trace dir (``--chaos-html`` without a report dir)
 TRACES_KEY = "agentchaos_traces"
 
@@ -64,6 +69,8 @@ class Summary:
         """Print the agentchaos section: the rows, totals per profile, pass rates, the
         baseline and the report files, and the session seed."""
         tr, end, rows = terminalreporter, self.end, self.state.rows
+        if not rows and self._asked_in_vain():
+            tr.write_line(NO_CHAOS_TEST, yellow=True)
         for line in end.errors if end is not None else ():
             tr.write_line(line, red=True)
         if rows:
@@ -89,6 +96,15 @@ class Summary:
                     f"replayed {settings.replay.path}: replay with {settings.flag_prefix}replay="
                     f"{shlex.quote(str(settings.replay.path))}"
                 )
+
+    def _asked_in_vain(self) -> bool:
+        """A chaos option or profile was given, yet no chaos test ran."""
+        config = self.config
+        if hasattr(config, "workerinput") or config.option.collectonly:
+            return False
+        from .options import asked_for_chaos
+
+        return asked_for_chaos(config)
 
 
 class XdistSeed:
