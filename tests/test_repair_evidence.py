@@ -1,0 +1,163 @@
+"""What a repair needs evidence for, kind by kind: each test is a kind of call that was once
+"repaired" without the evidence (or fixed once the evidence was read), written as a user of
+the repairer would meet it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_agentchaos.repair import ParamRepairer, RepairStep, ToolSpec, audit
+from pytest_agentchaos.repair.fixes import DROP, Context, Fix
+from pytest_agentchaos.repair.reconcile import reconcile
+
+BOOKING = ToolSpec.from_schema(
+    "create_booking",
+    {
+        "type": "object",
+        "properties": {
+            "resource_id": {"type": "string"},
+            "start": {"type": "string", "format": "date-time"},
+            "title": {"type": "string"},
+        },
+        "required": ["resource_id", "start", "title"],
+    },
+)
+
+
+# -- a type word is a word, and its id fills one field ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "args", "task"),
+    [
+        # an identifier of its own, written by the task as sent: not a type word
+        ("rm-fuji", {}, "Book rm-fuji 2026-03-12 09:00-10:00 UTC"),
+        ("desk_4", {}, "Book desk_4 B12 for the afternoon"),
+        # a type word whose id is another field's value already: one task token, one field
+        ("room", {"start": "2026-03-12T09:00:00Z"}, "Book the room 2026-03-12 at nine"),
+    ],
+)
+def test_no_id_replaces_a_value_without_a_type_words_evidence(
+    value: str, args: dict[str, Any], task: str
+) -> None:
+    fix = reconcile(value, {"type": "string"}, Context("resource_id", args, task))
+    assert not isinstance(fix, Fix), fix
+
+
+def test_a_type_word_still_gives_way_to_the_id_the_task_writes_beside_it() -> None:
+    fix = reconcile(
+        "pull request", {"type": "string"}, Context("id", {}, "merge pull request PR-17")
+    )
+    assert isinstance(fix, Fix) and fix.value == "PR-17"
+
+
+def test_a_business_refusal_quoting_a_value_the_task_states_is_declined() -> None:
+    args = {"resource_id": "rm-fuji", "start": "2026-03-12T09:00:00+00:00", "title": "Prep"}
+    result = ParamRepairer(BOOKING).repair(
+        args,
+        "Error executing tool create_booking: Resource 'rm-fuji' seats 6, got 9 attendees",
+        "Book rm-fuji 2026-03-12 09:00-10:00 UTC for 'Prep' with the whole team.",
+    )
+    assert not result.ok, result.args
+    assert result.args is None
+
+
+# -- a default the tool's error says is not enough --------------------------------------------
+
+EXPRESS = ToolSpec.from_schema(
+    "express_track",
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "company": {"type": "string"},
+            "number": {"type": "string"},
+            "phone_tail": {
+                "anyOf": [{"type": "string", "pattern": "^\\d{4}$"}, {"type": "null"}],
+                "default": None,
+                "description": "Last four digits of the phone number, required for shunfeng",
+            },
+        },
+        "required": ["company", "number"],
+    },
+)
+PHONE_ERROR = '{"result": false, "message": "this carrier needs the last four digits (phone_tail)"}'
+
+
+def test_an_error_asking_for_a_field_is_not_answered_with_a_null_default() -> None:
+    # a null default is no value: the error asks for one the task does not give
+    result = ParamRepairer(EXPRESS).repair(
+        {"company": "shunfeng", "number": "SF140123456789"}, PHONE_ERROR, "track SF140123456789"
+    )
+    assert not result.ok, result.args
+
+
+def test_a_default_still_fills_a_field_only_the_schema_asks_for() -> None:
+    spec = ToolSpec.from_schema(
+        "list",
+        {
+            "type": "object",
+            "properties": {"page": {"type": "integer", "default": 1}},
+            "required": ["page"],
+        },
+    )
+    result = ParamRepairer(spec).repair({}, None, "list them")
+    assert result.ok and result.args == {"page": 1}
+
+
+# -- currencies by their ISO 4217 codes, amounts in minor units --------------------------------
+
+PAYOUT = ToolSpec.from_schema(
+    "create_payout",
+    {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number", "description": "Amount in euros, e.g. 1250.50"},
+            "iban": {"type": "string"},
+        },
+        "required": ["amount", "iban"],
+    },
+)
+
+
+@pytest.mark.parametrize("sent", ["500 USD", "USD 500", "$500", "500 GBP"])
+def test_an_amount_in_a_currency_code_other_than_the_described_name_is_declined(
+    sent: str,
+) -> None:
+    result = ParamRepairer(PAYOUT).repair(
+        {"amount": sent, "iban": "DE89370400440532013000"}, None, "Pay out 500 to my account."
+    )
+    assert not result.ok and "converting it" in result.reason, result.args
+
+
+@pytest.mark.parametrize("sent", ["500 EUR", "EUR 500", "€500"])
+def test_an_amount_in_the_described_currency_is_read_as_its_number(sent: str) -> None:
+    result = ParamRepairer(PAYOUT).repair(
+        {"amount": sent, "iban": "DE89370400440532013000"}, None, "Pay out 500 euros."
+    )
+    assert result.ok and result.args["amount"] == 500, result.reason
+
+
+def _drop(field: str) -> RepairStep:
+    return RepairStep(field, "unknown", "drop_unknown_key", "v", DROP, 0.9, "not a parameter", True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    amount=st.integers(1, 99_999),
+    currency=st.sampled_from([("euros", 2), ("EUR", 2), ("USD", 2), ("yen", 0), ("JPY", 0)]),
+    minor=st.booleans(),
+)
+def test_the_audit_never_drops_an_amount_the_task_states_in_either_unit(
+    amount: int, currency: tuple[str, int], minor: bool
+) -> None:
+    name, digits = currency
+    value = amount * 10**digits if minor else amount
+    task = f"List charges over {amount} {name} this month."
+    why = audit({"min_amount": value, "since": "2026-03-01"}, {"since": "2026-03-01"}, task,
+                [_drop("min_amount")])  # fmt: skip
+    assert why is not None and "task states" in why
