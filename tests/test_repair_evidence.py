@@ -161,3 +161,68 @@ def test_the_audit_never_drops_an_amount_the_task_states_in_either_unit(
     why = audit({"min_amount": value, "since": "2026-03-01"}, {"since": "2026-03-01"}, task,
                 [_drop("min_amount")])  # fmt: skip
     assert why is not None and "task states" in why
+
+
+def test_the_words_currency_unit_name_no_currency() -> None:
+    spec = ToolSpec.from_schema(
+        "charge",
+        {
+            "type": "object",
+            "properties": {
+                "amount": {
+                    "type": "integer",
+                    "description": "Amount in the smallest currency unit (2500 for 25.00 EUR).",
+                },
+                "currency": {"type": "string", "pattern": "^[a-z]{3}$"},
+            },
+            "required": ["amount", "currency"],
+        },
+    )
+    result = ParamRepairer(spec).repair(
+        {"amount": "€25.00", "currency": "eur"}, None, "Charge 25 euros for the invoice."
+    )
+    assert result.ok and result.args == {"amount": 2500, "currency": "eur"}, result.reason
+
+
+# -- enum values: polarity, word order, words cut short ----------------------------------------
+
+
+def _enum(value: str, allowed: list[str], name: str = "field") -> Any:
+    from pytest_agentchaos.repair.enums import match_enum
+
+    return match_enum(value, allowed, Context(name, {}, None))
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed", "want"),
+    [
+        ("no", ["create_prorations", "none", "always_invoice"], "none"),
+        ("false", ["auto", "off", "always"], "off"),
+        ("y", ["yes", "no", "ask"], "yes"),
+        ("tar.gz", ["zip", "tar", "gztar", "bztar"], "gztar"),
+        ("ascending", ["asc", "desc"], "asc"),
+        ("fraud", ["duplicate", "fraudulent", "requested_by_customer"], "fraudulent"),
+        ("二等", ["商务座", "一等座", "二等座"], "二等座"),
+    ],
+)
+def test_an_enum_value_written_another_way_is_found(
+    value: str, allowed: list[str], want: str
+) -> None:
+    fix = _enum(value, allowed)
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("no", ["none", "never", "sometimes"]),  # two values say no
+        ("tar.gz", ["zip", "tar"]),  # "gz" is no word naming what tar is: another format
+        ("v2.1", ["v2", "v3"]),  # a version of its own
+        ("ab", ["abc", "abd"]),  # too short to be a word cut short
+        ("desc", ["descending", "description"]),  # cut short from two values
+        ("openish", ["open", "closed"]),  # an ending that makes another word
+        ("extra large", ["small", "large"]),  # a modifier before the value
+    ],
+)
+def test_an_enum_value_without_one_reading_is_declined(value: str, allowed: list[str]) -> None:
+    assert not isinstance(_enum(value, allowed), Fix)

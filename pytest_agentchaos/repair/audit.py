@@ -216,7 +216,7 @@ def _signs() -> dict[str, str]:
     found: dict[str, str] = {}
     for code in range(0x20, 0x20C1):
         char = chr(code)
-        if unicodedata.category(char) == "Sc":
+        if unicodedata.category(char) == "Sc" and char != "\u00a4":  # ¤ names no currency
             name = unicodedata.name(char, "").lower().replace(" sign", "")
             found[char] = name.split()[-1] if name else char
     return found
