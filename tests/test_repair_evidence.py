@@ -226,3 +226,67 @@ def test_an_enum_value_written_another_way_is_found(
 )
 def test_an_enum_value_without_one_reading_is_declined(value: str, allowed: list[str]) -> None:
     assert not isinstance(_enum(value, allowed), Fix)
+
+
+# -- a fixed offset where the task names the zone ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [
+        ("show the times in Berlin time", "Europe/Berlin"),  # +1 in winter
+        ("a call at 9 in Paris", "Europe/Paris"),
+        ("show the slots", "Etc/GMT-1"),  # no zone named: the offset's own zone
+        ("show the times in Tokyo time", None),  # +9: the call and the task disagree
+    ],
+)
+def test_a_fixed_offset_is_the_zone_the_task_names_when_their_offsets_agree(
+    task: str, want: str | None
+) -> None:
+    import datetime as dt
+
+    from pytest_agentchaos.repair.zones import fix_zone
+
+    now = dt.datetime(2026, 3, 10, 9, 30, tzinfo=dt.timezone.utc)
+    fix = fix_zone("GMT+1", Context("timezone", {}, task, now))
+    if want is None:
+        assert not isinstance(fix, Fix), fix
+    else:
+        assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+# -- a refused list, item by item --------------------------------------------------------------
+
+LABELS = {"type": "array", "items": {"type": "string"}}
+
+
+@pytest.mark.parametrize(
+    ("value", "task", "want"),
+    [
+        (["Bug"], "Create an issue with the bug label.", ["bug"]),
+        (["good-first-issue"], "tag it good first issue.", ["good first issue"]),
+        (["bug", "priority high"], "labels: bug and priority: high.", ["bug", "priority: high"]),
+        (["mona lisa"], "assign it to mona-lisa.", ["mona-lisa"]),
+    ],
+)
+def test_a_refused_list_takes_the_tasks_spelling_of_each_item(
+    value: list[str], task: str, want: list[str]
+) -> None:
+    from pytest_agentchaos.repair.refused import fix_rejected
+
+    fix = fix_rejected(value, LABELS, Context("labels", {}, task))
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize(
+    ("value", "task"),
+    [
+        (["bug"], "Create an issue with the bug label."),  # as sent: the tool lacks it
+        (["Bug"], "labels BUG and bug"),  # two spellings: which is meant is open
+        (["wontfix"], "Create an issue about the crash."),  # nothing in the task
+    ],
+)
+def test_a_refused_list_the_task_does_not_respell_is_declined(value: list[str], task: str) -> None:
+    from pytest_agentchaos.repair.refused import fix_rejected
+
+    assert not isinstance(fix_rejected(value, LABELS, Context("labels", {}, task)), Fix)
