@@ -290,3 +290,46 @@ def test_a_refused_list_the_task_does_not_respell_is_declined(value: list[str], 
     from pytest_agentchaos.repair.refused import fix_rejected
 
     assert not isinstance(fix_rejected(value, LABELS, Context("labels", {}, task)), Fix)
+
+
+# -- the values an error body lists for the field ----------------------------------------------
+
+SUBSCRIPTION = ToolSpec.from_schema(
+    "update_subscription",
+    {
+        "type": "object",
+        "properties": {
+            "subscription": {"type": "string"},
+            "plan": {"type": "string", "description": "Plan id"},
+        },
+        "required": ["subscription", "plan"],
+    },
+)
+PLANS = ["plan_basic_monthly", "plan_basic_yearly", "plan_pro_monthly", "plan_pro_yearly"]
+
+
+def _no_such_plan(listed_as: str) -> str:
+    import json
+
+    return json.dumps({
+        "type": "https://api.example/problems/resource-missing", "title": "No such plan",
+        "status": 404, "detail": "No such plan: 'pro yearly'", listed_as: PLANS,
+    })  # fmt: skip
+
+
+def test_a_refused_value_is_matched_to_the_values_the_error_body_lists_for_its_field() -> None:
+    result = ParamRepairer(SUBSCRIPTION).repair(
+        {"subscription": "sub_1", "plan": "pro yearly"},
+        _no_such_plan("available_plans"),
+        "Switch sub_1 to the Pro yearly plan.",
+    )
+    assert result.ok and result.args["plan"] == "plan_pro_yearly", result.reason
+
+
+def test_a_list_in_the_error_body_that_names_another_thing_is_no_enum_of_the_field() -> None:
+    result = ParamRepairer(SUBSCRIPTION).repair(
+        {"subscription": "sub_1", "plan": "pro yearly"},
+        _no_such_plan("recent_invoices"),
+        "Switch sub_1 to the Pro yearly plan.",
+    )
+    assert not (result.ok and result.args["plan"] in PLANS), result.args
