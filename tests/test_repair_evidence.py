@@ -333,3 +333,32 @@ def test_a_list_in_the_error_body_that_names_another_thing_is_no_enum_of_the_fie
         "Switch sub_1 to the Pro yearly plan.",
     )
     assert not (result.ok and result.args["plan"] in PLANS), result.args
+
+
+# -- full-width forms, and a value the error ends on -------------------------------------------
+
+
+def test_full_width_forms_are_read_in_their_compatibility_form() -> None:
+    from pytest_agentchaos.repair.mechanical import fix_pattern
+
+    fix = fix_pattern("121.4737，31.2304", r"^-?\d+(\.\d+)?,-?\d+(\.\d+)?$", Context("location"))
+    assert isinstance(fix, Fix) and fix.value == "121.4737,31.2304"
+
+
+def test_an_error_ending_on_a_value_of_the_call_points_at_its_field() -> None:
+    spec = ToolSpec.from_schema(
+        "weather",
+        {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City code (adcode)"}},
+            "required": ["city"],
+        },
+    )
+    error = '{"status": "0", "info": "城市编码不存在：３１００００", "infocode": "20003"}'
+    result = ParamRepairer(spec).repair(
+        {"city": "３１００００"}, error, "上海（310000）现在多少度？"
+    )
+    assert result.ok and result.args == {"city": "310000"}, result.reason
+    # the same code written as sent in the task: the tool genuinely lacks it
+    as_sent = error.replace("３１００００", "310000")
+    assert not ParamRepairer(spec).repair({"city": "310000"}, as_sent, "上海（310000）多少度？").ok

@@ -1,7 +1,8 @@
 """Fixes that need no judgement: patterns, lengths, formats and bounds where a mechanical
 change makes the value valid without changing what it says; declines where it would.
 
-- ``pattern_correction``: the value with outer whitespace trimmed, in upper or lower case,
+- ``pattern_correction``: the value with outer whitespace trimmed, in Unicode's compatibility
+  form (full-width ``，`` and ``３`` as ``,`` and ``3``), in upper or lower case,
   without inner spaces or separators; taken when exactly one of those matches the pattern.
 - ``length_correction``: outer whitespace trimmed; truncating or padding is declined.
 - ``format_correction``: an email without ``mailto:`` or a display name, a UUID without
@@ -14,6 +15,7 @@ change makes the value valid without changing what it says; declines where it wo
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,6 +30,9 @@ __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
 #: Mechanical changes, by how much they change: the smallest that fits wins.
 _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
     ("trimmed", 0, str.strip),
+    # full-width forms as CJK input methods type them ("，" "３"): Unicode's compatibility form
+    ("in its Unicode compatibility form (NFKC)", 0,
+     lambda s: unicodedata.normalize("NFKC", s).strip()),
     ("with its first letter in upper case", 1, lambda s: s.strip()[:1].upper() + s.strip()[1:]),
     ("with its first two letters in upper case", 1,
      lambda s: s.strip()[:2].upper() + s.strip()[2:]),
