@@ -362,3 +362,44 @@ def test_an_error_ending_on_a_value_of_the_call_points_at_its_field() -> None:
     # the same code written as sent in the task: the tool genuinely lacks it
     as_sent = error.replace("３１００００", "310000")
     assert not ParamRepairer(spec).repair({"city": "310000"}, as_sent, "上海（310000）多少度？").ok
+
+
+# -- a time without its zone, where the task says UTC ------------------------------------------
+
+DATETIME = {"type": "string", "format": "date-time"}
+
+
+@pytest.mark.parametrize(
+    ("value", "args", "task", "want"),
+    [
+        ("tomorrow 14:00", {}, "Book it tomorrow 2pm-6pm UTC.", "2026-03-11T14:00:00Z"),
+        # the call writes UTC as +00:00 elsewhere: the repair writes it the same way
+        ("tomorrow 14:00", {"end": "2026-03-11T18:00:00+00:00"}, "tomorrow 2pm-6pm UTC",
+         "2026-03-11T14:00:00+00:00"),
+        ("2026-03-01 09:00", {}, "updated since March 1, 9:00 GMT", "2026-03-01T09:00:00Z"),
+    ],
+)  # fmt: skip
+def test_a_time_without_its_zone_is_utc_where_the_task_says_so(
+    value: str, args: dict[str, Any], task: str, want: str
+) -> None:
+    import datetime as dt
+
+    from pytest_agentchaos.repair.date_layouts import fix_date
+
+    now = dt.datetime(2026, 3, 10, 9, 30, tzinfo=dt.timezone.utc)
+    fix = fix_date(value, DATETIME, Context("start", args, task, now))
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize(
+    "task", ["Book it tomorrow at 2pm.", "tomorrow 14:00 UTC+2", "at 14:00, that is 13:00 UTC+1"]
+)
+def test_a_time_without_its_zone_is_declined_where_the_task_does_not_say_utc(task: str) -> None:
+    import datetime as dt
+
+    from pytest_agentchaos.repair.date_layouts import fix_date
+
+    now = dt.datetime(2026, 3, 10, 9, 30, tzinfo=dt.timezone.utc)
+    assert not isinstance(
+        fix_date("tomorrow 14:00", DATETIME, Context("start", {}, task, now)), Fix
+    )
