@@ -403,3 +403,38 @@ def test_a_time_without_its_zone_is_declined_where_the_task_does_not_say_utc(tas
     assert not isinstance(
         fix_date("tomorrow 14:00", DATETIME, Context("start", {}, task, now)), Fix
     )
+
+
+# -- a unit abbreviation the task spells out ---------------------------------------------------
+
+TIMEOUT = {"type": "integer", "description": "Timeout in seconds"}
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [
+        ("Run it with a 5 minute timeout.", 300),
+        ("Run it with a 5-minute timeout.", 300),
+    ],
+)
+def test_an_abbreviation_the_task_spells_out_is_read_as_the_tasks_unit(
+    task: str, want: int
+) -> None:
+    from pytest_agentchaos.repair.numbers import labelled_number
+
+    fix = labelled_number("5m", TIMEOUT, Context("timeout_seconds", {}, task))
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Run it with a 5m timeout.",  # as sent: "m" stays metres, another dimension
+        "Run it with a 6 minute timeout.",  # another number: not the same mention
+        "Run it with a 5 metre timeout.",  # a unit of another dimension, spelt out
+    ],
+)
+def test_an_abbreviation_the_task_does_not_spell_out_is_declined(task: str) -> None:
+    from pytest_agentchaos.repair.numbers import labelled_number
+
+    assert not isinstance(labelled_number("5m", TIMEOUT, Context("timeout_seconds", {}, task)), Fix)
