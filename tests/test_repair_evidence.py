@@ -438,3 +438,36 @@ def test_an_abbreviation_the_task_does_not_spell_out_is_declined(task: str) -> N
     from pytest_agentchaos.repair.numbers import labelled_number
 
     assert not isinstance(labelled_number("5m", TIMEOUT, Context("timeout_seconds", {}, task)), Fix)
+
+
+# -- a missing value shaped by the field's own pattern -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [
+        ("track SF140123456789, the phone ends in 8832", "8832"),
+        ("顺丰单号 SF140123456789 查一下，收件人手机尾号 8832", "8832"),
+    ],
+)
+def test_a_missing_value_is_the_one_task_token_the_fields_pattern_takes(
+    task: str, want: str
+) -> None:
+    result = ParamRepairer(EXPRESS).repair(
+        {"company": "shunfeng", "number": "SF140123456789"}, PHONE_ERROR, task
+    )
+    assert result.ok and result.args["phone_tail"] == want, result.reason
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "track SF140123456789 sent in 2025, the phone ends in 8832",  # two tokens fit
+        "track SF140123456789",  # none fits
+    ],
+)
+def test_a_pattern_that_takes_no_one_task_token_gives_no_value(task: str) -> None:
+    result = ParamRepairer(EXPRESS).repair(
+        {"company": "shunfeng", "number": "SF140123456789"}, PHONE_ERROR, task
+    )
+    assert not result.ok, result.args
