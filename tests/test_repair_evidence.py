@@ -471,3 +471,45 @@ def test_a_pattern_that_takes_no_one_task_token_gives_no_value(task: str) -> Non
         {"company": "shunfeng", "number": "SF140123456789"}, PHONE_ERROR, task
     )
     assert not result.ok, result.args
+
+
+# -- spoken addresses and zone keys one character off ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("li.wei at example dot cn", "li.wei@example.cn"),
+        ("bob (at) mail dot example dot org", "bob@mail.example.org"),
+    ],
+)
+def test_a_spoken_email_address_is_written_as_one(value: str, want: str) -> None:
+    from pytest_agentchaos.repair.mechanical import fix_format
+
+    fix = fix_format(value, "email", Context("email"))
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize("value", ["li wei at example", "meet at noon dot"])
+def test_words_that_are_no_spoken_address_are_declined(value: str) -> None:
+    from pytest_agentchaos.repair.mechanical import fix_format
+
+    assert not isinstance(fix_format(value, "email", Context("email")), Fix)
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [("Europe/Londn", "Europe/London"), ("Asia/Tokoy", "Asia/Tokyo")],
+)
+def test_a_zone_key_one_character_off_is_the_databases_key(value: str, want: str) -> None:
+    from pytest_agentchaos.repair.zones import fix_zone
+
+    fix = fix_zone(value, Context("timezone"))
+    assert isinstance(fix, Fix) and fix.value == want, fix
+
+
+@pytest.mark.parametrize("value", ["Europe/Lndn", "America/Nowhere", "Etc/GMT+1x"])
+def test_a_zone_key_further_off_or_between_two_is_declined(value: str) -> None:
+    from pytest_agentchaos.repair.zones import fix_zone
+
+    assert not isinstance(fix_zone(value, Context("timezone")), Fix)

@@ -148,7 +148,21 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
         return Fix(_STRATEGY, zones[0], 0.9, f"{shown(value)} is in the zone {zones[0]!r}")
     if len(zones) > 1:
         return Decline(_STRATEGY, f"{shown(value)} could be {zones[0]!r} or {zones[1]!r}")
+    near = _one_edit_from(text, set(names.values()))
+    if near is not None:  # "Europe/Londn": the database's key with the character dropped
+        return Fix(_STRATEGY, near, 0.9, f"{shown(value)} is the zone {near!r}, one character off")
     return Decline(_STRATEGY, f"{shown(value)} is no IANA time zone, and no zone is named after it")
+
+
+def _one_edit_from(text: str, zones: set[str]) -> str | None:
+    """The one zone of the database one edit from ``text`` (a character dropped, added,
+    replaced or two swapped), for a text shaped like a key (``Area/Location``)."""
+    if "/" not in text or len(text) < 8 or len(text) > 40:
+        return None
+    from rapidfuzz.distance import OSA
+
+    found = [z for z in zones if abs(len(z) - len(text)) <= 1 and OSA.distance(z, text) == 1]
+    return found[0] if len(found) == 1 else None
 
 
 def _named_with_offset(hours: int, ctx: Context) -> Fix | Decline | None:
