@@ -513,3 +513,19 @@ def test_a_zone_key_further_off_or_between_two_is_declined(value: str) -> None:
     from pytest_agentchaos.repair.zones import fix_zone
 
     assert not isinstance(fix_zone(value, Context("timezone")), Fix)
+
+
+def test_a_parameter_name_inside_an_issues_sentence_is_no_location() -> None:
+    from pytest_agentchaos.repair.error_bodies import located_lines
+
+    spec = ToolSpec.from_schema(
+        "customer",
+        {
+            "type": "object",
+            "properties": {"email": {"type": "string"}, "address": {"type": "object"}},
+        },
+    )
+    text = "ValueError: email: value is not a valid email address: it must have an @-sign."
+    assert [p.path for p in located_lines(text, spec)] == [("email",)]
+    lines = "email: not an address\n- address: required"
+    assert [p.path for p in located_lines(lines, spec)] == [("email",), ("address",)]
