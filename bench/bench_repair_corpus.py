@@ -17,8 +17,9 @@ to the median time of one jsonschema validation of the same call, measured in th
 after one untimed pass (what is imported or compiled on first use is paid once per process;
 that pass's total is printed apart).
 
-Run: .venv/bin/python bench/bench_repair_corpus.py [--split dev|test|all] [-v] [--model]
-(default split: test, the half the recorded figures come from; -v lists every miss;
+Run: .venv/bin/python bench/bench_repair_corpus.py [--split dev|test|all] [-v] [--by-file]
+[--model] (default split: test, the half the recorded figures come from; -v lists every miss;
+``--by-file`` adds a table per corpus file (one writer's cases each);
 ``--model`` adds a scripted model proposer that answers with the label, to measure the
 ceiling a correct model gives.)
 """
@@ -66,12 +67,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="test")
     parser.add_argument("-v", action="store_true", dest="verbose")
     parser.add_argument("--model", action="store_true")
+    parser.add_argument("--by-file", action="store_true", dest="by_file")
     opts = parser.parse_args(argv[1:])
     cases = load(split=opts.split)
     specs: dict[tuple[str, str], ToolSpec] = {}
     total = Score()
     by_category: dict[str, Score] = defaultdict(Score)
     by_slice: dict[str, Score] = defaultdict(Score)
+    by_file: dict[str, Score] = defaultdict(Score)
     times: list[float] = []
     validations: list[float] = []
     lines: list[str] = []
@@ -98,6 +101,7 @@ def main(argv: list[str]) -> int:
         label = total.add(case, result.ok, result.args)
         by_category[case.category].add(case, result.ok, result.args)
         by_slice[where].add(case, result.ok, result.args)
+        by_file[case.file].add(case, result.ok, result.args)
         if label in ("wrong", "missed", "invented", "passed"):
             lines.append(_miss(case, label, result, where))
     model_note = " (scripted model proposer)" if opts.model else ""
@@ -107,6 +111,8 @@ def main(argv: list[str]) -> int:
     )
     _table("slice", SLICES, by_slice)
     _table("category", sorted(by_category), by_category)
+    if opts.by_file:
+        _table("file", sorted(by_file), by_file)
     rate = total.fixed / total.fixable if total.fixable else 0.0
     rates = {
         name: (s.fixed / s.fixable) for name, s in by_slice.items() if s.fixable and name != "valid"
@@ -139,11 +145,12 @@ def main(argv: list[str]) -> int:
 
 
 def _table(title: str, names: Any, scores: dict[str, Score]) -> None:
-    print(f"{title:<19} {'fixable':>7} {'fixed':>6} {'wrong':>6} {'missed':>6} "
+    width = max(19, *(len(n) for n in names))
+    print(f"{title:<{width}} {'fixable':>7} {'fixed':>6} {'wrong':>6} {'missed':>6} "
           f"{'unfixable':>9} {'declined':>8} {'invented':>8} {'passed':>6}")  # fmt: skip
     for name in names:
         s = scores.get(name, Score())
-        print(f"{name:<19} {s.fixable:>7} {s.fixed:>6} {s.wrong:>6} {s.missed:>6} "
+        print(f"{name:<{width}} {s.fixable:>7} {s.fixed:>6} {s.wrong:>6} {s.missed:>6} "
               f"{s.unfixable:>9} {s.declined:>8} {s.invented:>8} {s.passed:>6}")  # fmt: skip
 
 

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from pytest_agentchaos.errors import ChaosConfigError
 from pytest_agentchaos.repair.coerce import convert
-from pytest_agentchaos.repair.dates import fix_date, read_date
+from pytest_agentchaos.repair.date_layouts import fix_date
+from pytest_agentchaos.repair.dates import read_date
 from pytest_agentchaos.repair.diagnose import diagnose, error_problems
 from pytest_agentchaos.repair.enums import match_enum
 from pytest_agentchaos.repair.fixes import Context, Decline, Fix

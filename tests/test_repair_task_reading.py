@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_agentchaos.repair import ParamRepairer, ToolSpec
 from pytest_agentchaos.repair.choose import for_value
 from pytest_agentchaos.repair.coerce import convert
-from pytest_agentchaos.repair.dates import fix_date
+from pytest_agentchaos.repair.date_layouts import fix_date
 from pytest_agentchaos.repair.fixes import DROP, Context, Decline, Fix
 from pytest_agentchaos.repair.infer import InferenceRequest, RuleInferer
 from pytest_agentchaos.repair.mechanical import clamp

@@ -8,7 +8,7 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentchaos.repair.dates import fix_date
+from pytest_agentchaos.repair.date_layouts import fix_date
 from pytest_agentchaos.repair.fixes import Context, Decline, Fix
 
 DATE = {"type": "string", "format": "date"}

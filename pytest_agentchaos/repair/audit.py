@@ -4,7 +4,9 @@ Whatever proposed its values (a rule, the inferer, a model), a repaired call is 
 naming why, when:
 
 - a value of the call as sent that the task states is gone (a key dropped, or its value
-  replaced by one that is not derived from it): a filter the user asked for must not vanish;
+  replaced by one that is not derived from it): a filter the user asked for must not vanish.
+  An amount counts as stated when the task gives it with its currency, in the currency's
+  major or minor unit (``10000`` for "100 euros");
 - a value that changed cites no evidence (no step of the repair says where it came from);
 - one span of the task fills two fields that were filled by reading the task;
 - an amount is in another currency than the field's description states (the number alone
@@ -26,7 +28,7 @@ from .reading import leaf_values
 from .results import RepairStep
 from .words import find_word
 
-__all__ = ["audit", "currency_of", "described_currency", "task_states"]
+__all__ = ["audit", "currency_of", "described_currency", "stated_amount", "task_states"]
 
 #: Strategies that replace a value by one not derived from it: a value the task states must
 #: not be replaced by them (it is declined instead).
@@ -54,6 +56,20 @@ def task_states(value: Any, task: str) -> bool:
     return find_word(task.casefold(), value.strip().casefold()) >= 0
 
 
+def stated_amount(value: Any, task: str) -> bool:
+    """Whether a number is an amount of money the task states with its currency (``100
+    euros``), in the currency's major or minor unit (10000 cents): ISO 4217's minor units."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    from .money import minor_scale, stated_amounts
+
+    for number, currencies in stated_amounts(task):
+        scale = minor_scale(currencies)
+        if value == number or (scale is not None and value == round(number * 10**scale)):
+            return True
+    return False
+
+
 def audit(
     original: Mapping[str, Any],
     repaired: Mapping[str, Any],
@@ -69,7 +85,7 @@ def audit(
     after_values = [v for v in after.values()]
     if text:
         for path, value in before.items():
-            if not task_states(value, text):
+            if not (task_states(value, text) or stated_amount(value, text)):
                 continue
             if path in after and _same(after[path], value):
                 continue
@@ -111,7 +127,7 @@ def audit(
             continue
         sent = currency_of(value)
         wanted = described_currency((descriptions or {}).get(path, ""))
-        if sent and wanted and sent != wanted and (len(sent) == 3) == (len(wanted) == 3):
+        if sent and wanted and _other_currency(sent, wanted):
             return (
                 f"{value!r} is in {sent}, and {_field(path)} is in {wanted}: converting it "
                 "is for a tool the user supplies"
@@ -140,8 +156,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _holds(container: Any, value: Any) -> bool:
-    """Whether a text holds the whole of a value (``ENG-77`` holds 77, ``SKU-1180-B`` holds
-    ``SKU-1180``): a fuller writing of the same thing."""
+    """Whether a text holds the whole of a value, word for word (``ENG-77`` holds 77,
+    ``SKU-1180-B`` holds ``SKU-1180``): a fuller writing of the same thing."""
     if isinstance(value, bool) or not isinstance(container, str):
         return False
     text = str(value) if isinstance(value, (int, float)) else value
@@ -149,7 +165,13 @@ def _holds(container: Any, value: Any) -> bool:
         return False
     if isinstance(value, str) and len(value) < 3:
         return False
-    return _norm(text) in _norm(container)
+    # whole words of it, in order: "2026-03-01" holds no 301
+    inner, outer = _tokens(text), _tokens(container)
+    return any(outer[i : i + len(inner)] == inner for i in range(len(outer) - len(inner) + 1))
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.casefold())
 
 
 def _norm(text: str) -> str:
@@ -194,7 +216,7 @@ def _signs() -> dict[str, str]:
     found: dict[str, str] = {}
     for code in range(0x20, 0x20C1):
         char = chr(code)
-        if unicodedata.category(char) == "Sc":
+        if unicodedata.category(char) == "Sc" and char != "\u00a4":  # ¤ names no currency
             name = unicodedata.name(char, "").lower().replace(" sign", "")
             found[char] = name.split()[-1] if name else char
     return found
@@ -214,6 +236,19 @@ def currency_of(text: str) -> str | None:
             return _signs()[char]
     code = _CODE.search(head)
     return str(code[1]).lower() if code else None
+
+
+def _other_currency(sent: str, wanted: str) -> bool:
+    """Whether two currencies, each a code, sign name or English name (``usd``, ``euro``),
+    cannot be the same: by their ISO 4217 codes from CLDR (:mod:`.money`) where both are
+    known (``usd`` is no ``euro``), else as written, a code against a code, a name against a
+    name."""
+    from .money import currency_codes
+
+    codes, wanted_codes = set(currency_codes(sent)), set(currency_codes(wanted))
+    if codes and wanted_codes:
+        return not codes & wanted_codes
+    return sent != wanted and (len(sent) == 3) == (len(wanted) == 3)
 
 
 def described_currency(description: str) -> str | None:

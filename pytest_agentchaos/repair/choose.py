@@ -11,7 +11,7 @@ from typing import Any
 from ..saferepr import safe_str
 from .codes import recode
 from .coerce import convert
-from .dates import fix_date
+from .date_layouts import fix_date
 from .enums import match_enum, normal
 from .fixes import DROP, Context, Decline, Fix, schema_types
 from .mechanical import clamp, fix_format, fix_length, fix_pattern

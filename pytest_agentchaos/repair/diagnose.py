@@ -25,6 +25,7 @@ from ..escape.classify import ErrorClass, ErrorClassifier
 from ..saferepr import safe_str
 from .error_bodies import MESSAGE_KINDS, listed_values, structured_problems
 from .error_patterns import ERROR_PATTERNS, ErrorPattern, error_problems
+from .paths import get
 from .reading import (
     ERROR_POLICY,
     ErrorReading,
@@ -152,9 +153,9 @@ def read_error(
     span that says so, and the problems it names (see :mod:`.reading`)."""
     head = text[:8000]
     structured = structured_problems(head, spec, args)
-    if structured:
-        return _reading("parameter", structured, True)
     body = json_body(head)
+    if structured:
+        return _reading("parameter", [_listed_in_body(p, body, args) for p in structured], True)
     coded = _codes(body)
     auth = auth_error(head) if status not in (400, 422) and "not_found" not in coded else None
     if status in (401, 403, 407) or auth:
@@ -173,6 +174,7 @@ def read_error(
     if values:
         kind = "not_found" if missing else "parameter"
         problems = [_prose_problem("rejected", e, words, spec) for e in _best(values)]
+        problems = [_listed_in_body(p, body, args) for p in problems]
         return _reading(kind, _not_found(problems, kind), False)
     if named:
         problems = [_prose_problem(_prose_kind(words), e, words, spec) for e in _best(named)]
@@ -185,6 +187,28 @@ def read_error(
         problems = [_prose_problem("rejected", spoken[0], words, spec)]
         return _reading(kind, _not_found(problems, kind), False)
     return ErrorReading("unknown", reason="the error names no parameter and no value of the call")
+
+
+def _listed_in_body(problem: Problem, body: Any, args: Any) -> Problem:
+    """A refused value as an enum of the values the error body lists for its field: a member
+    of two or more strings whose key names the field (``"available_plans"`` for ``plan``)."""
+    if problem.kind != "rejected" or not isinstance(body, Mapping) or not problem.path:
+        return problem
+    own = {_singular(t) for t in name_tokens(str(problem.path[-1]))}
+    sent = get(args, problem.path)
+    for key, listed in list(body.items())[:50]:
+        if not (isinstance(listed, list) and 2 <= len(listed) <= 200):
+            continue
+        if not all(isinstance(v, str) for v in listed) or sent in listed:
+            continue
+        if own & {_singular(t) for t in name_tokens(str(key))}:
+            schema = {**problem.schema, "enum": list(listed)}
+            return dataclasses.replace(problem, kind="enum", expected=list(listed), schema=schema)
+    return problem
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _not_found(problems: list[Problem], kind: str) -> list[Problem]:

@@ -18,8 +18,10 @@ Otherwise it declines, naming the candidates.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from itertools import permutations
 from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
@@ -63,6 +65,9 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     synonym = _synonym(wanted, choices, ctx)
     if synonym is not None:
         return _fix(synonym, 0.95, f"{shown(text)} is a synonym of {synonym!r}")
+    polar = _bare_polarity(wanted, choices)
+    if polar is not None:
+        return _fix(polar, 0.9, f"{shown(text)} for a field whose {wanted!r} is {polar!r}")
     if _NEGATED.search(wanted):  # "not business": what is not wanted, not what is
         return Decline(
             "enum_value_correction", f"{shown(text)} says what is not wanted, not what is"
@@ -75,6 +80,10 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     common = _common_synonym(wanted, choices)
     if common is not None:
         return _fix(common, 0.9, f"{shown(text)} is what {common!r} is commonly called")
+    reordered = _reordered(wanted, choices)
+    if reordered is not None:
+        return _fix(reordered, 0.9, f"{shown(text)} is {reordered!r}: the same words, joined in "
+                    "another order")  # fmt: skip
     inside = _named_inside(wanted, choices)
     if len(inside) == 1:
         extra = _modifiers(wanted, inside[0], ctx)
@@ -106,7 +115,61 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     part = _part_of(wanted, choices)
     if part is not None:
         return _fix(part, 0.85, f"{shown(text)} is part of {part!r} and of no other value")
+    short = _shortened(wanted, choices)
+    if short is not None:
+        return _fix(short, 0.85, f"{shown(text)} and {short!r} are one word, one of them cut "
+                    "short")  # fmt: skip
     return _fuzzy(text, wanted, choices, ctx, allowed)
+
+
+def _bare_polarity(wanted: str, choices: list[str]) -> str | None:
+    """The one allowed value of the polarity a bare yes/no word has (``no`` where the values
+    are ``create_prorations, none, always_invoice``)."""
+    for words in (_NEGATIVE, _POSITIVE):
+        if wanted in words:
+            same = [c for c in choices if normal(c) in words]
+            return same[0] if len(same) == 1 else None
+    return None
+
+
+def _reordered(wanted: str, choices: list[str]) -> str | None:
+    """The one value written with the same words joined in another order (``tar.gz`` for
+    ``gztar``): no word added, none left out."""
+    words = wanted.split()
+    if not 2 <= len(words) <= 4:
+        return None
+    joined = {"".join(p) for p in permutations(words)}
+    found = [c for c in choices if normal(c).replace(" ", "") in joined]
+    return found[0] if len(found) == 1 else None
+
+
+def _shortened(wanted: str, choices: list[str]) -> str | None:
+    """The one value that is ``wanted`` cut short, or that ``wanted`` cuts short, as one word
+    (``asc`` for ``ascending``, ``fraud`` for ``fraudulent``, ``二等`` for ``二等座``): what is
+    cut is the end of the same word, at least half of it (a short ending such as ``-ish``
+    makes another word: ``openish`` is no ``open``), not a word of its own (``extra large`` is
+    no ``large``)."""
+    if " " in wanted:
+        return None
+    found = []
+    for choice in choices:
+        other = normal(choice)
+        if " " in other or other == wanted:
+            continue
+        short, long = sorted((wanted, other), key=len)
+        if not long.startswith(short):
+            continue
+        if all(_ideograph(c) for c in short):  # each a morpheme: two are a word
+            if len(short) >= 2:
+                found.append(choice)
+        elif len(short) >= 3 and 2 * len(short) <= len(long):
+            found.append(choice)
+    return found[0] if len(found) == 1 else None
+
+
+def _ideograph(char: str) -> bool:
+    """Whether a character is a CJK ideograph (a morpheme of its own: two are a word)."""
+    return unicodedata.name(char, "").startswith("CJK UNIFIED IDEOGRAPH")
 
 
 def _common_synonym(wanted: str, choices: list[str]) -> str | None:
@@ -296,10 +359,14 @@ def _modifiers(wanted: str, value: str, ctx: Context) -> list[str]:
     if start is None:
         return []
     field_words = set(normal(ctx.name).split()) | set(normal(ctx.description[:500]).split())
-    return [
+    before = [
         w for w in words[:start]
         if w not in FUNCTION_WORDS and w not in field_words and _stem(w) not in field_words
     ]  # fmt: skip
+    # after the value, a word names what it is a value of ("business class", "toll roads");
+    # a token that is no word ("gz" of "tar.gz", "1" of "v2.1") makes it another value
+    after = [w for w in words[start + len(own) :] if not w.isalpha() or len(w) < 3]
+    return before + after
 
 
 def _affixed(wanted: str, value: str) -> bool:

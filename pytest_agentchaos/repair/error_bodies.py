@@ -47,6 +47,11 @@ _LOCATED = re.compile(
 )
 
 
+#: What may stand before an issue's location: the text's start, a line's, a list's mark, or
+#: the prefix the issue follows (``ValueError:``).
+_ISSUE_STARTS = frozenset(":;,\n\r-*•([{")
+
+
 def located_lines(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
     """Issues printed ``location: message``, one per line or ``;``-separated, where the location
     is a parameter of the tool (its first segment, once an HTTP location is dropped): a word
@@ -55,7 +60,11 @@ def located_lines(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
     if spec is None or not spec.properties:
         return
     seen: set[tuple[Any, ...]] = set()
-    for match in _LOCATED.finditer(text[:4000]):
+    head = text[:4000]
+    for match in _LOCATED.finditer(head):
+        before = head[: match.start()].rstrip(" \t")
+        if before and before[-1] not in _ISSUE_STARTS:
+            continue  # "not a valid email address: ...": a word of a sentence, no location
         parts = strip_location(list(path_of(match["loc"])), spec)
         if not parts or parts[0] not in spec.properties or tuple(parts) in seen:
             continue

@@ -29,7 +29,7 @@ from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
 from .spans import end_from_length
-from .spec import ToolSpec
+from .spec import ToolSpec, nullable_branch
 from .zones import holds_zone, zones_named_in
 
 __all__ = [
@@ -98,6 +98,7 @@ class RuleInferer:
         now: _dt.datetime | None,
         args: Mapping[str, Any],
     ) -> Fix | None:
+        schema = nullable_branch(schema) or schema  # X | None: a value is meant as X
         items = schema.get("items")
         if schema.get("type") == "array" and isinstance(items, Mapping) and "enum" in items:
             one = self._one(name, items, task, now, args)  # "search for the album ..."
@@ -138,6 +139,7 @@ class RuleInferer:
                 or _described_default(schema, task)
                 or (_fix(cued[0], 0.85, f"the task says {cued[1]!r}") if cued else None)
                 or _task_shaped(name, schema, task, strings_in(args))
+                or _pattern_shaped(schema, task, strings_in(args))
             )
         return None
 
@@ -185,6 +187,27 @@ def _task_shaped(name: str, schema: Mapping[str, Any], task: str, taken: set[str
         text = says["v"].strip()
         return _fix(text, 0.85, f"the task says what it says: {text!r}")
     return None
+
+
+#: A token of the task: letters and digits joined by the marks ids use.
+_TOKEN = re.compile(r"[^\W_](?:[\w.@/+:-]*[^\W_])?")
+
+
+def _pattern_shaped(schema: Mapping[str, Any], task: str, taken: set[str]) -> Fix | None:
+    """The one token of the task the field's own pattern accepts and no other field holds
+    ("尾号 8832" for ``^[0-9]{4}$``); None where none or several do."""
+    pattern = schema.get("pattern")
+    if not isinstance(pattern, str) or len(pattern) > 500:
+        return None
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return None
+    tokens = {t for t in _TOKEN.findall(task[:4000]) if t not in taken and compiled.search(t)}
+    if len(tokens) != 1:
+        return None
+    token = tokens.pop()
+    return _fix(token, 0.85, f"the one span of the task the field's pattern takes: {token!r}")
 
 
 def _fix(value: Any, confidence: float, reason: str) -> Fix:

@@ -14,7 +14,7 @@ import datetime as _dt
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .dates import fix_date
+from .date_layouts import fix_date
 from .fixes import Context, Decline, Fix
 from .mechanical import fix_format
 from .names import rename_keys

@@ -1,10 +1,12 @@
 """Fixes that need no judgement: patterns, lengths, formats and bounds where a mechanical
 change makes the value valid without changing what it says; declines where it would.
 
-- ``pattern_correction``: the value with outer whitespace trimmed, in upper or lower case,
+- ``pattern_correction``: the value with outer whitespace trimmed, in Unicode's compatibility
+  form (full-width ``，`` and ``３`` as ``,`` and ``3``), in upper or lower case,
   without inner spaces or separators; taken when exactly one of those matches the pattern.
 - ``length_correction``: outer whitespace trimmed; truncating or padding is declined.
-- ``format_correction``: an email without ``mailto:`` or a display name, a UUID without
+- ``format_correction``: an email without ``mailto:`` or a display name, or spoken (``bob at
+  example dot com``), a UUID without
   braces or ``urn:uuid:`` (hyphens added to 32 hex digits), a URI without surrounding
   brackets or spaces. Dates go to :mod:`.dates`.
 - ``clamp_value`` (the seed's CLAMP_VALUE_TO_MIN) always declines: an out-of-range value
@@ -14,6 +16,7 @@ change makes the value valid without changing what it says; declines where it wo
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,12 +25,16 @@ from .codes import minor_digits
 from .fixes import Context, Decline, Fix, shown
 from .money import stated_amounts
 from .phones import PHONE_FORMATS, fix_phone
+from .reconcile import spoken_email
 
 __all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
 
 #: Mechanical changes, by how much they change: the smallest that fits wins.
 _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
     ("trimmed", 0, str.strip),
+    # full-width forms as CJK input methods type them ("，" "３"): Unicode's compatibility form
+    ("in its Unicode compatibility form (NFKC)", 0,
+     lambda s: unicodedata.normalize("NFKC", s).strip()),
     ("with its first letter in upper case", 1, lambda s: s.strip()[:1].upper() + s.strip()[1:]),
     ("with its first two letters in upper case", 1,
      lambda s: s.strip()[:2].upper() + s.strip()[2:]),
@@ -129,6 +136,9 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
             if fixed != value:
                 return Fix("format_correction", fixed, 0.9, f"the address in {shown(value)}")
             return None  # already an address: nothing to fix
+        spoken = spoken_email(value)  # "li.wei at example dot cn", as people say it
+        if spoken is not None:
+            return Fix("format_correction", spoken, 0.9, f"{shown(value)} is {spoken}, spoken")
         return Decline("format_correction", f"{shown(value)} holds no email address")
     if fmt == "uuid":
         text = value.strip().strip("{}").removeprefix("urn:uuid:").strip()

@@ -60,7 +60,11 @@ class MissingValues(ToolCalls):
                     f"{problem.field} is missing, and the call's {listed} may hold its value: "
                     "filling the default would drop what was sent",
                 )
-            if "default" in schema:
+            if "default" in schema and schema["default"] is None and problem.source == "error":
+                # the tool's error asks for the value, and the schema's default is null, no
+                # value at all: sending it answers nothing. Only the task can give it
+                need.append(problem)
+            elif "default" in schema:
                 fix = Fix(
                     "default_value_assignment",
                     copy.deepcopy(schema["default"]),

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from .codes import entity_of, minor_digits, sign_currencies
 
-__all__ = ["Money", "minor_scale", "read_money", "stated_amounts"]
+__all__ = ["Money", "currency_codes", "minor_scale", "read_money", "stated_amounts"]
 
 #: A mark, then a number, or a number, then a mark: the mark is what is not digits or spaces.
 _MARKED = re.compile(
@@ -54,6 +54,24 @@ def _names() -> dict[str, tuple[str, ...]]:
                 if len(key) >= 3 and key.replace(" ", "").isalpha():
                     found.setdefault(key, set()).add(code)
     return {key: tuple(sorted(codes)) for key, codes in found.items()}
+
+
+def currency_codes(currency: str) -> tuple[str, ...]:
+    """The ISO 4217 codes a currency's code, sign or English name may stand for (``usd``,
+    ``€``, ``euros``, ``dollar``: several for a name many currencies share); empty when CLDR
+    (Babel) knows none."""
+    mark = currency.strip()
+    if re.fullmatch(r"[A-Za-z]{3}", mark) and entity_of(mark.upper(), "currency") is not None:
+        return (mark.upper(),)
+    found = _currencies(mark)
+    if not found and mark.lower().endswith("s"):
+        found = _names().get(mark.lower()[:-1], ())
+    return tuple(c for c in found if c not in _NO_CURRENCY)
+
+
+#: ISO 4217's codes for no currency at all (``XXX``, whose CLDR name is "Unknown Currency",
+#: and the testing code): the word "currency" names none.
+_NO_CURRENCY = frozenset({"XXX", "XTS"})
 
 
 def read_money(text: str) -> Money | None:

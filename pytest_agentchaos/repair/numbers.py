@@ -88,7 +88,11 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
         if field_unit is None:
             return Decline(_STRATEGY, f"{shown(value)} carries a unit, and the field states "
                            "none to convert it to")  # fmt: skip
-        return _convert(number, units[0], field_unit, integer, value)
+        converted = _convert(number, units[0], field_unit, integer, value)
+        spelt = _spelt_in_task(number, units[0], ctx.task)
+        if isinstance(converted, Decline) and spelt is not None:  # "5m" and "5 minute timeout"
+            return _convert(number, spelt, field_unit, integer, value)
+        return converted
     own = set(name_tokens(name)) | set(re.findall(r"[a-z]+", ctx.description.lower()[:500]))
     stated = bool(ctx.task) and text.lower() in " ".join((ctx.task or "").lower().split())
     loose = [w for w in rest if w not in _FUNCTION and w not in own and w.rstrip("s") not in own]
@@ -99,6 +103,25 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     result = int(number) if number.is_integer() else number
     why = f"the number in {shown(value)}" + (", as the task writes it" if stated else "")
     return Fix(_STRATEGY, result, 0.9, why)
+
+
+def _spelt_in_task(number: float, written: str, task: str | None) -> str | None:
+    """The unit the task writes in full after the same number, when ``written`` abbreviates
+    it and is another unit to the library ("5m" is 5 metres; "a 5 minute timeout" says
+    minutes): the task's own word, else None."""
+    if not task or len(written) > 2:
+        return None
+    shown = f"{number:g}"
+    for match in re.finditer(rf"(?<![\w.]){re.escape(shown)}[\s-]*([A-Za-z]{{3,12}})", task[:4000]):
+        word = match[1]
+        unit = _unit(word)
+        if (
+            unit is not None
+            and word.lower().startswith(written.lower())
+            and str(unit) != str(_unit(written))
+        ):
+            return word
+    return None
 
 
 def _convert(

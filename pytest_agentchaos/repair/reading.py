@@ -344,7 +344,15 @@ def quoted_values(text: str, args: Any) -> list[FieldEvidence]:
         bare = isinstance(value, str) and len(value) >= 3 and not value.isdigit()
         if bare and find_word(head, str(value)) >= 0:
             found.append(FieldEvidence(path, str(value), 0.75))
+        elif isinstance(value, str) and len(value) >= 3 and _after_colon(head, value):
+            # "invalid code: 310000", "城市编码不存在：３１００００": the value the message ends on
+            found.append(FieldEvidence(path, value, 0.75))
     return found
+
+
+def _after_colon(text: str, value: str) -> bool:
+    """Whether ``value`` follows a colon in ``text`` and ends its sentence or message."""
+    return bool(re.search(rf"[:：]\s*{re.escape(value)}\s*(?:$|[.。!！\"'}}\n,，;；])", text))
 
 
 def named_fields(text: str, spec: ToolSpec | None, args: Any) -> list[FieldEvidence]:

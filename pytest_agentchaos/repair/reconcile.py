@@ -29,6 +29,8 @@ _STRATEGY = "rejected_value_correction"
 #: A token of the task: letters and digits joined by the marks ids and names use.
 _TOKEN = re.compile(r"[^\W_](?:[\w.@/+:-]*[^\W_])?")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+#: A type word ("issue", "pull request"): letters only, words apart by spaces.
+_TYPE_WORD = re.compile(r"[^\W\d_]+(?: [^\W\d_]+){0,2}")
 
 
 def task_spans(task: str) -> list[str]:
@@ -153,8 +155,14 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
         return None
-    beside = {t for t in _beside(value, task) if _fits(t, schema)}
-    if len(beside) == 1 and not re.search(r"\d", value):
+    # a type word is a word ("issue"), not an identifier of its own ("rm-fuji"); the id beside
+    # it is one no other field of the call holds (one task token fills one field)
+    held = [str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))]
+    beside = {
+        t for t in _beside(value, task)
+        if _fits(t, schema) and not any(t in other for other in held)
+    }  # fmt: skip
+    if len(beside) == 1 and _TYPE_WORD.fullmatch(value):
         token = beside.pop()
         why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
         return Fix(_STRATEGY, token, 0.85, why)

@@ -139,6 +139,10 @@ def fix_rejected(
             fixed = [i if i is not None else v for i, v in zip(items, value, strict=True)]
             return Fix(what, fixed, 0.85, f"{shown(value)} without what the task does not "
                        f"write: {shown(fixed)}")  # fmt: skip
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        each = _reconciled_items(value, schema, ctx)
+        if each is not None:
+            return each
     coded = recode(value, schema, ctx, refused=True)  # "DE" where the tool takes "Germany"
     if isinstance(coded, Fix):
         return coded
@@ -161,6 +165,29 @@ def fix_rejected(
                       f"says {cued[1]!r}")  # fmt: skip
             return Fix(what, cued[0], 0.85, reason)
     return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
+
+
+def _reconciled_items(
+    value: list[str], schema: Mapping[str, Any], ctx: Context
+) -> Fix | Decline | None:
+    """A refused list whose items the task spells otherwise (``["Bug"]`` where it writes "the
+    bug label"): each item reconciled with the task on its own; items the task writes as
+    sent stay. None where no item relates to the task; a decline where one is ambiguous."""
+    items = schema.get("items")
+    item_schema = items if isinstance(items, Mapping) else {}
+    fixed: list[str] = []
+    for item in value:
+        found = reconcile(item, item_schema, ctx)
+        if isinstance(found, Fix) and isinstance(found.value, str) and found.value not in value:
+            fixed.append(found.value)
+        elif isinstance(found, Decline) and not stated(item, ctx.task or ""):
+            return found
+        else:
+            fixed.append(item)
+    if fixed == value or len(set(fixed)) < len(fixed):
+        return None
+    return Fix("rejected_value_correction", fixed, 0.85,
+               f"{shown(value)} as the task spells them: {shown(fixed)}")  # fmt: skip
 
 
 def narrow_refused(

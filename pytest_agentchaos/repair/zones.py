@@ -12,10 +12,12 @@ are named after.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from .fixes import Context, Decline, Fix, shown
 
@@ -125,6 +127,10 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
     offset = re.fullmatch(r"(?:UTC|GMT)\s*([+-])\s*(\d{1,2})(?::?00)?", text, re.IGNORECASE)
     if offset is not None and int(offset[2]) != 0:
         # the tz database's fixed-offset zones count the POSIX way: UTC+5 is Etc/GMT-5
+        hours = int(offset[2]) * (1 if offset[1] == "+" else -1)
+        named = _named_with_offset(hours, ctx)
+        if isinstance(named, (Fix, Decline)):
+            return named
         zone = f"Etc/GMT{'-' if offset[1] == '+' else '+'}{int(offset[2])}"
         if zone in names.values():
             return Fix("timezone_correction", zone, 0.9,
@@ -142,7 +148,47 @@ def fix_zone(value: Any, ctx: Context) -> Fix | Decline | None:
         return Fix(_STRATEGY, zones[0], 0.9, f"{shown(value)} is in the zone {zones[0]!r}")
     if len(zones) > 1:
         return Decline(_STRATEGY, f"{shown(value)} could be {zones[0]!r} or {zones[1]!r}")
+    near = _one_edit_from(text, set(names.values()))
+    if near is not None:  # "Europe/Londn": the database's key with the character dropped
+        return Fix(_STRATEGY, near, 0.9, f"{shown(value)} is the zone {near!r}, one character off")
     return Decline(_STRATEGY, f"{shown(value)} is no IANA time zone, and no zone is named after it")
+
+
+def _one_edit_from(text: str, zones: set[str]) -> str | None:
+    """The one zone of the database one edit from ``text`` (a character dropped, added,
+    replaced or two swapped), for a text shaped like a key (``Area/Location``)."""
+    if "/" not in text or len(text) < 8 or len(text) > 40:
+        return None
+    from rapidfuzz.distance import OSA
+
+    found = [z for z in zones if abs(len(z) - len(text)) <= 1 and OSA.distance(z, text) == 1]
+    return found[0] if len(found) == 1 else None
+
+
+def _named_with_offset(hours: int, ctx: Context) -> Fix | Decline | None:
+    """The zone the task names (by a city or a spoken name, held by no other field) for a
+    fixed offset the call sent: the task's zone where its offset that year is the one sent
+    ("GMT+1" and "Berlin time" in March), a decline where it is not; None where the task
+    names no zone."""
+    held = {v for k, v in ctx.args.items() if k != ctx.name and isinstance(v, str)}
+    zones = [z for z in zones_named_in(ctx.task or "") if z not in held]
+    if not zones:
+        return None
+    year = (ctx.now or _dt.datetime.now(_dt.timezone.utc)).year
+    fitting = []
+    for zone in zones:
+        info = ZoneInfo(zone)
+        offsets = {
+            _dt.datetime(year, month, 1, 12, tzinfo=info).utcoffset() for month in (1, 7)
+        }  # standard and summer time
+        if _dt.timedelta(hours=hours) in offsets:
+            fitting.append(zone)
+    if len(fitting) == 1:
+        return Fix(_STRATEGY, fitting[0], 0.9, f"UTC{hours:+d} is the offset of {fitting[0]!r}, "
+                   "the zone the task names")  # fmt: skip
+    listed = ", ".join(zones[:3])
+    return Decline(_STRATEGY, f"UTC{hours:+d} was sent and the task names {listed}: which is "
+                   "meant, the call and the task do not agree")  # fmt: skip
 
 
 def _abbreviation(text: str, ctx: Context) -> Fix | Decline:
