@@ -129,7 +129,7 @@ SECTION_KEYS: dict[str, str] = {
     "escape.loops.text_similarity": "The share of words two model outputs share to be the same "
     "thought.",
     "escape.loops.nudge_tokens": "New words a user turn may add and still be a nudge "
-    "(\"continue\"): a reply to a nudge is judged by its own text; 0 turns this off.",
+    '("continue"): a reply to a nudge is judged by its own text; 0 turns this off.',
     "escape.loops.error_streak_window": "Each failure of a streak within this many actions of "
     "the one before.",
     "escape.loops.error_numbers": "An error that differs only in a number: `ignore` (the same "
