@@ -165,3 +165,30 @@ def test_a_fault_delay_on_a_real_clock_does_not_block_the_event_loop():
         assert events == ["tick"] * 5 + ["done"]
     finally:
         chaos.close()
+
+
+@pytest.mark.parametrize("how", ["run_in_executor", "anyio.to_thread"])
+def test_a_worker_thread_still_computing_takes_no_virtual_time(how: str) -> None:
+    """A sync tool in a worker thread is compute: while it runs (here ~50 ms of real work, what
+    a loaded CI machine can make of a quick tool) the loop does not jump to the deadline
+    around it, so the call ends at t=0 and no timeout fires."""
+    import time
+
+    import anyio
+
+    def tool() -> str:
+        end = time.perf_counter() + 0.05
+        while time.perf_counter() < end:
+            pass
+        return "done"
+
+    async def agent() -> str:
+        if how == "run_in_executor":
+            call = asyncio.get_running_loop().run_in_executor(None, tool)
+        else:
+            call = anyio.to_thread.run_sync(tool)
+        return await asyncio.wait_for(call, timeout=2)
+
+    with Chaos.create(virtual_sleep=True) as chaos:
+        assert asyncio.run(agent()) == "done"
+    assert chaos.clock.now() == 0

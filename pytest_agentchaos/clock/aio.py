@@ -17,6 +17,7 @@ import asyncio
 import logging
 import math
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,37 @@ log = logging.getLogger(__name__)
 #: A short real wait before jumping to the next timer, so results that threads (e.g.
 #: ``run_in_executor``) are about to deliver arrive before a virtual timeout fires.
 IDLE_GRACE = 0.0005
+#: How long (real seconds) the loop waits for work handed to worker threads before it jumps
+#: anyway (a thread blocked on something that never comes, say).
+BUSY_LIMIT = 1.0
+
+
+def _threads_busy(loop_thread: int | None) -> bool:
+    """Whether work handed to a worker thread is still pending: a call ``anyio.to_thread``
+    gave a worker that has not reported back, or a ``run_in_executor`` call queued or running.
+    A sync tool in a worker thread is compute, which takes no virtual time: the loop must not
+    jump to a deadline while it runs (on a loaded machine it can take milliseconds)."""
+    frames: dict[int, Any] | None = None
+    for thread in threading.enumerate():
+        if thread.ident == loop_thread or not thread.is_alive():
+            continue
+        idle = getattr(thread, "idle_workers", None)
+        if type(thread).__name__ == "WorkerThread" and idle is not None:  # anyio's
+            if not getattr(thread, "stopping", False) and thread not in idle:
+                return True
+            continue
+        args: Any = getattr(thread, "_args", ())
+        if not thread.name.startswith(("asyncio_", "ThreadPoolExecutor-")) or len(args) < 2:
+            continue
+        queue = args[1]  # concurrent.futures' worker: (executor ref, work queue, ...)
+        if hasattr(queue, "qsize") and queue.qsize():
+            return True
+        if frames is None:
+            frames = sys._current_frames()
+        frame = frames.get(thread.ident or -1)
+        if frame is not None and frame.f_code.co_name != "_worker":  # running an item
+            return True
+    return False
 
 
 def running_trio() -> Any:
@@ -127,6 +159,10 @@ class VirtualLoops:
             if timeout is None:  # no timer pending: only I/O can wake the loop, so wait for it
                 return real_select(None)
             ready = real_select(min(timeout, IDLE_GRACE))
+            waited, me = 0.0, threading.get_ident()
+            while not ready and waited < BUSY_LIMIT and _threads_busy(me):
+                ready = real_select(IDLE_GRACE)  # a worker thread's result comes first
+                waited += IDLE_GRACE
             if not ready:
                 # Jump to the next timer. A hard halt (max_seconds) raised here stops the loop.
                 clock.advance_to(_snap(clock.now(), timeout))
