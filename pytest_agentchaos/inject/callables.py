@@ -18,7 +18,7 @@ from ..config import fail
 from ..saferepr import safe_repr
 from .binding import Binder
 from .call import CallState
-from .errors import NativeErrors, failure_exception
+from .errors import NativeErrors, failure_exception, http_status
 from .schemas import check_tool_schema
 from .session import _MISSING, ChaosSession
 
@@ -54,7 +54,8 @@ def apply_effect(
     assert effect is not None
     if effect.failure is not None:
         exc = failure_exception(effect.failure, state.fault, native)
-        session.finish_error(state, exc)
+        # the status the failure was built with (what status_of would read, without the search)
+        session.finish_error(state, exc, status=http_status(effect.failure))
         raise exc
     if effect.replay:
         previous = session.previous_output(state)

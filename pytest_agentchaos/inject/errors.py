@@ -260,7 +260,11 @@ def _copy(exc: BaseException, cls: type[BaseException], depth: int = 0) -> BaseE
     (a transport error under an SDK error, at most 8 deep) copied the same way. A body or
     headers an agent's handler could change in place are copied one level, so that what one
     handler does to its error's body never reaches the next error."""
-    attrs = {k: _fresh(v) for k, v in exc.__dict__.items() if k != "__notes__"}
+    attrs = {
+        k: v.copy() if type(v) in _COPIED else v
+        for k, v in exc.__dict__.items()
+        if k != "__notes__"
+    }
     copy: BaseException = _copy_native(cls, exc.args, attrs)
     cause = exc.__cause__
     if cause is not None and depth < 8:
@@ -269,13 +273,11 @@ def _copy(exc: BaseException, cls: type[BaseException], depth: int = 0) -> BaseE
     return copy
 
 
-def _fresh(value: Any) -> Any:
-    """``value`` for a copy of an exception: a dict or list copied (a body, headers), anything
-    else as it is. An HTTP response is shared between copies: copying one costs more than the
-    rest of a fault (~6 us), and its readers (retry loops reading ``Retry-After``) do not
-    change it."""
-    kind = type(value)
-    return value.copy() if kind is dict or kind is list else value
+#: What a copy of an exception copies rather than shares: a body or headers (a dict or list) a
+#: handler could change in place. An HTTP response is shared between copies: copying one costs
+#: more than the rest of a fault (~6 us), and its readers (retry loops reading ``Retry-After``)
+#: do not change it.
+_COPIED = frozenset((dict, list))
 
 
 def _key(failure: Failure) -> Any:
@@ -291,6 +293,12 @@ def _key(failure: Failure) -> Any:
         body,
         tuple(failure.headers.items()) if failure.headers else (),
     )
+
+
+def http_status(failure: Failure) -> int | None:
+    """The HTTP status the exception built for ``failure`` carries, when it is known without
+    looking at the exception (an ``http`` failure's own status); ``None``: look."""
+    return failure.status if failure.kind == "http" else None
 
 
 def failure_exception(

@@ -16,7 +16,7 @@ from typing import Any
 from ..saferepr import safe_repr
 from .call import EFFECT, FAULT, CallState
 from .callables import apply_effect
-from .errors import NativeErrors, failure_exception
+from .errors import NativeErrors, failure_exception, http_status
 from .session import _MISSING, ChaosSession
 
 __all__ = ["Interceptor", "Outcome"]
@@ -110,7 +110,7 @@ class Interceptor:
                     raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
                 failed = failure_exception(effect.failure, state[FAULT], self.errors)
-                session.finish_error(state, failed)
+                session.finish_error(state, failed, status=http_status(effect.failure))
                 raise failed
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
@@ -143,7 +143,7 @@ class Interceptor:
                 raise
             if effect.failure is not None:  # the call fails: nothing else to prepare
                 failed = failure_exception(effect.failure, state[FAULT], self.errors)
-                session.finish_error(state, failed)
+                session.finish_error(state, failed, status=http_status(effect.failure))
                 raise failed
         mapping, replayed = self._prepare(state, mapping)
         if replayed is not _MISSING:
