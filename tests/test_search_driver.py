@@ -102,11 +102,74 @@ def test_faults_that_never_fire_are_dropped_down_to_the_empty_schedule() -> None
     found = search_test(SETTINGS, spec, TEST, REGISTRY, body, run, error, budget=20)
     assert found is not None
     assert found.schedule == () and found.final.trace.schedule() == []
-    assert str(found.final.failure) == "error Failed"
+    assert str(found.final.failure).startswith("error Failed at ")
     text = found.message("where", Path("s.json"), "pytest again")
     assert "shrunk to 0 fault(s)" in text
     assert "with no fault at all" in text and "chaos(explore=False)" in text
     assert "@pytest.mark.chaos(schedule=[], seed=" in text
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"origin": {"type": "string"}, "cabin": {"type": "string"}},
+    "required": ["origin"],
+}
+
+
+def books_the_cabin_it_asks_for(chaos: Chaos) -> None:
+    """Asks again when a booking is refused; every booking it makes must be the cabin asked."""
+    booked: list[str] = []
+
+    def book(origin: str, cabin: str = "economy") -> str:
+        booked.append(cabin)
+        return f"{origin}/{cabin}"
+
+    tool = chaos.wrap(book, schema=SCHEMA)
+    for _ in range(3):
+        try:
+            tool(origin="NRT", cabin="business")
+        except TypeError:  # a call the tool refused: the agent asks again
+            continue
+    assert set(booked) <= {"business"}, booked
+
+
+def test_a_search_removes_only_keys_the_tools_schema_requires() -> None:
+    # a key with a default is not "missing" when left out: the tool runs with its default, a
+    # model's omission no test can blame on the agent. The search drew on the schema-less
+    # first arguments and found "cabin removed" here (issue 31, the flights example).
+    faults = parse_faults([{"kind": "malformed_params", "mutations": ["missing_required"]}], "f")
+    spec = RunSpec(faults=faults, seed=5)
+    body = Body(books_the_cabin_it_asks_for)
+    run, error = _own_run(spec, body)
+    assert error is None
+    found = search_test(SETTINGS, spec, TEST, REGISTRY, body, run, error, budget=30)
+    assert found is None
+    assert body.runs > 2  # it searched: only "origin" was ever removed, and the agent asked again
+
+
+def test_a_schedule_failing_another_assertion_is_not_the_same_failure() -> None:
+    # the failure a search found must be the one the shrunk schedule keeps: an error of the
+    # same type raised at another line (the test's own "a fault fired" guard) is another one
+    from pytest_agentchaos.harness.rerun import FailureKind, failure_of
+
+    def fails_at(line: int) -> BaseException:
+        try:
+            if line == 1:
+                raise AssertionError("first")
+            raise AssertionError("second")
+        except AssertionError as exc:
+            return exc
+
+    spec = RunSpec(profile="none")
+    one, two = (
+        run_attempt(SETTINGS, spec, TEST, REGISTRY, Body(lambda c: None), None) for _ in "ab"
+    )
+    first, _ = failure_of(one.run, fails_at(1))
+    second, _ = failure_of(two.run, fails_at(2))
+    assert isinstance(first, FailureKind) and isinstance(second, FailureKind)
+    assert first.name == second.name == "AssertionError"
+    assert first != second
+    assert str(first).startswith("error AssertionError at test_search_driver.py:")
 
 
 def test_a_body_that_runs_once_only_is_not_searched() -> None:

@@ -44,7 +44,8 @@ def test_each_malformed_call_is_repaired_before_pydantic_ai_rejects_it(
     assert chaos.session.counters()["model_calls"] == 2
 
 
-@pytest.mark.chaos(profile="malformed", seed=11)
+# not searched: its last assertion checks that the profile's own draws corrupted a call
+@pytest.mark.chaos(profile="malformed", seed=11, explore=False)
 @pytest.mark.must_repair
 def test_under_the_malformed_profile_every_booking_is_the_one_asked_for(chaos: Chaos) -> None:
     task, _, asked = SCENARIOS["business_class"]

@@ -9,8 +9,9 @@ same way* (the same exception type, the same failing verdicts, the same hard hal
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RunClosed
@@ -41,13 +42,27 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class FailureKind:
     """How a run failed: by a hard ``halt`` (its type), by failing ``verdict`` s (their names)
-    or by an ``error`` the body raised (its type's qualified name)."""
+    or by an ``error`` the body raised (its type's qualified name, and ``where``: the file
+    and line it was raised at, so that a schedule failing another ``assert`` of the test is
+    not "the same failure")."""
 
     how: str
     name: str
+    where: str = ""
 
     def __str__(self) -> str:
-        return f"{self.how} {self.name}"
+        return f"{self.how} {self.name}" + (f" at {self.where}" if self.where else "")
+
+
+def _raised_at(error: BaseException) -> str:
+    """Where ``error`` was raised: the innermost frame of its traceback, as ``file:line``
+    (the file's name only: the same test checked out elsewhere fails the same way)."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
 
 
 def _type_name(error: BaseException) -> str:
@@ -70,7 +85,8 @@ def failure_of(run: Run, error: BaseException | None) -> tuple[FailureKind | Non
     if error is not None:
         detail = safe_str(error, 400).strip()
         text = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-        return FailureKind("error", _type_name(error)), "\n".join([text, *outcome.notes])
+        failure = FailureKind("error", _type_name(error), _raised_at(error))
+        return failure, "\n".join([text, *outcome.notes])
     return None, ""
 
 
@@ -183,6 +199,8 @@ class FirstRun:
     #: the faults the search may place (the test's and its profile's)
     faults: tuple[FaultSpec, ...]
     seed: int
+    #: each target's parameter schema, where it has one (corruptions are drawn on it)
+    schemas: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, run: Run, error: BaseException | None, faults: Sequence[FaultSpec]) -> FirstRun:
@@ -202,6 +220,7 @@ class FirstRun:
             args,
             tuple(faults),
             run.plan.seed,
+            run.session.schemas_seen(),
         )
 
 
@@ -241,7 +260,7 @@ def search_schedules(
     if why is not None:
         raise NotRerunnable(why)
     exploration = explore(
-        space_of(first.faults, first.calls, first.args),
+        space_of(first.faults, first.calls, first.args, first.schemas),
         attempt,
         budget=budget,
         seed=first.seed,

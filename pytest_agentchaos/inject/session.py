@@ -96,6 +96,8 @@ class ChaosSession(AfterCallFaults):
         self._now = self.clock.now  # bound once: read on every call
         self._t0 = self._now()
         self._counts: dict[tuple[str, str], int] = {}
+        # each target's schema, as its first call gave it (a search decides corruptions on it)
+        self._schemas: dict[tuple[str, str], Mapping[str, Any]] = {}
         # Each target's last output, kept only when a fault may replay it (memory: outputs
         # can be large, and the trace keeps only a capped copy).
         # (the `depth` latest; the first too for stale_output; and how many there were)
@@ -314,6 +316,8 @@ class ChaosSession(AfterCallFaults):
             key = (channel, target)
             counts = self._counts
             counts[key] = index = counts.get(key, 0) + 1
+            if index == 1 and schema is not None:
+                self._schemas[key] = schema
             t = self._now() - self._t0
             shown = capture(args if recorded is None else recorded, self.max_value)
             if channel == "model":
@@ -573,6 +577,11 @@ class ChaosSession(AfterCallFaults):
     def calls_seen(self) -> dict[tuple[str, str], int]:
         """How many calls each (channel, target) received."""
         return dict(self._counts)
+
+    def schemas_seen(self) -> dict[tuple[str, str], Mapping[str, Any]]:
+        """The parameter schema each (channel, target) was called with first, for the targets
+        that have one (a wrapped tool's, an MCP tool's ``inputSchema``)."""
+        return dict(self._schemas)
 
     def counters(self) -> dict[str, Any]:
         """The run's totals so far: steps, tool and model calls, tokens and seconds."""

@@ -42,10 +42,13 @@ class Option:
     spec: FaultSpec
     #: the arguments of the target's first call (a kind that corrupts arguments decides on them)
     args: Mapping[str, Any]
+    #: the target's parameter schema, if it has one: a corruption is drawn only where the
+    #: schema rejects it, as in an ordinary run (no "missing" key the schema does not require)
+    schema: Mapping[str, Any] | None = None
 
     def decide(self, rng: random.Random, index: int) -> dict[str, Any] | None:
         """The spec's decision for call ``index`` of the target (``None``: it cannot apply)."""
-        call = CallInfo(self.channel, self.target, index, 0.0, self.args, None, True, 1_000)
+        call = CallInfo(self.channel, self.target, index, 0.0, self.args, self.schema, True, 1_000)
         try:
             found = self.spec.kind.decide(rng, call)
         except Exception:  # noqa: BLE001 - a kind that cannot decide here is left out
@@ -67,12 +70,14 @@ def space_of(
     faults: Sequence[FaultSpec],
     calls: Mapping[tuple[str, str], int],
     args: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    schemas: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> Space:
     """The search space of a first run that made ``calls`` (per channel and target), for the
     profile's ``faults``: each fault on every target its kind, channels and ``tools`` globs
     allow (its probability and call selectors are the search's to decide)."""
     options = []
     args = args or {}
+    schemas = schemas or {}
     for (channel, target), count in sorted(calls.items()):
         seen: set[str] = set()
         for spec in faults:
@@ -82,7 +87,8 @@ def space_of(
             if key in seen:
                 continue
             seen.add(key)
-            option = Option(channel, target, count, spec, args.get((channel, target), {}))
+            place = (channel, target)
+            option = Option(channel, target, count, spec, args.get(place, {}), schemas.get(place))
             if option.decide(random.Random(0), 1) is not None:
                 options.append(option)
     return Space(tuple(options))
