@@ -75,8 +75,11 @@ class Run:
         skipped: Sequence[tuple[str, str]] = (),
         number: int = 1,
         trigger: str = "crash",
+        steps: Sequence[int] | None = None,
     ) -> Run:
-        skips = [{"snapshot": s, "reason": r} for s, r in skipped]
+        skips: list[dict[str, Any]] = [{"snapshot": s, "reason": r} for s, r in skipped]
+        for skip, step in zip(skips, steps or (), strict=False):
+            skip["step"] = step  # the runner records each skipped snapshot's step
         if snapshot is None:
             self.add(Intervention(self.step, 0.0, action="soft_reset", detail={"skipped": skips}))
         return self.add(
@@ -149,6 +152,36 @@ class Run:
         return self.trace
 
 
+def test_a_reset_to_the_start_state_loses_nothing_when_only_the_start_snapshot_was_skipped() -> (
+    None
+):
+    # the start snapshot holds the start state: resetting to it is a rebirth from it
+    trace = (
+        Run()
+        .crash(1, injected=True)
+        .rebirth(0, None, [(START, "marked bad")], steps=[0])
+        .outcome(step=20)
+        .end()
+    )
+    verdict = must_recover_state(trace)
+    assert verdict.ok, verdict.explanation
+    assert verdict.facts["healthy"] == 1
+    # a later snapshot skipped too: its progress is lost, the reset is no recovery
+    trace = (
+        Run()
+        .crash(8, injected=True)
+        .rebirth(0, None, [(SNAP5, "checksum mismatch"), (START, "marked bad")], steps=[5, 0])
+        .outcome(step=20)
+        .end()
+    )
+    verdict = must_recover_state(trace)
+    assert not verdict.ok
+    assert "soft reset to the start state" in verdict.explanation
+    # a trace that does not say the skipped snapshot's step (an older runner's): no recovery
+    trace = Run().crash(1).rebirth(0, None, [(START, "marked bad")]).outcome().end()
+    assert not must_recover_state(trace).ok
+
+
 def test_a_crash_reborn_from_a_healthy_snapshot_that_reaches_its_goal_passes() -> None:
     trace = (
         Run()
@@ -160,8 +193,8 @@ def test_a_crash_reborn_from_a_healthy_snapshot_that_reaches_its_goal_passes() -
     verdict = must_recover_state(trace)
     assert verdict.ok and verdict.name == "must_recover_state"
     assert verdict.explanation == (
-        "must_recover_state ok: 1 trouble(s), each resumed from a healthy snapshot; goal reached "
-        "after 1 rebirth(s) (max_rebirths=3); no keyed side effects"
+        "must_recover_state ok: 1 trouble(s), each resumed from a healthy snapshot or the start "
+        "state; goal reached after 1 rebirth(s) (max_rebirths=3); no keyed side effects"
     )
     assert verdict.facts == {
         "troubles": 1,

@@ -303,6 +303,7 @@ class PhoenixRunner:
         passed = loaded.skipped if loaded is not None else getattr(self.store, "last_skipped", ())
         skipped = [
             {"snapshot": safe_str(getattr(getattr(s, "info", None), "file", "?"), 120),
+             "step": _step_of(getattr(s, "info", None)),
              "reason": safe_str(getattr(s, "reason", ""), 200)}
             for s in passed
         ]  # fmt: skip
@@ -409,3 +410,9 @@ def _digest(value: Any) -> str:
         return digest(value)
     except Exception:
         return digest(safe_str(value, 10_000))
+
+
+def _step_of(info: Any) -> int | None:
+    """The step a skipped snapshot was taken at (``None``: unknown)."""
+    step = getattr(info, "step", None)
+    return step if isinstance(step, int) and not isinstance(step, bool) else None

@@ -47,14 +47,31 @@ class _Trouble:
 
     @property
     def healthy(self) -> bool:
-        """Reborn from a snapshot that loaded and passed its checks."""
-        return self.rebirth is not None and self.rebirth.get("snapshot") is not None
+        """Reborn from a snapshot that loaded and passed its checks, or reset to the start
+        state when the only snapshots skipped were the start's own (it holds that state: the
+        reset loses nothing a snapshot held)."""
+        if self.rebirth is None:
+            return False
+        return self.rebirth.get("snapshot") is not None or self._only_start_skipped
+
+    @property
+    def _only_start_skipped(self) -> bool:
+        skipped = (self.rebirth or {}).get("skipped")
+        return (
+            isinstance(skipped, list)
+            and bool(skipped)
+            and all(isinstance(s, dict) and s.get("step") == 0 for s in skipped)
+        )
 
     def fate(self) -> str:
         """What became of the agent after this trouble, with the snapshots skipped."""
         skipped = _skipped(self.rebirth or {})
         if self.healthy:
             assert self.rebirth is not None
+            if self.rebirth.get("snapshot") is None:
+                return (
+                    f"reset to the start state{skipped}, which no later snapshot held: nothing lost"
+                )
             return (
                 f"resumed at step {self.rebirth.get('to_step')} from "
                 f"{safe_str(self.rebirth.get('snapshot'), 120)}{skipped}"
@@ -151,8 +168,9 @@ def must_recover_state(
             True,
             headed(
                 f"must_recover_state ok: {len(troubles)} trouble(s), each resumed from a "
-                f"healthy snapshot; goal reached after {len(reborn)} rebirth(s) (max_rebirths="
-                f"{max_rebirths}); {_effect_count(effects, no_duplicate_effects)}",
+                f"healthy snapshot or the start state; goal reached after {len(reborn)} "
+                f"rebirth(s) (max_rebirths={max_rebirths}); "
+                f"{_effect_count(effects, no_duplicate_effects)}",
                 trace,
             ),
             facts,
