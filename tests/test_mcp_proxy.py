@@ -6,6 +6,7 @@ determinism and replay, and the process table."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 import threading
@@ -214,6 +215,37 @@ def test_a_server_that_crashes_mid_call_is_reported_and_the_proxy_exits_non_zero
     trace = Trace.from_json(trace_file.read_text())
     assert trace.tool_results("crash")[0].message == "Connection closed"
     assert trace.meta["mcp_proxy"]["command"] == list(SHOP)
+    assert processes(token) == []
+
+
+def test_sigterm_while_an_injected_delay_settles_still_writes_the_trace_at_once(
+    tmp_path: Path,
+) -> None:
+    # the shutdown of mcp's own stdio_client: close the proxy's stdin, wait 2 s, SIGTERM, wait
+    # 2 s, SIGKILL. A call in flight holding a 60 s injected latency must not keep the proxy
+    # from writing its trace before the kill (it ignored SIGTERM while settling such calls)
+    import signal
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "slow.toml").write_text('[[faults]]\nkind = "latency"\nseconds = 60\n')
+    token = new_token()
+    trace_file = tmp_path / "slow.json"
+    argv = proxy("--profile-dir", str(folder), "--profile", "slow", "--trace", str(trace_file))
+    client = RawClient(argv, token)
+    client.handshake()
+    client.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                 "params": {"name": "echo", "arguments": {"text": "hi"}}})  # fmt: skip
+    assert client.process.stdin is not None
+    client.process.stdin.close()
+    with pytest.raises(subprocess.TimeoutExpired):
+        client.process.wait(0.5)  # it settles the call in flight: a client half-closing waits
+    client.process.send_signal(signal.SIGTERM)
+    code = client.process.wait(4)  # what stdio_client leaves it before SIGKILL
+    assert code == 0
+    trace = Trace.from_json(trace_file.read_text())
+    assert [e.kind for e in trace.faults()] == ["latency"]
+    assert trace.tool_calls("echo")
     assert processes(token) == []
 
 

@@ -128,3 +128,25 @@ def test_a_report_that_cannot_be_written_is_one_line_and_exit_1(
     assert lines[-2].startswith(f"agentchaos-mcp: error: cannot write {target}")
     assert lines[-1].startswith("agentchaos-mcp: the client closed the connection; 10 tool calls")
     assert len(answers) == 10  # the session itself was served
+
+
+def test_reading_a_trace_the_proxy_has_not_written_says_why_even_on_frozen_time(
+    tmp_path: Path,
+) -> None:
+    # a user calling proxy.trace() while the agent's MCP client still holds the session open
+    # (pydantic-ai's MCPToolset keeps a stdio server alive between runs) got a bare
+    # FileNotFoundError; and inside a chaos test time.monotonic is frozen, so the wait for
+    # the file must run on real time or it would never end
+    from pytest_agentchaos.adapters.mcp_client.fixture import McpProxy
+    from pytest_agentchaos.clock import VirtualClock
+    from pytest_agentchaos.clock.patch import install
+
+    proxy = McpProxy(argv=("agentchaos-mcp",), trace_path=tmp_path / "mcp-proxy-1.json")
+    installed = install(VirtualClock(), patch_sleep=True)
+    try:
+        with pytest.raises(FileNotFoundError, match="has written no trace at .*keep_alive=False"):
+            proxy.trace(timeout=0.3)
+    finally:
+        installed.uninstall()
+    (tmp_path / "mcp-proxy-1.json").write_text(Trace().to_json())
+    assert len(proxy.trace()) == 0

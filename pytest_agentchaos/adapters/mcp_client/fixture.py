@@ -40,9 +40,31 @@ class McpProxy:
     argv: tuple[str, ...]
     trace_path: Path
 
-    def trace(self) -> Trace:
-        """The proxy's trace (after the agent ended the session; ``FileNotFoundError`` before)."""
+    def trace(self, timeout: float = 5.0) -> Trace:
+        """The proxy's trace, written when the agent's MCP session ends (its client closes the
+        proxy's stdin; the proxy then answers what is in flight and exits). Waits up to
+        ``timeout`` seconds for it, then raises ``FileNotFoundError`` saying why it may be
+        missing."""
+        # real seconds: a chaos test's clock is virtual (frozen time, virtual sleeps), and the
+        # proxy is another process
+        deadline = _real_now() + timeout
+        pause = threading.Event()
+        while not self.trace_path.exists():
+            if _real_now() >= deadline:
+                raise FileNotFoundError(
+                    f"the chaos MCP proxy has written no trace at {self.trace_path}: it writes "
+                    "it when the agent's MCP session ends. Close the agent's MCP client first "
+                    "(leave its `async with`; pydantic-ai's MCPToolset over stdio keeps its "
+                    "server alive between runs unless given keep_alive=False), or the proxy "
+                    "never started (was `argv` given to the agent as its server command?)"
+                )
+            pause.wait(0.05)
         return Trace.from_json(self.trace_path.read_text(encoding="utf-8"))
+
+
+def _real_now() -> float:
+    """Real monotonic seconds, also while a chaos test freezes ``time.monotonic``."""
+    return float(time.clock_gettime(time.CLOCK_MONOTONIC))
 
 
 @dataclass

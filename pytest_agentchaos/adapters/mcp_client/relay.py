@@ -180,8 +180,13 @@ class Relay:
 
     def stop(self, reason: str) -> None:
         """End the session now (the proxy was asked to stop): calls in flight are abandoned,
-        the server is stopped."""
+        the server is stopped. Also while the session is already ending (the client closed
+        its side and the calls in flight are settling, an injected delay among them): a
+        client's SDK that closes the pipe, then sends SIGTERM, then SIGKILL a few seconds
+        later (``mcp``'s ``stdio_client``) must not lose the trace to a wait."""
         self._end("stop", reason)
+        for task in list(self._tasks):
+            task.cancel()
 
     def close(self, reason: str = "the client closed the connection") -> None:
         """The client side will send no more: the session ends once its calls are answered."""
