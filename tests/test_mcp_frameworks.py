@@ -171,3 +171,46 @@ async def test_pydantic_ai_mcp_toolset_under_chaos_in_an_agent_run() -> None:
     assert seen[1] == "ToolReturnPart: Internal error"
     assert seen[2] == "ToolReturnPart: hello"
     assert [r.ok for r in chaos.trace.tool_results("echo")] == [False, False, True]
+
+
+async def test_chaos_agent_delivers_an_mcp_toolsets_faults_as_mcp_does() -> None:
+    # chaos_agent(chaos, agent) wrapped the agent's MCPToolset in its generic toolset wrapper:
+    # an injected 503 escaped agent.run as a Python exception no MCP server can send, where
+    # chaos.wrap(MCPToolset(...)) hands the model the tool error MCP delivers (new-user trial)
+    need("pydantic_ai", "pydantic-ai")
+    need("fastmcp", "frameworks")
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from pytest_agentchaos.adapters.pydantic_ai import chaos_agent, chaos_toolset
+
+    seen: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, ToolReturnPart):
+            seen.append(str(last.content))
+            if last.content == "hello":
+                return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("echo", {"text": "hello"})])
+
+    faults = [{"kind": "http_error", "status": 503, "nth": 1, "tools": ["echo"]}]
+    with Chaos.create(faults=faults) as chaos:
+        toolset = MCPToolset(SHOP, max_retries=3)
+        agent = Agent(FunctionModel(model), toolsets=[toolset])
+        with chaos_agent(chaos, agent):
+            result = await agent.run("say hello")
+        # under chaos already: wrapping it again is refused, as for any toolset
+        with pytest.raises(Exception, match="under chaos already|wrapped already"):
+            chaos_toolset(chaos, toolset)
+    assert result.output == "done"
+    assert seen == ["Error executing tool echo: HTTP 503 Service Unavailable", "hello"]
+    assert [r.ok for r in chaos.trace.tool_results("echo")] == [False, True]

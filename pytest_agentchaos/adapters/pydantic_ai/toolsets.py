@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import ChaosConfigError
 from ...inject.session import ChaosSession
 from ...saferepr import safe_repr
+from .. import framework_of, require
 from .framework import AbstractToolset, FunctionToolset, RunContext, ToolsetTool, WrapperToolset
 from .runs import _session
 from .tools import _Hook, _is_wrapped_tool, _repairer, _Unvalidated, _wrap_tool
@@ -82,10 +83,20 @@ class ChaosToolset(WrapperToolset[Any]):
         )
 
 
+def _is_mcp_toolset(toolset: Any) -> bool:
+    """pydantic-ai's ``MCPToolset``: its faults are MCP's (the MCP adapter's seam)."""
+    framework = framework_of(toolset)
+    return framework is not None and framework.name == "mcp"
+
+
 def _under_chaos_toolset(toolset: AbstractToolset[Any]) -> bool:
-    """A ``ChaosToolset``, or a ``FunctionToolset`` whose tools are all wrapped."""
+    """A ``ChaosToolset``, a ``FunctionToolset`` whose tools are all wrapped, or an
+    ``MCPToolset`` whose client's sessions are wrapped."""
     if isinstance(toolset, ChaosToolset):
         return True
+    if _is_mcp_toolset(toolset):
+        state = getattr(getattr(toolset, "client", None), "_session_state", None)
+        return bool(getattr(type(state), "__chaos_watched__", False))
     return (
         isinstance(toolset, FunctionToolset)
         and bool(toolset.tools)
@@ -97,8 +108,10 @@ def chaos_toolset(chaos: Any, toolset: Any, *, repair: Any = None) -> Any:
     """``toolset`` with its tools' calls under chaos (``chaos``: a ``Chaos`` or its session).
 
     A ``FunctionToolset`` comes back as a copy of the same type whose tools are wrapped as
-    :func:`wrap_tool` does (tools wrapped already are kept as they are); any other toolset
-    (MCP servers, combined, prefixed, dynamic ones) inside a :class:`ChaosToolset`.
+    :func:`wrap_tool` does (tools wrapped already are kept as they are); an ``MCPToolset``
+    as ``chaos.wrap`` takes it (the same object, faults delivered as MCP delivers them);
+    any other toolset (combined, prefixed, dynamic ones, an MCP toolset inside one of them)
+    inside a :class:`ChaosToolset`.
     ``repair``: a ``ParamRepairer`` per tool name (or one, for the tool its spec names).
     A toolset under chaos already is refused. Each call names the agent that runs it.
 
@@ -124,6 +137,11 @@ def _chaos_toolset(
             f"chaos_toolset(): {toolset.label} is under chaos already; wrap the original "
             "(wrapping twice would record every call twice)"
         )
+    if _is_mcp_toolset(toolset):
+        # MCP's own delivery (a tool error as an isError result, protocol errors as the SDK's
+        # MCPError, timeouts as its request timeout), as chaos.wrap(MCPToolset(...)) gives it:
+        # the generic wrapper would raise a Python exception no MCP server can send
+        return require("mcp").wrap_tool(session, toolset, repair=repairers or None)
     if isinstance(toolset, FunctionToolset):
         unknown = sorted(set(repairers) - set(toolset.tools))
         if unknown:
