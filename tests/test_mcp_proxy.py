@@ -410,3 +410,39 @@ def test_a_line_that_is_no_json_and_a_notification_do_not_disturb_the_session() 
     code, stderr = client.close()
     assert code == 0, stderr
     assert processes(token) == []
+
+
+def test_the_fixtures_proxies_join_the_tests_trace_at_its_end_so_markers_judge_them(
+    tmp_path: Path,
+) -> None:
+    # the proxies' calls are the agent's under test: verdict markers judged the test's own
+    # trace alone, empty for an agent in another process (require_problem failed "nothing
+    # to repair" while the proxy's trace held the faults: a new-user trial)
+    from pytest_agentchaos import Chaos
+    from pytest_agentchaos.adapters.mcp_client.fixture import ProxyFactory
+    from pytest_agentchaos.profiles import ProfileRegistry
+    from pytest_agentchaos.verdicts import must_retry
+
+    profile = ProfileRegistry.default(None).get("rate_limited")
+    with Chaos.create(profile, seed=3) as chaos:
+        factory = ProxyFactory(chaos, tmp_path)
+        used, unused = factory(list(SHOP)), factory(list(SHOP))
+        token = new_token()
+        client = RawClient(used.argv, token)
+        client.handshake()
+        for _ in range(20):
+            client.call("echo", {"text": "hi"})
+        assert client.close()[0] == 0
+        own = used.trace()
+        assert not chaos.trace.faults()  # the test's own trace: nothing until the end
+        chaos.session.end()  # what the plugin does when the test's body is over
+        trace = chaos.trace
+    assert own.faults() and [f.kind for f in trace.faults()] == [f.kind for f in own.faults()]
+    assert [r.ok for r in trace.tool_results("echo")] == [r.ok for r in own.tool_results("echo")]
+    assert must_retry(trace, require_failure=True).exercised
+    steps = [e.step for e in trace]
+    assert steps == sorted(steps)  # after the test's own events, in order
+    assert any(
+        unused.trace_path.name in note and "not judged" in note for note in trace.meta["notes"]
+    )
+    assert processes(token) == []

@@ -110,6 +110,7 @@ class ChaosSession(AfterCallFaults):
         self._halted: HardHalt | None = None
         self._owners: dict[tuple[str, str], object] = {}
         self._cleanups: list[Callable[[], None]] = []
+        self._before_end: list[Callable[[], None]] = []
         #: the run's scripted provider endpoints (``chaos.provider``; see :mod:`.handover`)
         self.provider_endpoints: list[Any] = []
         self._ended = False
@@ -548,8 +549,20 @@ class ChaosSession(AfterCallFaults):
         """Whether :meth:`end` has written the closing ``RunEnded`` event."""
         return self._ended
 
+    def before_end(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` when the run ends, before its ``RunEnded`` event (so before its
+        verdicts): where calls recorded elsewhere (a chaos MCP proxy's own trace) join this
+        run's trace. A callback that raises is said in the run's notes."""
+        self._before_end.append(fn)
+
     def end(self, status: str | None = None, **detail: Any) -> None:
         """Write the closing ``RunEnded`` event (once)."""
+        callbacks, self._before_end = self._before_end, []
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - the run must still end
+                self.note(f"before the run's end: {type(exc).__name__}: {safe_str(exc, 300)}")
         with self._lock:
             if self._ended:
                 return

@@ -157,10 +157,15 @@ class ProxyFactory:
         self.directory = directory
         self._n = itertools.count(1)
         self._served: list[ServedProxy] = []
+        self._traces: list[Path] = []
+        # the proxies' calls are the test's agent's: they join the test's trace when it ends,
+        # so its verdict markers judge them
+        chaos.session.before_end(self._join)
 
     def __call__(self, server: Sequence[str], *, repair: bool = False) -> McpProxy:
         """The command of a proxy over stdio in front of ``server`` (the agent starts it)."""
         options, trace_path = self._options(server, repair)
+        self._traces.append(trace_path)
         return McpProxy((*PROXY_MODULE, *options, "--", *server), trace_path)
 
     def serve(
@@ -174,6 +179,7 @@ class ProxyFactory:
         127.0.0.1 (a free port: see its ``url``), with the run's profile and seed; stopped at
         the test's end if the test did not stop it."""
         options, trace_path = self._options(server, repair)
+        self._traces.append(trace_path)
         argv = (*PROXY_MODULE, "--http", "--until-stdin-closes", *options, "--", *server)
         served = serve_http(argv, trace_path, env)
         self._served.append(served)
@@ -184,6 +190,26 @@ class ProxyFactory:
         served, self._served = self._served, []
         for proxy in served:
             proxy.stop()
+
+    def _join(self) -> None:
+        """At the test's end: the proxies' traces into the test's (steps after its own), so
+        the test's verdicts judge the agent's calls through them. A proxy serving HTTP is
+        stopped first; a stdio proxy whose trace is not written (its session still open, or
+        never started) is said in the run's notes."""
+        self.close()
+        session = self.chaos.session
+        for path in self._traces:
+            if not path.exists():
+                session.note(
+                    f"chaos MCP proxy: no trace at {path.name} by the test's end (the agent's "
+                    "MCP session still open, or the proxy never started): its calls are not "
+                    "judged"
+                )
+                continue
+            calls = len(session.trace.tool_calls())
+            last = join_trace(session.trace, Trace.from_json(path.read_text(encoding="utf-8")))
+            session.steps = max(session.steps, last)  # the run's end comes after them
+            session.tool_calls += len(session.trace.tool_calls()) - calls  # the summary row's
 
     def _options(self, server: Sequence[str], repair: bool) -> tuple[list[str], Path]:
         from ...profiles import builtin_dir
@@ -211,3 +237,19 @@ class ProxyFactory:
         if repair:
             options.append("--repair")
         return options, trace_path
+
+
+def join_trace(trace: Trace, other: Trace) -> int:
+    """``other``'s events (a proxy's run) appended to ``trace``, their steps after its last:
+    its ``RunStarted`` and ``RunEnded`` left out (the run is ``trace``'s). Returns the last
+    step now in ``trace``."""
+    from ...trace.events import RunEnded, RunStarted
+
+    offset = last = max((e.step for e in trace), default=0)
+    for event in other:
+        if isinstance(event, (RunStarted, RunEnded)):
+            continue
+        fields = dict(zip(event.fields, event, strict=True))
+        fields["step"] = last = max(last, event.step + offset)
+        trace.append(type(event)(**fields))
+    return last
