@@ -279,6 +279,11 @@ def _candidates(item: str) -> tuple[str, ...]:
     itself (short, holding a digit), then its tokens holding a digit and their pieces."""
     if _DIGIT.search(item) is None:
         return ()
+    if len(item) <= _MAX_VALUE and _token_pattern(item).fullmatch(item) is not None:
+        # one token (most result leaves: AC123, 0.58s, a timestamp): the text, then its pieces
+        if "/" not in item and ":" not in item:
+            return (item,)
+        return tuple(dict.fromkeys((item, *_pieces(item))))
     found: list[str] = []
     if len(item) <= _MAX_VALUE and item.strip() == item:
         found.append(item)
