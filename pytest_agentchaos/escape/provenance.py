@@ -301,15 +301,15 @@ def _candidates(item: str) -> tuple[str, ...]:
 
 def _pieces(token: str) -> list[str]:
     """The parts of a path-like token that hold a digit (``./scratch_3/out.txt`` ->
-    ``./scratch_3``, ``scratch_3``), longest first."""
+    ``./scratch_3``, ``scratch_3``), longest first (of two as long, the first in the token)."""
     if "/" not in token and ":" not in token:
         return []
-    parts = token.replace(":", "/").split("/")  # split at both (a str method: no regex)
-    out = []
-    for i, part in enumerate(parts):
+    out: dict[str, None] = {}  # ordered: equally long pieces keep the token's order
+    prefix = None
+    for part in token.replace(":", "/").split("/"):  # at both (a str method: no regex)
+        prefix = part if prefix is None else f"{prefix}/{part}"
         if part and _DIGIT.search(part):
-            out.append(part)
-            prefix = "/".join(parts[: i + 1])
+            out[part] = None
             if prefix != part:
-                out.append(prefix)
-    return sorted(set(out), key=len, reverse=True)
+                out[prefix] = None
+    return sorted(out, key=len, reverse=True)
