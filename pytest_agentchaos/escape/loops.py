@@ -395,6 +395,8 @@ class LoopDetector:
         tool = (key._channel, key._tool)
         coarse = key._coarse
         if coarse is None:
+            if not streaks:
+                return None  # no tool is failing (most calls)
             streaks.pop(tool, None)  # the failing tool works: its streak ends
             live = self._live_streak(pos)  # another tool's call between tries is part of it
             return None if live is None else (live[0], True)
