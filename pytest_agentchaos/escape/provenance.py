@@ -281,9 +281,15 @@ def _candidates(item: str) -> tuple[str, ...]:
         return ()
     if len(item) <= _MAX_VALUE and _token_pattern(item).fullmatch(item) is not None:
         # one token (most result leaves: AC123, 0.58s, a timestamp): the text, then its pieces
+        # (what _scanned finds in it, without the scan)
         if "/" not in item and ":" not in item:
             return (item,)
         return tuple(dict.fromkeys((item, *_pieces(item))))
+    return _scanned(item)
+
+
+def _scanned(item: str) -> tuple[str, ...]:
+    """:func:`_candidates` of a text holding a digit, read token by token."""
     found: list[str] = []
     if len(item) <= _MAX_VALUE and item.strip() == item:
         found.append(item)
