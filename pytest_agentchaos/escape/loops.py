@@ -180,7 +180,8 @@ class _Novelty:
         self.order: deque[tuple[int, Hashable]] = deque()
         self.singles: list[tuple[int, Hashable]] = []
 
-    def see(self, item: Hashable, pos: int) -> None:
+    def see(self, item: Hashable, pos: int) -> bool:
+        """Count a sighting of ``item`` at ``pos``; returns whether it is new to the window."""
         seen = self.seen
         entry = seen.get(item)
         sighting = (pos, item)
@@ -203,11 +204,12 @@ class _Novelty:
         if order[0][0] <= oldest:
             while order and order[0][0] <= oldest:
                 _, old = order.popleft()
-                entry = seen[old]
-                if entry[0] > 1:
-                    entry[0] -= 1
+                known = seen[old]
+                if known[0] > 1:
+                    known[0] -= 1
                 else:
                     del seen[old]
+        return entry is None
 
     def progress_since(self, pos: int) -> bool:
         """Whether an item first seen after ``pos`` has not been seen again."""
@@ -288,22 +290,16 @@ class LoopDetector:
                 self._tools.reset()
             if key._coarse is None and (key._outcome is None or key._outcome == "ok"):
                 novelty.see(identity, pos)  # it succeeded (ActionKey.succeeded)
-        if visited is not None:
-            place = ("node", visited)
-            if place not in novelty.seen:
-                self._moved = pos  # somewhere new: a held same-error alarm ends
-            novelty.see(place, pos)
+        if visited is not None and novelty.see(("node", visited), pos):
+            self._moved = pos  # somewhere new: a held same-error alarm ends
         subject = None
         entered = False
         if state is not None:
             subject = state if isinstance(state, str) else digest(state)
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
-            if entered:
-                place = ("state", subject)
-                if place not in novelty.seen:
-                    self._moved = pos
-                novelty.see(place, pos)
+            if entered and novelty.see(("state", subject), pos):
+                self._moved = pos
 
         # kind -> (the loop, whether this action continued it)
         found: dict[str, tuple[Loop, bool]] = {}
