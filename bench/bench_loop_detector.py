@@ -112,27 +112,44 @@ def realistic_calls(n: int, seed: int = 3) -> list[tuple[Any, Any, str]]:
     ]
 
 
-def pipeline_cost(n: int = 20_000) -> tuple[float, float]:
+def pipeline_cost(n: int = 20_000, rounds: int = 7) -> tuple[float, float, float]:
     """Per action, what the harness's observer does with a completed tool call: key it (mask
     the volatile tokens of its arguments and result, digest, coarse key) with the ``Keyer``,
-    then run every rule of the detector, with the agent's state (:func:`realistic_calls`)."""
+    then run every rule of the detector, with the agent's state (:func:`realistic_calls`).
+
+    Returns the medians of the pipeline's and the bare digest's cost per call, and the median
+    over rounds of each round's ratio. Within a round the two alternate by chunks of calls (the
+    pipeline's detector and keyer carry on from one chunk to the next), so a machine that
+    slows down for a while slows both alike."""
     raw = realistic_calls(n)
-    samples, digests = [], []
-    for _ in range(5):
+    chunk = max(1, min(n, 1_000))
+    clock = _clock[0]
+    samples, digests, ratios = [], [], []
+    for _ in range(rounds):
         detector = LoopDetector()
         keyer = Keyer()
+        piped = bare = 0
         gc.disable()
-        start = _clock[0]()
-        for i, (args, result, state) in enumerate(raw):
-            key = keyer.tool("search", args, result=result)
-            detector.observe(key, i, float(i), state=state)
-        samples.append((_clock[0]() - start) / n)
-        start = _clock[0]()
-        for args, result, _state in raw:
-            digest([args, result])
-        digests.append((_clock[0]() - start) / n)
+        for begin in range(0, n, chunk):
+            part = raw[begin : begin + chunk]
+            start = clock()
+            for i, (args, result, state) in enumerate(part, begin):
+                key = keyer.tool("search", args, result=result)
+                detector.observe(key, i, float(i), state=state)
+            piped += clock() - start
+            start = clock()
+            for args, result, _state in part:
+                digest([args, result])
+            bare += clock() - start
         gc.enable()
-    return statistics.median(samples) / 1000, statistics.median(digests) / 1000
+        samples.append(piped / n)
+        digests.append(bare / n)
+        ratios.append(piped / bare)
+    return (
+        statistics.median(samples) / 1000,
+        statistics.median(digests) / 1000,
+        statistics.median(ratios),
+    )
 
 
 PIPELINE_GOAL = 3.0
@@ -148,10 +165,9 @@ def main() -> int:
         print(line)
     flat = online[10_000] / online[100]
     speedup = naive[1_000] / online[1_000]
-    short_pipe, short_dig = pipeline_cost(1_000)
-    pipe, dig = pipeline_cost()
-    ratio = pipe / dig
-    pipe_flat = (pipe / dig) / (short_pipe / short_dig)
+    _, _, short_ratio = pipeline_cost(1_000)
+    pipe, dig, ratio = pipeline_cost()
+    pipe_flat = ratio / short_ratio
     print(f"flat: cost at 10,000 / cost at 100 = {flat:.2f} (goal <= 2)")
     print(
         f"pipeline: {pipe:.2f} us/action, bare digest of the same call {dig:.2f} us: "

@@ -264,11 +264,15 @@ class Keyer:
             else:
                 return ActionKey(None, tool, outcome, value, args, channel, coarse)
         ignore = self.ignore
-        # what the arguments' masking takes out (a temp path, a credential) is no handle
-        given = self.provenance.args(tool, mask_args(args, ignore))
+        try:
+            # what the arguments' masking takes out (a temp path, a credential) is no handle
+            given = self.provenance.args(tool, mask_args(args, ignore))
+            shown = mask(self.provenance.result(result), ignore) if ok else None
+        except RecursionError:  # a value inside itself: keyed by its content, as it is
+            value = digest([args, outcome, result if ok else error_template(message)])
+            return ActionKey(None, tool, outcome, value, args, channel, coarse)
         if ok:
             kind = outcome
-            shown = mask(self.provenance.result(result), ignore)
             template = None
         elif transient:  # no news: every transient failure of the call is one action
             kind, shown, template = "error:transient", None, None
@@ -341,7 +345,13 @@ class Keyer:
                 return ActionKey(None, model, outcome, value, None, "model")
             value = digest([prompt, None])  # stuck whatever the wording: keyed by its type
             return ActionKey(None, model, outcome, value, None, "model")
-        text = output if isinstance(output, str) else _as_text(mask(output, self.ignore))
+        if isinstance(output, str):
+            text = output
+        else:
+            try:
+                text = _as_text(mask(output, self.ignore))
+            except RecursionError:  # an output inside itself: read as it is
+                text = _as_text(output)
         key = self._text_key(text)
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone
@@ -364,7 +374,10 @@ class Keyer:
                 text = self._transient_pairs(mask_value_text(state, self.ignore))
                 return self._state_text(text, node)
             state = parsed  # JSON text: the data it holds, as if given as data
-        masked = self._transient_errors(mask(state, self.ignore), 0)
+        try:
+            masked = self._transient_errors(mask(state, self.ignore), 0)
+        except RecursionError:  # a state inside itself: digested structurally, as it is
+            return digest(state)
         try:
             text = _CANONICAL(masked)
         except Exception:  # too deep, or not encodable: digested structurally

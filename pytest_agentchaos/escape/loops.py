@@ -135,7 +135,7 @@ class _Periodic:
         """Take the next key; returns ``(period, occurrences, began_step, block)`` when the
         stream now ends with a loop."""
         recent, run, began = self.recent, self.run, self.run_began
-        h = hash(key)
+        h = key._hash  # hashed once when made (a slot read: no call per action)
         if h not in self.hashes:  # new to the latest max_p keys: no period repeats now
             if self.running:
                 self.run = [0] * (self.max_p + 1)
@@ -148,7 +148,7 @@ class _Periodic:
         for p in range(1, self.max_p + 1):
             if p <= size:
                 ph, pkey, pstep = recent[size - p]
-                if ph == h and pkey == key:
+                if ph == h and (pkey is key or pkey._identity == key._identity):
                     if run[p] == 0:
                         began[p] = pstep  # the first block's first step
                     run[p] += 1
@@ -180,7 +180,8 @@ class _Novelty:
         self.order: deque[tuple[int, Hashable]] = deque()
         self.singles: list[tuple[int, Hashable]] = []
 
-    def see(self, item: Hashable, pos: int) -> None:
+    def see(self, item: Hashable, pos: int) -> bool:
+        """Count a sighting of ``item`` at ``pos``; returns whether it is new to the window."""
         seen = self.seen
         entry = seen.get(item)
         sighting = (pos, item)
@@ -203,11 +204,12 @@ class _Novelty:
         if order[0][0] <= oldest:
             while order and order[0][0] <= oldest:
                 _, old = order.popleft()
-                entry = seen[old]
-                if entry[0] > 1:
-                    entry[0] -= 1
+                known = seen[old]
+                if known[0] > 1:
+                    known[0] -= 1
                 else:
                     del seen[old]
+        return entry is None
 
     def progress_since(self, pos: int) -> bool:
         """Whether an item first seen after ``pos`` has not been seen again."""
@@ -248,7 +250,7 @@ class LoopDetector:
         self._recurring: deque[tuple[int, Hashable]] = deque(maxlen=policy.state_window + 1)
         self._cycle: frozenset[Hashable] = frozenset()  # the items of the latest state loop
         self._item: Hashable | None = None  # this action's recurrence item
-        self._last_tool: ActionKey | None = None
+        self._last_tool: Hashable | None = None  # the identity of the latest tool call
         self._visits: dict[tuple[str, str | None], deque[tuple[int, float, int]]] = {}
         self._held: dict[str, _Held] = {}
         self._tool_loop: Loop | None = None  # the tool stream's loop: model text leaves it
@@ -275,32 +277,29 @@ class LoopDetector:
         return the loops that hold after it, the ones that just began marked ``new``."""
         pos = self._n
         self._n += 1
-        stream = key.stream
-        visited = node if node is not None else (key.node if stream == "node" else None)
+        # the key's slots are read directly, and its identity tuple (hashed and compared in C)
+        # stands for it in the tables: the rules look an action up a dozen times
+        stream = key._stream
+        identity = key._identity
+        visited = node if node is not None else (key._node if stream == "node" else None)
         novelty = self._novelty
         if stream == "tool":
             # something new between two tool calls (a new node, a new state): the calls
             # before it are not repeated by the calls after it
             if self._tool_pos >= 0 and novelty.progress_since(self._tool_pos):
                 self._tools.reset()
-            if key.succeeded:
-                novelty.see(key, pos)
-        if visited is not None:
-            place = ("node", visited)
-            if place not in novelty.seen:
-                self._moved = pos  # somewhere new: a held same-error alarm ends
-            novelty.see(place, pos)
+            if key._coarse is None and (key._outcome is None or key._outcome == "ok"):
+                novelty.see(identity, pos)  # it succeeded (ActionKey.succeeded)
+        if visited is not None and novelty.see(("node", visited), pos):
+            self._moved = pos  # somewhere new: a held same-error alarm ends
         subject = None
         entered = False
         if state is not None:
             subject = state if isinstance(state, str) else digest(state)
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
-            if entered:
-                place = ("state", subject)
-                if place not in novelty.seen:
-                    self._moved = pos
-                novelty.see(place, pos)
+            if entered and novelty.see(("state", subject), pos):
+                self._moved = pos
 
         # kind -> (the loop, whether this action continued it)
         found: dict[str, tuple[Loop, bool]] = {}
@@ -319,10 +318,10 @@ class LoopDetector:
         if seen is None and stream == "tool":
             # the same call and result, recurring in any order (the same call again at once
             # is the repeat rule's: repeats_period_1)
-            self._item = key
-            if key != self._last_tool:
-                seen = self._state(key, None, key, step, pos)
-            self._last_tool = key
+            self._item = identity
+            if identity != self._last_tool:
+                seen = self._state(identity, None, key, step, pos)
+            self._last_tool = identity
         if seen is not None:
             found["state"] = (seen, True)
         if visited is not None:
@@ -389,19 +388,22 @@ class LoopDetector:
         continued it. A failure continues its tool's streak when it fails the same way within
         the window; a call of that tool that works ends it; other tools leave it be."""
         streaks = self._streaks
-        tool = (key.channel, key.tool)
-        if key.coarse is None:
+        tool = (key._channel, key._tool)
+        coarse = key._coarse
+        if coarse is None:
+            if not streaks:
+                return None  # no tool is failing (most calls)
             streaks.pop(tool, None)  # the failing tool works: its streak ends
             live = self._live_streak(pos)  # another tool's call between tries is part of it
             return None if live is None else (live[0], True)
         streak = streaks.get(tool)
         window = self.policy.error_streak_window
-        if streak is None or streak[0] != key.coarse or pos - streak[3] > window:
-            streak = streaks[tool] = [key.coarse, 0, step, pos, key, False]
+        if streak is None or streak[0] != coarse or pos - streak[3] > window:
+            streak = streaks[tool] = [coarse, 0, step, pos, key, False]
             if len(streaks) > 64:  # bounded: drop the streaks the window has passed
                 for other in [t for t, s in streaks.items() if pos - s[3] > window]:
                     del streaks[other]
-        elif key != streak[4] or self._tool_pos != streak[3]:
+        elif key._identity != streak[4]._identity or self._tool_pos != streak[3]:
             # the arguments varied, or other calls came between (an edit before each
             # recompile): the identical call again at once is the repeat rule's
             streak[5] = True
@@ -434,9 +436,9 @@ class LoopDetector:
     def _state(
         self, item: Hashable, subject: str | None, key: ActionKey, step: int, pos: int
     ) -> Loop | None:
-        """Recurrence: ``item`` (a reported state, or a tool call with its result) sighted
-        ``state_repeats`` times within ``state_window`` actions, with nothing new since the
-        first of them."""
+        """Recurrence: ``item`` (a reported state, ``subject`` its digest; or a tool call with
+        its result, the identity of ``key``, ``subject`` None) sighted ``state_repeats`` times
+        within ``state_window`` actions, with nothing new since the first of them."""
         policy = self.policy
         recent = self._recurring
         recent.append((pos, item))
@@ -465,11 +467,11 @@ class LoopDetector:
             if seen is None or len(seen) < k or pos - seen[0][0] > window:
                 return None
         self._cycle = frozenset(other for at, other in recent if at >= first)
+        rule = "action" if subject is None else "state"
         if subject is None:  # a recurring call: described only when it alarms
             subject = key.describe()
         held = self._held.get("state")
         began = held.loop.began_step if held is not None else first_step
-        rule = "state" if isinstance(item, tuple) else "action"
         loop = Loop("state", 0, policy.state_repeats, (key,), began, False, subject, "", rule)
         return loop
 

@@ -279,6 +279,17 @@ def _candidates(item: str) -> tuple[str, ...]:
     itself (short, holding a digit), then its tokens holding a digit and their pieces."""
     if _DIGIT.search(item) is None:
         return ()
+    if len(item) <= _MAX_VALUE and _token_pattern(item).fullmatch(item) is not None:
+        # one token (most result leaves: AC123, 0.58s, a timestamp): the text, then its pieces
+        # (what _scanned finds in it, without the scan)
+        if "/" not in item and ":" not in item:
+            return (item,)
+        return tuple(dict.fromkeys((item, *_pieces(item))))
+    return _scanned(item)
+
+
+def _scanned(item: str) -> tuple[str, ...]:
+    """:func:`_candidates` of a text holding a digit, read token by token."""
     found: list[str] = []
     if len(item) <= _MAX_VALUE and item.strip() == item:
         found.append(item)
@@ -296,15 +307,15 @@ def _candidates(item: str) -> tuple[str, ...]:
 
 def _pieces(token: str) -> list[str]:
     """The parts of a path-like token that hold a digit (``./scratch_3/out.txt`` ->
-    ``./scratch_3``, ``scratch_3``), longest first."""
+    ``./scratch_3``, ``scratch_3``), longest first (of two as long, the first in the token)."""
     if "/" not in token and ":" not in token:
         return []
-    parts = token.replace(":", "/").split("/")  # split at both (a str method: no regex)
-    out = []
-    for i, part in enumerate(parts):
+    out: dict[str, None] = {}  # ordered: equally long pieces keep the token's order
+    prefix = None
+    for part in token.replace(":", "/").split("/"):  # at both (a str method: no regex)
+        prefix = part if prefix is None else f"{prefix}/{part}"
         if part and _DIGIT.search(part):
-            out.append(part)
-            prefix = "/".join(parts[: i + 1])
+            out[part] = None
             if prefix != part:
-                out.append(prefix)
-    return sorted(set(out), key=len, reverse=True)
+                out[prefix] = None
+    return sorted(out, key=len, reverse=True)

@@ -131,7 +131,10 @@ class Volatility:
                 if len(self._args) >= _MEMO_SIZE:
                     self._args.clear()
                 self._args[args] = known
-        opaque = known[0] or _opaque(rest)
+        # _opaque(rest), inline
+        opaque = known[0] or (
+            _CASE_CHANGE.search(rest) is not None and _OPAQUE.search(rest) is not None
+        )
         splitter = _TOKENS if opaque else _DIGITS
         which = 2 if opaque else 1
         split = known[which]
@@ -151,13 +154,18 @@ class Volatility:
         skeleton = "\x1f".join([tool, args_skeleton, "\x1e", *split_rest[0::2]])
         groups = self._groups
         group = groups.get(skeleton)
+        if group is not None:
+            before, was = group.rest, group.args
+            if len(nums_rest) != len(before) or len(nums_args) != len(was):
+                # an equal skeleton with other positions: a text holding the separator
+                # itself (a state's raw text can), so other content: never merged
+                group = None
         if group is None:
             if len(groups) >= _MAX_GROUPS:
                 groups.clear()
             key = _digest(args, rest)
             groups[skeleton] = _Group(nums_args, nums_rest, key, self._calls)
             return key
-        before, was = group.rest, group.args
         changed_args = () if nums_args == was else _changed(nums_args, was)
         changed_rest = () if nums_rest == before else _changed(nums_rest, before)
         group.args, group.rest = nums_args, nums_rest
@@ -267,7 +275,9 @@ def _counts_rounds(name: str) -> bool:
 
 def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
     """The positions where two equally long lists differ."""
-    return tuple(i for i, (a, b) in enumerate(zip(now, before, strict=True)) if a != b)
+    if len(now) == 1:  # most often one or two positions: no generator to make
+        return (0,)  # (only asked when the lists differ)
+    return tuple([i for i, a in enumerate(now) if a != before[i]])
 
 
 def _step(token: str, old: str) -> int | None:
