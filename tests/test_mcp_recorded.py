@@ -3,11 +3,13 @@ pydantic writes (one C call each way) instead of dumped and then encoded again b
 The record is the same as ``capture(wire_form(result))``, the way it was recorded before,
 for every kind of result a server sends (text, structured content, errors, images, embedded
 resources, annotations) and for hostile ones (huge ints, NaN, bytes, objects whose repr
-raises, cycles, models with private attributes or their own ``model_dump``, 10 MB of text)."""
+raises, cycles, models with private attributes or their own ``model_dump``, 10 MB of text).
+So with the proxy, which records an answer it relays as it is from the line it read."""
 
 from __future__ import annotations
 
 import base64
+import json
 import math
 from typing import Any
 
@@ -233,3 +235,58 @@ def test_any_result_records_as_before(texts, data, is_error, limit) -> None:
         content=[TextContent(text=t) for t in texts], structured_content=data, is_error=is_error
     )
     assert now(result, limit) == before(result, limit)
+
+
+# -- the proxy: an answer it relays as it is, recorded from the line it read ------------------
+
+
+def proxy_record(line: bytes, limit: int) -> Any:
+    """What the proxy's relay records of ``line``, the server's answer to a plain call."""
+    from pytest_agentchaos.adapters.mcp_client.relay import Relay
+
+    with Chaos.create(seed=1, max_value=limit) as chaos:
+        relay = Relay(chaos.session, ["unused"])
+        relay._plain_calls[7] = chaos.session.begin("tool", "echo", {"text": "hi"})
+        relay._read_server(line, forwarded=True)  # forwarded: nothing is written anywhere
+    (result,) = chaos.trace.tool_results()
+    return result.output, result.ok
+
+
+def read_before(line: bytes, limit: int) -> Any:
+    """What the relay recorded before: the result as ``json.loads`` read it, captured."""
+    return capture(json.loads(line)["result"], limit)
+
+
+ANSWERS = [
+    {"content": [{"type": "text", "text": "hello"}], "isError": False},
+    {"content": [{"type": "text", "text": "out of stock"}], "isError": True},
+    {"content": [], "structuredContent": {"price": 1e15, "tags": ["é", "中"], "n": None}},
+    {"content": [{"type": "text", "text": "x" * 200_000}]},  # cut in the trace
+    {"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]},
+]
+
+
+@pytest.mark.parametrize("limit", LIMITS)
+@pytest.mark.parametrize("answer", ANSWERS, ids=range(len(ANSWERS)))
+def test_the_proxy_records_an_answer_as_before(answer, limit) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 7, "result": answer}).encode() + b"\n"
+    output, ok = proxy_record(line, limit)
+    assert output == read_before(line, limit)
+    assert ok is not answer.get("isError", False)
+
+
+@pytest.mark.parametrize(
+    "result_text",
+    [
+        '{"content": [], "structuredContent": {"x": NaN, "y": -Infinity}}',
+        '{"content": [], "structuredContent": {"x": 1e400}}',
+        '{"content": [], "structuredContent": {"n": ' + "7" * 4300 + "}}",
+        '{"content": [{"type": "text", "text": "\\ud800 lone"}]}',
+    ],
+    ids=["nan", "overflow", "4300 digits", "lone surrogate"],
+)
+def test_the_proxy_records_a_hostile_answer_as_before(result_text) -> None:
+    line = ('{"jsonrpc": "2.0", "id": 7, "result": ' + result_text + "}\n").encode()
+    output, _ = proxy_record(line, DEFAULT_MAX_VALUE)
+    assert output == read_before(line, DEFAULT_MAX_VALUE)
+    json.dumps(output, allow_nan=False)  # the trace holds JSON data whatever the server wrote
