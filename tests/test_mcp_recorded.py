@@ -290,3 +290,22 @@ def test_the_proxy_records_a_hostile_answer_as_before(result_text) -> None:
     output, _ = proxy_record(line, DEFAULT_MAX_VALUE)
     assert output == read_before(line, DEFAULT_MAX_VALUE)
     json.dumps(output, allow_nan=False)  # the trace holds JSON data whatever the server wrote
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"text": "hi", "n": 1.5}', '{"x": NaN, "y": 1e400}', '{"n": ' + "7" * 4300 + "}"],
+    ids=["plain", "nan", "4300 digits"],
+)
+def test_the_proxy_records_a_call_as_before(arguments) -> None:
+    from pytest_agentchaos.adapters.mcp_client.relay import Relay
+
+    line = (
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", '
+        '"arguments": ' + arguments + "}}\n"
+    ).encode()
+    with Chaos.create(seed=1) as chaos:
+        relay = Relay(chaos.session, ["unused"])
+        relay._read_client(line, forwarded=True)  # forwarded: nothing is written anywhere
+    (call,) = chaos.trace.tool_calls()
+    assert call.args == capture(json.loads(line)["params"]["arguments"], DEFAULT_MAX_VALUE)

@@ -219,10 +219,7 @@ class Relay:
     def _read_client(self, line: bytes, *, forwarded: bool) -> None:
         """Read a line of the client's: record a tool call and note a listing; relay the line
         unless it was (``forwarded``), or a call the plan may touch runs as a task."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
+        message = _read_line(line)
         if type(message) is not dict:  # not ours to judge: the server answers it
             if not forwarded:
                 self._to_server(line)
@@ -306,11 +303,7 @@ class Relay:
         if captured is not None:
             message, size = captured.value, captured.size
         else:  # NaN, an int too long to read...: read as before, recorded by the trace's rules
-            size = None
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
+            message, size = _read_line(line), None
         if type(message) is dict and "id" in message and "method" not in message:
             key = _key(message["id"])
             plain = self._plain_calls.pop(key, None)
@@ -472,6 +465,18 @@ class Relay:
         """Stop (``True``) or resume reading the server's output: the client side calls it
         when its own writes back up (flow control)."""
         self.server.pause(paused)
+
+
+def _read_line(line: bytes) -> Any:
+    """The JSON value of a line (``None`` if it is not JSON): strict JSON as the trace reads
+    it, the cheap way; anything else (``NaN``, UTF-16...) as ``json.loads`` reads it."""
+    captured = captured_json(line)
+    if captured is not None:
+        return captured.value
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _load_sdk() -> None:
