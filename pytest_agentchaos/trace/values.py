@@ -17,6 +17,10 @@ turns any of them into JSON data the trace can hold, compare, digest and write:
   text's head as fits; a dict keeps its keys when its values can be cut instead.
 
 Equal values capture equal, so loop detectors still see an agent repeating a big output.
+
+A seam that already holds a value's JSON text (a pydantic model's serializer writes it in one C
+call) hands it over as :class:`Captured` (:func:`captured_json`): read once, measured by its
+text, it is recorded as it is, without being encoded again.
 """
 
 from __future__ import annotations
@@ -25,13 +29,21 @@ import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..saferepr import MAX_REPR, safe_repr
 from ..saferepr import type_name as _type_name
 
-__all__ = ["DEFAULT_MAX_VALUE", "MAX_DEPTH", "TRUNCATED", "capture", "deep_digest"]
+__all__ = [
+    "DEFAULT_MAX_VALUE",
+    "MAX_DEPTH",
+    "TRUNCATED",
+    "Captured",
+    "capture",
+    "captured_json",
+    "deep_digest",
+]
 
 #: Default cap on one recorded value: 64 KiB of JSON text.
 DEFAULT_MAX_VALUE = 64 * 1024
@@ -51,6 +63,61 @@ _FLAT_TEXT = 128
 _FLAT_LIMIT = _FLAT_ITEMS * (12 * _FLAT_TEXT + 32)
 #: The most a marker's own keys take besides its head.
 _MARKER_KEYS = 120
+#: How many characters of :func:`capture`'s JSON text one character of any JSON text can
+#: become, at most: a string's characters never grow (the text escapes at least what the
+#: encoder does), a ``,`` or ``:`` becomes two, a number at most 4.5 (``9e15`` ->
+#: ``9000000000000000.0``); 6 leaves a margin.
+_JSON_GROWTH = 6
+
+
+class Captured:
+    """JSON data read from a JSON text by :func:`captured_json`: :func:`capture` records it as
+    it is when it surely fits the limit (``size``: at most that many characters of JSON text),
+    else captures ``value`` as any other value. The data is fresh, owned by whoever records it."""
+
+    __slots__ = ("size", "value")
+
+    def __init__(self, value: Any, size: int) -> None:
+        self.value = value
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"Captured(<JSON data, at most {self.size} characters>)"
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number - number != 0.0:  # 1e400 reads as an infinity: not JSON data
+        raise ValueError(f"not a finite number: {text[:40]}")
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"not JSON data: {name}")
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
+
+
+def captured_json(
+    text: str | bytes, decode: Callable[[str | bytes], Any] | None = None
+) -> Captured | None:
+    """The JSON data a JSON text holds, as :class:`Captured`; ``None`` when the text is not
+    strict JSON data (``NaN``, an infinity, an int too long to read, nested deeper than the
+    decoder recurses, text after the value): capture the value it came from instead.
+
+    What :func:`capture` then records equals what it records of any value whose JSON text this
+    is (a pydantic model's ``model_dump(mode="json")`` for its ``model_dump_json()``).
+    ``decode``: a faster reader of JSON text the caller vouches for, which raises on any text
+    the standard library's strict reading refuses (default: that reading)."""
+    try:
+        if decode is not None:
+            value = decode(text)
+        else:
+            value = _DECODER.decode(text if isinstance(text, str) else bytes(text).decode())
+    except Exception:  # not JSON data as capture records it: the caller captures the value
+        return None
+    return Captured(value, len(text) * _JSON_GROWTH)
 
 
 def capture(value: Any, limit: int = DEFAULT_MAX_VALUE) -> Any:
@@ -89,6 +156,8 @@ def capture(value: Any, limit: int = DEFAULT_MAX_VALUE) -> Any:
         return value if value.bit_length() <= MAX_INT_BITS else _big_int(value)
     elif kind in _LEAVES:
         return _finite(value) if kind is float else value
+    elif kind is Captured:
+        return value.value if value.size <= limit else capture(value.value, limit)
     if kind is dict or kind is list or kind is tuple:
         try:
             text = _dumps(value)

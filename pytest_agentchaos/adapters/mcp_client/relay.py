@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from ...errors import HardHalt
 from ...inject.call import CallState
 from ...inject.session import ChaosSession
+from ...trace.values import Captured, captured_json
 from .jsonrpc_lines import dumps, error_response, read_result
 from .jsonrpc_lines import key as _key
 from .results import wire_form
@@ -223,10 +224,7 @@ class Relay:
     def _read_client(self, line: bytes, *, forwarded: bool) -> None:
         """Read a line of the client's: record a tool call and note a listing; relay the line
         unless it was (``forwarded``), or a call the plan may touch runs as a task."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
+        message = _read_line(line)
         if type(message) is not dict:  # not ours to judge: the server answers it
             if not forwarded:
                 self._to_server(line)
@@ -269,20 +267,26 @@ class Relay:
         self._plain_calls[_key(message["id"])] = state
         return True
 
-    def _finish_plain(self, state: CallState, message: Mapping[str, Any]) -> None:
-        """Record the answer of a plain call (see :meth:`_plain`) from its JSON-RPC message."""
+    def _finish_plain(
+        self, state: CallState, message: Mapping[str, Any], size: int | None = None
+    ) -> None:
+        """Record the answer of a plain call (see :meth:`_plain`) from its JSON-RPC message;
+        ``size``: the message was read as strict JSON data whose JSON text is at most that many
+        characters (its result, a part of it, is then recorded as read, see
+        :class:`~pytest_agentchaos.trace.values.Captured`)."""
         run = self.run
         error = message.get("error")
         result = message.get("result")
+        shown = result if size is None else Captured(result, size)
         if isinstance(error, Mapping):
             run.finish_error(state, error_type="MCPError", message=str(error.get("message")))
         elif isinstance(result, Mapping) and result.get("isError"):
             text = "\n".join(
                 str(b.get("text", "")) for b in result.get("content") or () if isinstance(b, dict)
             )
-            run.finish_error(state, error_type="ToolError", message=text, output=result)
+            run.finish_error(state, error_type="ToolError", message=text, output=shown)
         else:
-            run.finish_ok(state, result, transform=False)
+            run.finish_ok(state, result, transform=False, recorded=shown)
 
     # -- the server's lines ----------------------------------------------------------------
 
@@ -300,16 +304,17 @@ class Relay:
         """Read a line of the server's: the answer of a call (recorded), of a request of the
         proxy's own (taken) or of a listing (read for the schemas); relay it unless it was
         (``forwarded``) or it is not the client's."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
+        captured = captured_json(line)  # strict JSON data: an answer is recorded as read
+        if captured is not None:
+            message, size = captured.value, captured.size
+        else:  # NaN, an int too long to read...: read as before, recorded by the trace's rules
+            message, size = _read_line(line), None
         if type(message) is dict and "id" in message and "method" not in message:
             key = _key(message["id"])
             plain = self._plain_calls.pop(key, None)
             if plain is not None:
                 try:
-                    self._finish_plain(plain, message)
+                    self._finish_plain(plain, message, size)
                 except HardHalt as halt:  # a budget (max_seconds) ran out with this answer
                     self.halt = self.halt or halt
                     self._end("halt", f"the run was halted: {self.halt}")
@@ -465,6 +470,18 @@ class Relay:
         """Stop (``True``) or resume reading the server's output: the client side calls it
         when its own writes back up (flow control)."""
         self.server.pause(paused)
+
+
+def _read_line(line: bytes) -> Any:
+    """The JSON value of a line (``None`` if it is not JSON): strict JSON as the trace reads
+    it, the cheap way; anything else (``NaN``, UTF-16...) as ``json.loads`` reads it."""
+    captured = captured_json(line)
+    if captured is not None:
+        return captured.value
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _load_sdk() -> None:

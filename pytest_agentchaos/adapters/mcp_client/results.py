@@ -19,10 +19,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel  # the mcp SDK's own dependency
+from pydantic_core import from_json
+
 from ...faults.effects import UNCHANGED, Failure
 from ...faults.outputs import _via_json
+from ...trace.values import captured_json
 
-__all__ = ["content_text", "mcp_errors", "on_content", "tool_error", "wire_form"]
+__all__ = ["content_text", "mcp_errors", "on_content", "recorded_form", "tool_error", "wire_form"]
 
 
 def mcp_errors(tool: str) -> Callable[[Failure], BaseException | None]:
@@ -73,6 +77,34 @@ def wire_form(result: Any) -> Any:
         except Exception:  # a result the SDK cannot serialise: the trace shows its repr
             return result
     return result
+
+
+def recorded_form(result: Any) -> Any:
+    """What the trace records of a result: its :func:`wire_form`. A pydantic model's is read
+    from the JSON text its serializer writes (the same data, in two C calls instead of a dump
+    the trace then encodes again to measure and copy it); anything that text cannot stand for
+    (an int too long to read, text pydantic cannot write) takes the wire form's own way."""
+    kind = type(result)
+    if isinstance(result, BaseModel) and kind.model_dump is _MODEL_DUMP:
+        try:  # pydantic's own dump: its JSON text holds the same data as its JSON-mode dump
+            text = kind.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
+        except Exception:  # not JSON-able as it stands: the wire form says how it is recorded
+            pass
+        else:
+            captured = captured_json(text, _read_json)
+            if captured is not None:
+                return captured
+    return wire_form(result)
+
+
+_MODEL_DUMP = BaseModel.model_dump
+
+
+def _read_json(text: str | bytes) -> Any:
+    """JSON text pydantic wrote, read by pydantic's own reader: it refuses what the standard
+    library's does (ints over 4300 digits, ``NaN`` and infinities), and pydantic writes no
+    number that overflows a float (a finite float is written as its shortest repr)."""
+    return from_json(text, allow_inf_nan=False)
 
 
 def on_content(

@@ -28,7 +28,7 @@ from ...inject.errors import failure_exception
 from ...inject.intercept import Interceptor
 from ...inject.session import _MISSING, ChaosSession
 from ...saferepr import safe_repr
-from .results import content_text, mcp_errors, on_content, tool_error, wire_form
+from .results import content_text, mcp_errors, on_content, recorded_form, tool_error, wire_form
 
 __all__ = ["McpCalls", "McpSeam", "seam_of"]
 
@@ -50,11 +50,13 @@ class McpCalls(Interceptor):
         mapping: Mapping[str, Any],
         invoke: Callable[[Mapping[str, Any]], Awaitable[Any]],
         timeout: float | None,
+        state: CallState | None = None,
     ) -> Any:
         """One ``tools/call``: ``invoke(mapping)`` sends it; ``timeout`` is the request's read
-        timeout (``None``: none)."""
+        timeout (``None``: none); ``state``: the call, when the caller has begun it already."""
         __tracebackhide__ = True
-        state = self.begin(mapping)
+        if state is None:
+            state = self.begin(mapping)
         session = self.session
         effect = state[EFFECT]
         if effect is not None:
@@ -82,7 +84,7 @@ class McpCalls(Interceptor):
                         error_type="ToolError",
                         message=content_text(result),
                         status=failure.status,
-                        output=wire_form(result),
+                        output=recorded_form(result),
                     )
                     return result
                 failed = failure_exception(failure, state[FAULT], self.errors)
@@ -114,13 +116,13 @@ def _finisher(session: ChaosSession) -> Callable[[CallState, Any], Any]:
     def finish(state: CallState, result: Any) -> Any:
         __tracebackhide__ = True
         if not isinstance(result, CallToolResult):  # another result type the caller allowed
-            return session.finish_ok(state, result, recorded=wire_form(result))
+            return session.finish_ok(state, result, recorded=recorded_form(result))
         if result.is_error:
             session.finish_error(
                 state,
                 error_type="ToolError",
                 message=content_text(result),
-                output=wire_form(result),
+                output=recorded_form(result),
             )
             return result
         effect = state[EFFECT]
@@ -133,7 +135,7 @@ def _finisher(session: ChaosSession) -> Callable[[CallState, Any], Any]:
                 decision = state.decision
                 prose = decision is not None and decision.kind.name == "paraphrased_output"
                 result = on_content(effect.transform, result, always=True, json_text=prose)
-        return session.finish_ok(state, result, transform=False, recorded=wire_form(result))
+        return session.finish_ok(state, result, transform=False, recorded=recorded_form(result))
 
     return finish
 
@@ -217,6 +219,16 @@ class McpSeam:
         if core is None:
             core = await self._core(name)
         mapping: Mapping[str, Any] = arguments if arguments is not None else {}
+        state = core.begin(mapping)
+        if state[EFFECT] is None and core.repairer is None:  # no fault, nothing to repair: the
+            try:  # call goes as it came, and its end is recorded
+                out = await self._call_tool(
+                    name, arguments, read_timeout_seconds, progress_callback, **kwargs
+                )
+            except BaseException as exc:  # the SDK's own error, a cancellation: the call ends
+                self.run.finish_error(state, exc)
+                raise
+            return core.finish(state, out)
         timeout = read_timeout_seconds
         if timeout is None:
             timeout = getattr(self.client, "_session_read_timeout_seconds", None)
@@ -228,7 +240,7 @@ class McpSeam:
             )
             return call
 
-        return await core.call_mcp(mapping, invoke, timeout)
+        return await core.call_mcp(mapping, invoke, timeout, state)
 
     # -- tools ---------------------------------------------------------------------------
 
