@@ -8,6 +8,7 @@ import builtins
 import concurrent.futures
 import datetime
 import logging
+import os
 import signal
 import socket
 import sys
@@ -348,6 +349,28 @@ def test_agent_threads_left_running_are_reported(tmp_path: Path) -> None:
         assert run.trace.meta["threads_left"] == ["poller (daemon)"]
     finally:
         stop.set()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="asyncio's child watcher is POSIX's")
+def test_asyncios_child_watcher_is_no_agent_thread_left_running(tmp_path: Path) -> None:
+    # a stdio MCP server (any subprocess asyncio starts) has asyncio's waitpid thread, which
+    # may outlive the test by the moment the process takes to be reaped: it runs no agent code
+    # and was noted on every such test ("asyncio-waitpid-N (daemon)"; a new-user trial)
+    release = threading.Event()
+    with build_run(settings(), RunSpec(), "t", registry(tmp_path)) as run:
+
+        async def start() -> Any:
+            return await asyncio.create_subprocess_exec(
+                sys.executable, "-c", "import sys; sys.stdin.read()", stdin=asyncio.subprocess.PIPE
+            )
+
+        process = asyncio.run(start())  # its loop is gone: the watcher thread waits on
+        threading.Thread(target=release.wait, name="poller", daemon=True).start()
+    try:
+        assert run.threads_left == ["poller (daemon)"]
+    finally:
+        release.set()
+        os.kill(process.pid, signal.SIGKILL)  # the child ends, and the watcher with it
 
 
 def test_markers_parse_without_pytest() -> None:

@@ -90,11 +90,21 @@ def is_library_thread(thread: threading.Thread) -> bool:
     run = type(thread).run
     code = getattr(thread, "_target", None) if run is threading.Thread.run else run
     func = getattr(code, "__func__", code)
+    if getattr(func, "__qualname__", None) in _STDLIB_WAITERS and getattr(
+        func, "__module__", None
+    ) == "asyncio.unix_events":
+        return True
     filename = getattr(getattr(func, "__code__", None), "co_filename", None)
     if not isinstance(filename, str):
         return False
     path = os.path.realpath(filename)
     return any(path.startswith(folder + os.sep) for folder in _library_dirs())
+
+
+#: The standard library's own threads that run no agent code: asyncio's child watcher waits
+#: for a subprocess to end (one thread per process an agent starts, e.g. a stdio MCP server)
+#: and may outlive the test by the moment the process takes to be reaped.
+_STDLIB_WAITERS = frozenset({"ThreadedChildWatcher._do_waitpid"})
 
 
 @functools.cache
