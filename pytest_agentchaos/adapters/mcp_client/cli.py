@@ -49,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Chaos proxy for a stdio MCP server: applies a chaos profile to its tool "
         "calls, writes the run's trace, ends with a summary.",
-        usage=f"{PROG} [--http [--host H] [--port P] [--idle-timeout S]] --profile NAME "
-        "--seed N [--trace FILE] [--report-dir DIR] [--html FILE] -- <server command ...>",
+        usage=f"{PROG} [--http [--host H] [--port P] [--idle-timeout S]] [--profile NAME] "
+        "[--seed N] [--trace FILE] [--report-dir DIR] [--html FILE] -- <server command ...>",
     )
     parser.add_argument("--profile", help="chaos profile name (default: none)")
     parser.add_argument("--seed", type=int, help="seed of the fault plan (default: 0)")
