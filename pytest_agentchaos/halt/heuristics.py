@@ -151,8 +151,13 @@ class Watch:
         moved = step.state is not None and step.state not in self.state_at
         informative = news or (rising and not counted_again) or acted or moved
         # a repetition counts when nothing informative happened since what it repeats (a
-        # poll's "waiting" between rising counts is no spiral)
-        similar = [s for s in similar if s[0].index >= self.last_informative]
+        # poll's "waiting" between rising counts is no spiral); a reply with no call that
+        # hands back an artefact handed back before is a repeat whatever came between (the
+        # user turned it down, asked again, and gets it again)
+        similar = [
+            s for s in similar
+            if s[0].index >= self.last_informative or (s[1] == "artefact" and step.tool is None)
+        ]  # fmt: skip
         # a step that says again a value of a repetition (the same total worked out once
         # more, with a new intermediate sum) brings something, but does not end it
         restates = informative and not similar and not rising and self._restates(step)

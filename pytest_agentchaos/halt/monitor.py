@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
+from .artefacts import artefacts
 from .embed import (
     MISSING_EXTRA,
     MULTILINGUAL_PACKAGE,
@@ -43,8 +44,8 @@ from .heuristics import (
 from .policy import HaltPolicy
 from .state import plain, state_key
 from .streaks import error_class, error_classes, signature
-from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
-from .values import Counters, artefacts, loop_place, read
+from .text import MAX_TEXT, acronyms, capitalised, cjk_share, digest, names, tokens
+from .values import Counters, loop_place, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
 
@@ -129,6 +130,7 @@ class HaltMonitor:
         self._seen_info: set[str] = set()
         #: every word said so far (a quoted text of them, reordered, is no news)
         self._seen_words: set[str] = set()
+        self._learn_task(task)
         self._counters = Counters()
         # each tool's last failure without error text: (signature, counts, error classes, values)
         self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
@@ -156,10 +158,21 @@ class HaltMonitor:
         self.watch = self._watch(self.watch.task)
         self._seen_info = set()
         self._seen_words = set()
+        self._learn_task(self.watch.task)
         self._counters = Counters()
         self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
+
+    def _learn_task(self, task: str) -> None:
+        """What the task says is known from the start: a value or a name it gives ("the
+        199 prefix", "Cannot use import statement") said again by the agent is no news."""
+        if not task:
+            return
+        reading = read(task)
+        self._seen_info |= reading.values
+        self._seen_info |= {f"name:{n}" for n in capitalised(reading.masked)}
+        self._seen_words |= tokens(task)
 
     def _watch(self, task: str) -> Watch:
         return Watch(

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 __all__ = [
     "MAX_TEXT",
     "acronyms",
+    "capitalised",
     "cjk_share",
     "digest",
     "information",
@@ -152,10 +153,19 @@ def names(text: str) -> frozenset[str]:
     templated step changes when its items are plain words, not values."""
     found = set()
     for match in _NAME.finditer(text[:MAX_TEXT]):
-        before = text[: match.start()].rstrip()[-1:]
-        if before and before not in _OPENERS and match[0] not in _PRONOUNS:
+        gap = text[max(0, match.start() - 40) : match.start()]
+        before = gap.rstrip()[-1:]
+        # a capital after a line break opens a line (a reply after a quoted turn)
+        line = "\n" in gap[len(gap.rstrip()) :]
+        if before and not line and before not in _OPENERS and match[0] not in _PRONOUNS:
             found.add(match[0].casefold())
     return frozenset(found)
+
+
+def capitalised(text: str) -> frozenset[str]:
+    """Every capitalised word of ``text``, casefolded, opening a sentence or not: the names a
+    text may give (a task's "Cannot use import statement" names the error a step names)."""
+    return frozenset(m[0].casefold() for m in _NAME.finditer(text[:MAX_TEXT]))
 
 
 def acronyms(text: str) -> frozenset[str]:

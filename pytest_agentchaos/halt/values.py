@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 
 from .text import MAX_TEXT, information
 
-__all__ = [
-    "Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "renamed", "values",
-]  # fmt: skip
+__all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: CJK punctuation that NFKC leaves alone, as its plain counterpart.
@@ -349,7 +347,7 @@ _EDGES = "\"'`()[]{}<>,;:!?."
 #: A token with a digit starts at most 64 characters before its first digit: a long run with no
 #: digit (a hostile "xxx...") is then scanned in linear time, not once per letter.
 _MASK = re.compile(
-    r"(?=[A-Za-z0-9_.\-/:#]{0,64}\d)[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
+    r"(?=[A-Za-z0-9_.\-/:#]{0,64}\d)[A-Za-z0-9_.\-/:#]*\d(?:[A-Za-z0-9_.\-/:%]*[A-Za-z0-9_%])?"
     rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
     rf"|\b(?:{'|'.join([*_ONES, *_TENS, *_SCALES])})\b",
     re.IGNORECASE,
@@ -425,67 +423,3 @@ class Counters:
         while len(self.last) > self.limit:
             self.last.pop(next(iter(self.last)))
         return frozenset(counter - other)
-
-
-# -- artefacts ---------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.DOTALL)
-_SQL = re.compile(
-    r"\b(?:SELECT|WITH|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\b"
-    r"[^;]{8,}?(?:;|$)",
-    re.DOTALL,
-)
-_FORMULA = re.compile(r"(?<![\w=])=\s*[A-Z][A-Z0-9.]*\([^\n]{2,}")
-_SPACES = re.compile(r"\s+")
-
-
-def artefacts(text: str) -> frozenset[str]:
-    """The artefacts a reply hands back (fenced code, an SQL statement, a spreadsheet
-    formula), each with its spacing and case normalised: what an apology loop hands back
-    again in new words."""
-    head = fold(text)
-    found = [m[1] for m in _FENCE.finditer(head) if m[1].strip()]
-    if not found:
-        found = [m[0] for m in _SQL.finditer(head)] + [m[0] for m in _FORMULA.finditer(head)]
-    return frozenset(
-        _SPACES.sub(" ", renamed(a)).strip(" ;").casefold() for a in found if len(a.strip()) >= 6
-    )
-
-
-#: Where code binds a name of its own: after ``def``/``class``/``function``/``lambda``/
-#: ``let``/``const``/``var``/``for``/``as`` (an SQL alias too), a function's parameters, and
-#: the targets of an assignment opening a line.
-_BINDER = re.compile(
-    r"\b(?:def|class|function|let|const|var|for|as)\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
-    r"|^[ \t]*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)",
-    re.MULTILINE | re.IGNORECASE,
-)
-_PARAMS = re.compile(r"\b(?:def|function)\s*\w*\s*\(([^)]{0,200})\)|\blambda\s+([^:]{0,100}):")
-_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
-
-
-def renamed(code: str) -> str:
-    """``code`` with the names it binds itself (its function's parameters, its variables, an
-    SQL alias) renamed ``v0``, ``v1``, ... in order of first use: the same code handed back with
-    its variables renamed reads the same (a clone); the names it only uses (columns, tables,
-    functions of a library, attributes) are kept."""
-    bound: set[str] = set()
-    for match in [*_BINDER.finditer(code[:MAX_TEXT]), *_PARAMS.finditer(code[:MAX_TEXT])]:
-        for group in match.groups():
-            if group:
-                bound.update(p.split("=")[0].split(":")[0].strip() for p in group.split(","))
-    bound = {b.lstrip("*") for b in bound if b} - _KEEP
-    if not bound:
-        return code
-    order: dict[str, str] = {}
-
-    def rename(m: re.Match[str]) -> str:
-        name = m[0]
-        if name not in bound:
-            return name
-        return order.setdefault(name, f"v{len(order)}")
-
-    return _IDENT.sub(rename, code[:MAX_TEXT])
-
-
-_KEEP = frozenset({"self", "cls", "in", "if", "else", "not", "and", "or", "is", "None"})
