@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .quantities import Quantity, unit_at
 from .text import MAX_TEXT, information
 
 __all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
@@ -247,7 +248,7 @@ _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 #: A number with its place in the text: the word before it and the unit or word after it.
 _NUMBER_WORDS = "|".join([*_ONES, *_TENS])
 _NUMBER_IN_TEXT = re.compile(
-    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])"
+    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)"
     rf"|(?<!周)(?<!星期)(?<!礼拜)[{_HAN}]+"
     rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
@@ -271,6 +272,10 @@ class Reading:
     masked: str
     counted: frozenset[str] = frozenset()  # "N word" pairs: counts with what they count
     weak: frozenset[str] = frozenset()  # values only written as small number words
+    #: the numbers written with a unit ("1.28 km", "4,200 feet", "三公里")
+    quantities: tuple[Quantity, ...] = ()
+    #: the numbers said to be rounded ("about 1,200", "1.2k", "一千二百左右")
+    approximate: frozenset[str] = frozenset()
 
 
 def read(text: str) -> Reading:
@@ -282,7 +287,11 @@ def read(text: str) -> Reading:
     plain = _VOLATILE.sub(" ", plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
+    plain = _SCALED.sub(_scaled, plain)
+    plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
+    quantities: list[Quantity] = []
+    approximate: set[str] = set()
     places: dict[str, list[str]] = {}
     for match in _NUMBER_IN_TEXT.finditer(plain):
         raw = match["num"]
@@ -301,6 +310,13 @@ def read(text: str) -> Reading:
         weak = raw.casefold() in ("one", "一") and not (before and before[1] == "第")
         numbers.append((place, value, weak))
         places.setdefault(place, []).append(value)
+        if _ROUGHLY_BEFORE.search(plain[max(0, match.start() - 16) : match.start()]) or (
+            _ROUGHLY_AFTER.match(plain[match.end() : match.end() + 8])
+        ):
+            approximate.add(value)
+        quantity = unit_at(value, plain[match.end() : match.end() + 16])
+        if quantity is not None:
+            quantities.append(quantity)
     # an enumeration inside one text (第一步 ... 第二步 ..., step one ... step two): markers
     enumerated = {
         p for p, vs in places.items() if len(vs) >= 2 and vs == [str(i + 1) for i in range(len(vs))]
@@ -332,8 +348,32 @@ def read(text: str) -> Reading:
             token = " ".join(sorted(words))  # quoted text: its words, in any order
         found.add(token)
     return Reading(
-        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found)
-    )
+        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found),
+        tuple(quantities), frozenset(approximate),
+    )  # fmt: skip
+
+
+#: Words that say a number is rounded: before it ("about", "~", 约) or after it (左右).
+_ROUGHLY_BEFORE = re.compile(
+    r"(?:\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|circa|ca\.)"
+    r"|[~≈≃]|约|大约|大概|差不多|将近|接近)\s*$",
+    re.IGNORECASE,
+)
+_ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b)")
+
+
+#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|(万|亿))")
+_MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
+
+
+def _scaled(match: re.Match[str]) -> str:
+    factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
+    return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
+
+
+#: A number glued to its unit ("1.28km", "80kg"): a space between, so the number reads alone.
+_GLUED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(km|cm|mm|ft|mi|kg|mg|lbs?|oz)\b")
 
 
 _SMALL_WORD = re.compile(
@@ -343,7 +383,7 @@ _SMALL_WORD = re.compile(
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
-_EDGES = "\"'`()[]{}<>,;:!?."
+_EDGES = "\"'`()[]{}<>,;:!?.~≈"
 #: A token with a digit starts at most 64 characters before its first digit: a long run with no
 #: digit (a hostile "xxx...") is then scanned in linear time, not once per letter.
 _MASK = re.compile(
