@@ -186,3 +186,15 @@ def test_a_name_restated_short_is_a_repeat_and_other_names_are_not() -> None:
     other.observe("Payments is owned by Dana Ortiz.")
     other.observe("Search is owned by Lee Wong.")
     assert not any(s.strike for s in other.decision.signals if s.heuristic == "repetition")
+
+
+def test_a_counter_that_stays_put_is_no_news_and_a_new_item_number_is() -> None:
+    monitor = HaltMonitor(task="Draft the five sections", embedder="lexical")
+    for n in (1, 2, 3):
+        monitor.observe(f"Section {n}/5 drafted.", progress=n)
+    monitor.observe("Section 3/5 again: polishing the timeline.", progress=3)
+    assert not monitor.watch.history[-1].new_info
+    other = HaltMonitor(task="Import the pages", embedder="lexical")
+    for n in (1, 2, 3, 9):
+        other.observe(f"Imported page {n}.", tool="importer", ok=True)
+    assert other.watch.history[-1].new_info == {"9"}

@@ -335,7 +335,7 @@ def read(text: str) -> Reading:
             if "." not in pair[1]:
                 counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
             continue
-        token = token.lstrip("#$€£¥￥")
+        token = token.lstrip("#$€£¥￥~≈")
         value = (
             number(token.rstrip("%")) if token[:1].isdigit() or _HAN_NUMBER.match(token) else None
         )
@@ -442,6 +442,8 @@ class Counters:
 
     last: dict[str, tuple[int, float]] = field(default_factory=dict)
     limit: int = 256
+    #: the places whose number has risen: a counter there that stays put is no news either
+    counting: set[str] = field(default_factory=set)
 
     def drop(self, index: int, numbers: Iterable[tuple[str, str]]) -> frozenset[str]:
         """The values of step ``index`` that are counters' numbers (and only that: a value
@@ -456,7 +458,10 @@ class Counters:
                 continue
             before = self.last.get(place)
             rises = before is not None and index - before[0] <= 3 and 0 < now - before[1] <= 2
-            (counter if rises else other).add(value)
+            stays = before is not None and place in self.counting and now == before[1]
+            if rises and len(self.counting) < self.limit:
+                self.counting.add(place)
+            (counter if rises or stays else other).add(value)
             seen.setdefault(place, now)
         for place, now in seen.items():
             self.last[place] = (index, now)
