@@ -122,3 +122,15 @@ def test_an_artefact_handed_back_after_another_attempt_still_repeats() -> None:
     ]
     at = halt_at(replies, task="Set level='senior' for rows with age > 30 without a warning")
     assert at is not None and at >= 3
+
+
+def test_hostile_texts_are_read_in_bounded_work() -> None:
+    """Thousands of statement starts or inline spans: only the first few are read (no timing
+    here; bench_hostile_text measures it), and what is read is still found."""
+    spans = "".join(f"`^a{{{i}}}$` " for i in range(2000))
+    assert len(artefacts(spans)) <= 24
+    starts = "select a, from b " * 1200 + "select c from d where e = 1;"
+    assert artefacts(starts) == frozenset()  # the statement after the 6th start is not read
+    assert artefacts("select c from d where e = 1; " * 3) == artefacts(
+        "select c from d where e = 1;"
+    )

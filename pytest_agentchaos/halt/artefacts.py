@@ -33,15 +33,21 @@ _SQL = re.compile(
     re.DOTALL,
 )
 _SQL_ANY_CASE = re.compile(
-    r"(?i)\b(?:with\s+\w+\s+as\s*\(\s*)?select\b[^;]{2,400}?\bfrom\s+\w[\w.]*"
-    r"[^;]{0,400}?\b(?:where|group\s+by|order\s+by|join|limit|having)\b[^;]*(?:;|$)"
+    r"(?i)(?:with\s+\w+\s+as\s*\(\s*)?select\b[^;]{2,300}?\bfrom\s+\w[\w.]*"
+    r"[^;]{0,300}?\b(?:where|group\s+by|order\s+by|join|limit|having)\b[^;]{0,2000}(?:;|$)"
 )
+#: Where a statement in any case may start; only the first few are tried (a hostile text of
+#: "select ... from" repeated costs a bounded scan, not one per word).
+_SQL_START = re.compile(r"(?i)\b(?:with\s+\w+\s+as\s*\(\s*)?select\b")
+_SQL_TRIES = 6
 #: What a statement has and prose that selects things has not: a list, a call, a comparison.
 _SQL_MARK = re.compile(r"[*(),=<>]")
 _FORMULA = re.compile(r"(?<![\w=])=\s*[A-Z][A-Z0-9.]*\([^\n]{2,}")
 _ANCHOR = re.compile(r"\$(?=[A-Z]{1,3}\$?\d|[A-Z]{1,3}\b|\d)")
 #: An inline code span (backticks) of some length.
 _INLINE = re.compile(r"`([^`\n]{6,400})`")
+#: The most inline spans read from one text (a hostile text of thousands costs no more).
+_INLINE_LIMIT = 24
 #: Code punctuation an inline span reads as code by (prose in backticks has none of it).
 _CODE_MARK = re.compile(r"[()\[\]{}=<>^$|*+\\;]")
 #: What makes a span a regular expression: an anchor at an end, a class escape, a counted
@@ -56,12 +62,12 @@ def artefacts(text: str) -> frozenset[str]:
     head = fold(text)
     found = [_plain(m[1]) for m in _FENCE.finditer(head) if m[1].strip()]
     if not found:
-        queries = [m[0] for m in _SQL.finditer(head)] or [
-            m[0] for m in _SQL_ANY_CASE.finditer(head)
-        ]
+        queries = [m[0] for m in _SQL.finditer(head)] or _any_case_sql(head)
         found = [_plain(q) for q in queries if _SQL_MARK.search(q)]
         found += [_plain(_ANCHOR.sub("", m[0])) for m in _FORMULA.finditer(head)]
-        for match in _INLINE.finditer(head):
+        for n, match in enumerate(_INLINE.finditer(head)):
+            if n >= _INLINE_LIMIT:
+                break
             span = match[1].strip()
             if any(span in f for f in found):
                 continue  # a query or formula also quoted inline: one artefact
@@ -73,6 +79,22 @@ def artefacts(text: str) -> frozenset[str]:
             if _CODE_MARK.search(span):
                 found.append(_plain(span))
     return frozenset(a for a in found if len(a) >= 6)
+
+
+def _any_case_sql(head: str) -> list[str]:
+    """SQL statements in any case, tried at the first :data:`_SQL_TRIES` starts."""
+    found: list[str] = []
+    end = 0
+    for tries, start in enumerate(_SQL_START.finditer(head)):
+        if tries >= _SQL_TRIES:
+            break
+        if start.start() < end:
+            continue
+        match = _SQL_ANY_CASE.match(head, start.start())
+        if match:
+            found.append(match[0])
+            end = match.end()
+    return found
 
 
 def _plain(code: str) -> str:
