@@ -29,7 +29,9 @@ __all__ = ["Rules", "effective_problems", "rules_for"]
 @dataclass(frozen=True)
 class Rules:
     """What one field's description says: ``enum`` (allowed values), ``minimum`` and
-    ``maximum``, ``unit``, ``default`` (``has_default`` tells a default of None from none),
+    ``maximum``, ``unit``, ``default`` (``has_default`` tells a default of None from none;
+    ``default_if_unstated``: the description makes it an instruction for when the user states
+    no value, "use X if none is given", which only the task can show to hold),
     ``glosses`` (a word or phrase -> the value it glosses) and ``provenance`` (constraint ->
     the span of the description that states it)."""
 
@@ -39,6 +41,7 @@ class Rules:
     unit: str | None = None
     default: Any = None
     has_default: bool = False
+    default_if_unstated: bool = False
     glosses: Mapping[str, Any] = field(default_factory=dict)
     provenance: Mapping[str, str] = field(default_factory=dict)
 
@@ -191,6 +194,7 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         typed = _typed(said["v"], schema)
         if typed is not None and typed != "" and _fits(typed, schema, values.get("enum")):
             values["default"], values["has_default"] = typed, True
+            values["default_if_unstated"] = pattern is _USE_IF
             provenance["default"] = said.group(0)
             break
     glosses: dict[str, Any] = {}
