@@ -103,3 +103,124 @@ def test_a_present_zone_is_never_replaced_by_the_default(removed: str) -> None:
     del call[removed]
     result = ParamRepairer(CONVERT_TIME).repair(call)
     assert not result.ok or result.args[kept] == call[kept]
+
+
+# -- parameter names matched by the schema's own evidence --------------------------------------
+
+PLACES = ToolSpec.from_schema(
+    "places",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Search query"},
+            "count": {"type": "integer", "description": "Number of results (1-20)"},
+            "country": {"type": "string", "description": "Two-letter country code"},
+            "timeout": {"type": "integer", "description": "Seconds to wait"},
+            "latitude": {"type": "number"},
+            "longitude": {"type": "number"},
+        },
+        "required": ["query"],
+    },  # extra keys pass the schema, as on most MCP servers
+)
+
+
+@pytest.mark.parametrize(
+    ("sent", "want"),
+    [
+        ({"q": "cafes"}, {"query": "cafes"}),  # a prefix
+        ({"query": "cafes", "lat": 1.5, "lng": 2.5},
+         {"query": "cafes", "latitude": 1.5, "longitude": 2.5}),  # a prefix, its consonants
+        ({"query": "cafes", "num_results": 5}, {"query": "cafes", "count": 5}),  # its prose
+    ],
+)  # fmt: skip
+def test_a_key_the_schema_names_by_abbreviation_or_prose_is_renamed(
+    sent: dict[str, Any], want: dict[str, Any]
+) -> None:
+    result = ParamRepairer(PLACES).repair(sent)
+    assert result.ok and result.args == want, result.reason
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"query": "cafes", "to": 5},  # "to" is no abbreviation of "timeout"
+        {"query": "cafes", "l": 1.5},  # "latitude" or "longitude": both take the number
+        {"query": "cafes", "nums": "five"},  # fits no parameter its prose names
+    ],
+)
+def test_a_key_without_one_parameter_it_names_and_fits_is_not_renamed(
+    sent: dict[str, Any],
+) -> None:
+    result = ParamRepairer(PLACES).repair(sent)
+    renamed = [s for s in result.steps if s.strategy == "rename_key"]
+    assert not renamed, renamed
+
+
+def test_an_extra_key_is_renamed_by_elimination_only_to_a_parameter_that_tells_values_apart() -> (
+    None
+):
+    booking = {
+        "type": "object",
+        "properties": {
+            "restaurant": {"type": "string"},
+            "seats": {"type": "integer", "minimum": 1, "maximum": 6},
+            "note": {"type": "string"},
+        },
+        "required": ["restaurant"],
+    }
+    spec = ToolSpec.from_schema("book", booking)
+    fixed = ParamRepairer(spec).repair({"restaurant": "Nopa", "party_size": 4})
+    assert fixed.ok and fixed.args == {"restaurant": "Nopa", "seats": 4}
+    # a text fits "note" too, and "note" takes any text: no evidence that it is the one
+    kept = ParamRepairer(spec).repair({"restaurant": "Nopa", "seats": 4, "dress": "smart"})
+    assert not any(s.strategy == "rename_key" for s in kept.steps)
+    # 9 seats fit no parameter: not renamed into one
+    wide = ParamRepairer(spec).repair({"restaurant": "Nopa", "party_size": 9})
+    assert not any(s.strategy == "rename_key" for s in wide.steps)
+
+
+ROUTE = ToolSpec.from_schema(
+    "route",
+    {
+        "type": "object",
+        "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+        "required": ["start", "end"],
+    },
+)
+
+
+def test_keys_paired_by_elimination_follow_the_order_the_task_writes_the_values() -> None:
+    sent = {"origin": "San Diego", "destination": "Phoenix"}
+    fixed = ParamRepairer(ROUTE).repair(sent, task="Directions from San Diego to Phoenix.")
+    assert fixed.ok and fixed.args == {"start": "San Diego", "end": "Phoenix"}
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        None,  # nothing settles which is which
+        "Directions to Phoenix from San Diego.",  # the task writes them the other way round
+        "Directions between the two cities.",  # the task writes neither
+    ],
+)
+def test_keys_paired_by_elimination_are_not_renamed_where_the_task_does_not_settle_it(
+    task: str | None,
+) -> None:
+    result = ParamRepairer(ROUTE).repair(
+        {"origin": "San Diego", "destination": "Phoenix"}, task=task
+    )
+    assert not result.ok, result.args
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.from_regex(r"[A-Z][a-z]{3,8}", fullmatch=True),
+    b=st.from_regex(r"[A-Z][a-z]{3,8}", fullmatch=True),
+    filler=st.sampled_from(["please", "now", "for me", "quickly"]),
+)
+def test_a_pairing_never_swaps_what_the_task_orders(a: str, b: str, filler: str) -> None:
+    if a.lower() == b.lower():
+        return
+    task = f"route {filler} from {b} to {a}"  # the task writes b first
+    result = ParamRepairer(ROUTE).repair({"from_city": a, "to_city": b}, task=task)
+    assert not result.ok or result.args == {"start": b, "end": a}

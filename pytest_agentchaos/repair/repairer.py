@@ -221,7 +221,7 @@ class ParamRepairer(StrategyRounds):
         renamed: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
         if self.policy.allows("rename_key"):
             before = len(steps)
-            rename_all(args, self.spec.resolved, self.policy, (), steps)
+            rename_all(args, self.spec.resolved, self.policy, (), steps, task)
             renamed = renames(steps[before:])
         if self.policy.allows("unwrap_object"):
             flatten_wrapper(args, self.spec.resolved, steps)
