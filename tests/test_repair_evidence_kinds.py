@@ -224,3 +224,98 @@ def test_a_pairing_never_swaps_what_the_task_orders(a: str, b: str, filler: str)
     task = f"route {filler} from {b} to {a}"  # the task writes b first
     result = ParamRepairer(ROUTE).repair({"from_city": a, "to_city": b}, task=task)
     assert not result.ok or result.args == {"start": b, "end": a}
+
+
+# -- a name where the task writes the id beside it ---------------------------------------------
+
+FLIGHTS = ToolSpec.from_schema(
+    "search_flights",
+    {
+        "type": "object",
+        "properties": {
+            "origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "note": {"type": "string"},
+        },
+        "required": ["origin", "destination"],
+        "additionalProperties": False,
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("sent", "task", "want"),
+    [
+        ({"origin": "Paris", "destination": "JFK"}, "flights from Paris CDG to New York JFK",
+         {"origin": "CDG", "destination": "JFK"}),
+        ({"origin": "Paris", "destination": "JFK"}, "from Paris (CDG) to JFK",
+         {"origin": "CDG", "destination": "JFK"}),
+        ({"origin": "北京", "destination": "PVG"}, "北京（PEK）到上海 PVG",
+         {"origin": "PEK", "destination": "PVG"}),
+    ],
+)  # fmt: skip
+def test_a_name_is_replaced_by_the_code_the_task_writes_beside_it(
+    sent: dict[str, Any], task: str, want: dict[str, Any]
+) -> None:
+    result = ParamRepairer(FLIGHTS).repair(sent, task=task)
+    assert result.ok and result.args == want, result.reason
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "flights from Paris to New York JFK",  # no code beside Paris
+        "flights from Paris CDG or ORY to JFK",  # two codes: which is not for us to say
+        "from Paris (JFK) to JFK",  # the code beside it already fills the other field
+    ],
+)
+def test_a_name_without_one_code_beside_it_is_declined(task: str) -> None:
+    result = ParamRepairer(FLIGHTS).repair({"origin": "Paris", "destination": "JFK"}, task=task)
+    assert not result.ok, result.args
+
+
+def test_an_id_in_a_free_text_field_is_taken_only_from_parentheses_with_a_digit() -> None:
+    spec = ToolSpec.from_schema(
+        "assign",
+        {"type": "object", "properties": {"author_id": {"type": "string"}}, "required": []},
+    )
+    refused = "No people resource with id 'Ana Silva'"
+    fixed = ParamRepairer(spec).repair(
+        {"author_id": "Ana Silva"}, refused, task="by author 12 (Ana Silva)"
+    )
+    assert fixed.ok and fixed.args == {"author_id": "12"}
+    # a word beside the name is no id of hers
+    plain = ParamRepairer(spec).repair(
+        {"author_id": "Ana Silva"}, refused, task="by author Ana Silva please"
+    )
+    assert not plain.ok
+
+
+def test_a_number_written_beside_a_version_name_fills_a_numeric_field() -> None:
+    spec = ToolSpec.from_schema(
+        "create_issue",
+        {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "milestone": {"type": ["integer", "null"]}},
+            "required": ["title"],
+        },
+    )
+    task = "Open 'Ship it' under milestone 3 (v2.1)."
+    result = ParamRepairer(spec).repair({"title": "Ship it", "milestone": "v2.1"}, task=task)
+    assert result.ok and result.args == {"title": "Ship it", "milestone": 3}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.from_regex(r"[A-Z][a-z]{3,9}", fullmatch=True),
+    code=st.from_regex(r"[A-Z]{3}", fullmatch=True),
+    words=st.lists(st.sampled_from(["fly", "to", "from", "please", "tomorrow", "JFK"]), max_size=5),
+)
+def test_a_code_taken_beside_a_name_is_always_one_the_task_writes(
+    name: str, code: str, words: list[str]
+) -> None:
+    task = " ".join([*words, name, code, *words])
+    result = ParamRepairer(FLIGHTS).repair({"origin": name, "destination": "JFK"}, task=task)
+    if result.ok:
+        assert result.args["origin"] in task.split()
+        assert result.args["origin"] != "JFK"  # another field holds it

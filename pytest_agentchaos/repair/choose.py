@@ -39,7 +39,12 @@ def for_value(
             spelt = reconcile(value, schema, ctx)  # 77 where the task writes ENG-77
             if isinstance(spelt, Fix):
                 return spelt
-        return convert(value, schema, ctx)
+        converted = convert(value, schema, ctx)
+        if isinstance(converted, Decline) and isinstance(value, str):
+            spelt = reconcile(value, schema, ctx)  # "v2.1" where the task writes "3 (v2.1)"
+            if isinstance(spelt, Fix):
+                return spelt
+        return converted
     if kind == "enum":
         if _everything(value, schema):
             why = f"{value!r} is what leaving the field out gives, its description says"
