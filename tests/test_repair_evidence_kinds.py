@@ -319,3 +319,62 @@ def test_a_code_taken_beside_a_name_is_always_one_the_task_writes(
     if result.ok:
         assert result.args["origin"] in task.split()
         assert result.args["origin"] != "JFK"  # another field holds it
+
+
+# -- shapes: fields sent beside the object they belong in, a value for an object's one field ---
+
+CUSTOMER = ToolSpec.from_schema(
+    "create_customer",
+    {
+        "$defs": {
+            "Address": {
+                "type": "object",
+                "properties": {
+                    "line1": {"type": "string"},
+                    "city": {"type": "string"},
+                    "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
+                },
+                "required": ["line1", "city", "country"],
+                "additionalProperties": False,
+            },
+            "Tag": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+                "additionalProperties": False,
+            },
+        },
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}], "default": None},
+            "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+)
+
+
+def test_fields_sent_beside_an_optional_object_they_all_belong_in_are_moved_into_it() -> None:
+    sent = {"name": "Eva", "line1": "Keizersgracht 12", "city": "Amsterdam", "country": "NL"}
+    result = ParamRepairer(CUSTOMER).repair(sent)
+    assert result.ok and result.args == {
+        "name": "Eva",
+        "address": {"line1": "Keizersgracht 12", "city": "Amsterdam", "country": "NL"},
+    }
+
+
+def test_fields_that_do_not_all_belong_in_one_optional_object_are_not_moved() -> None:
+    # "phone" belongs nowhere: the call is not an address sent flat, and dropping it or the
+    # address fields is not ours to do
+    sent = {"name": "Eva", "line1": "K 12", "city": "Amsterdam", "country": "NL", "phone": "1"}
+    result = ParamRepairer(CUSTOMER).repair(sent, task="Eva, K 12, Amsterdam, NL, phone 1")
+    assert not result.ok or "address" not in result.args
+
+
+def test_a_text_sent_for_an_object_fills_the_one_field_that_takes_text() -> None:
+    result = ParamRepairer(CUSTOMER).repair({"name": "Bolt", "tags": ["friendly"]})
+    assert result.ok and result.args == {"name": "Bolt", "tags": [{"name": "friendly"}]}
+    # a number fits the id and not the name: that is the field it fills
+    numbered = ParamRepairer(CUSTOMER).repair({"name": "Bolt", "tags": [7]})
+    assert numbered.ok and numbered.args == {"name": "Bolt", "tags": [{"id": 7}]}

@@ -483,12 +483,20 @@ def _coordinates(value: Any, schema: Mapping[str, Any]) -> Fix | None:
 
 def _holder(value: Any, schema: Mapping[str, Any]) -> str | None:
     """The one field of an object schema a lone value can only be (``"a@b.c"`` for
-    ``{"email": ...}``): the one required field, or the one field, whose type takes it."""
+    ``{"email": ...}``): the one required field, or the one field, whose type takes it; where
+    none is required, the one field whose schema takes the value."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return None
     required = [k for k in schema.get("required", []) if k in props]
     names = required if required else list(props)
+    if len(names) > 1 and not required and len(names) <= 20:
+        # no field required: the one field that takes the value ("cats" for a category's
+        # name beside its integer id), where exactly one does
+        from .spec import checker_for
+
+        names = [n for n in names if isinstance(props[n], Mapping) and props[n]
+                 and checker_for(props[n]).is_valid(value)]  # fmt: skip
     if len(names) != 1:
         return None
     field = props[names[0]]
