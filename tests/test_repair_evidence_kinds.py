@@ -378,3 +378,45 @@ def test_a_text_sent_for_an_object_fills_the_one_field_that_takes_text() -> None
     # a number fits the id and not the name: that is the field it fills
     numbered = ParamRepairer(CUSTOMER).repair({"name": "Bolt", "tags": [7]})
     assert numbered.ok and numbered.args == {"name": "Bolt", "tags": [{"id": 7}]}
+
+
+# -- a number in the layout a pattern asks for -------------------------------------------------
+
+AMOUNT = r"^[0-9]+\.[0-9]{2}$"
+
+
+@pytest.mark.parametrize(
+    ("sent", "want"),
+    [("250", "250.00"), ("1.050,00", "1050.00"), ("1,050.00", "1050.00"), ("12,5", "12.50"),
+     ("1 234,56", "1234.56"), ("3.1", "3.10")],
+)  # fmt: skip
+def test_a_number_is_written_with_the_decimals_the_pattern_asks_for(sent: str, want: str) -> None:
+    from pytest_agentchaos.repair.fixes import Context, Fix
+    from pytest_agentchaos.repair.mechanical import fix_pattern
+
+    fixed = fix_pattern(sent, AMOUNT, Context())
+    assert isinstance(fixed, Fix) and fixed.value == want
+
+
+@pytest.mark.parametrize("sent", ["1.050", "1,050", "12.345", "250.005", "2,5,0", "250 EUR"])
+def test_a_number_whose_marks_are_ambiguous_or_would_lose_a_digit_is_declined(sent: str) -> None:
+    from pytest_agentchaos.repair.fixes import Context, Decline
+    from pytest_agentchaos.repair.mechanical import fix_pattern
+
+    assert isinstance(fix_pattern(sent, AMOUNT, Context()), Decline)
+
+
+@settings(max_examples=80, deadline=None)
+@given(cents=st.integers(0, 10**9))
+def test_a_relaid_number_is_always_the_same_number(cents: int) -> None:
+    from decimal import Decimal
+
+    from pytest_agentchaos.repair.fixes import Context, Fix
+    from pytest_agentchaos.repair.mechanical import fix_pattern
+
+    value = Decimal(cents) / 100
+    german = f"{value:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".")
+    for sent in (german, f"{value:,.2f}", f"{value:.1f}" if cents % 10 == 0 else str(value)):
+        fixed = fix_pattern(sent, AMOUNT, Context())
+        if isinstance(fixed, Fix):
+            assert Decimal(fixed.value) == value, (sent, fixed.value)
