@@ -420,3 +420,55 @@ def test_a_relaid_number_is_always_the_same_number(cents: int) -> None:
         fixed = fix_pattern(sent, AMOUNT, Context())
         if isinstance(fixed, Fix):
             assert Decimal(fixed.value) == value, (sent, fixed.value)
+
+
+# -- a refused value the task spells otherwise -------------------------------------------------
+
+STATIONS = ToolSpec.from_schema(
+    "trains",
+    {
+        "type": "object",
+        "properties": {
+            "from_station": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "to_station": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        },
+        "required": ["from_station", "to_station"],
+    },
+)
+
+
+def test_a_refused_code_one_character_off_the_tasks_is_the_tasks() -> None:
+    sent = {"from_station": "VNB", "to_station": "HGH"}
+    result = ParamRepairer(STATIONS).repair(sent, "unknown station code: VNB", task="VNP to HGH")
+    assert result.ok and result.args == {"from_station": "VNP", "to_station": "HGH"}
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "VNP or VNC to HGH",  # two codes one character off: which is not ours to say
+        "VNB to HGH",  # the task writes the refused code as sent: the tool does not have it
+        "from VNBB to HGH",  # a character added is another code, not a typo of this one
+        "vnp to HGH",  # another shape: not the same code respelt
+    ],
+)
+def test_a_refused_code_without_one_same_shaped_spelling_in_the_task_is_declined(task: str) -> None:
+    sent = {"from_station": "VNB", "to_station": "HGH"}
+    result = ParamRepairer(STATIONS).repair(sent, "unknown station code: VNB", task=task)
+    assert not result.ok, result.args
+
+
+def test_a_refused_value_ending_the_tasks_sentence_loses_the_full_stop() -> None:
+    spec = ToolSpec.from_schema(
+        "who", {"type": "object", "properties": {"email": {"type": "string"}}, "required": []}
+    )
+    error = "LookupError: no employee with email 'dana.lee@acme.io.'"
+    result = ParamRepairer(spec).repair(
+        {"email": "dana.lee@acme.io."}, error, task="Who is dana.lee@acme.io."
+    )
+    assert result.ok and result.args == {"email": "dana.lee@acme.io"}
+    # the task writes the address with its dot inside a name: not a sentence's end
+    inside = ParamRepairer(spec).repair(
+        {"email": "dana.lee@acme.io."}, error, task="Who is dana.lee@acme.io.uk"
+    )
+    assert not inside.ok, inside.args

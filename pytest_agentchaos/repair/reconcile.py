@@ -86,7 +86,19 @@ def _relation(value: str, span: str) -> str | None:
     inflected = (low.startswith(other) or other.startswith(low)) and not re.search(r"\d", low)
     if len(value) >= 5 and " " not in value and not inflected and _one_edit(low, other):
         return "with the character the call dropped"
+    # a short code one character off, of the same shape ("VNB" for "VNP", "scr" for "src"):
+    # one letter replaced or two swapped, never one added or dropped
+    same_shape = len(span) == len(value) and _shape(span) == _shape(value)
+    if 3 <= len(value) < 5 and same_shape and _one_edit(value, span) and not inflected:
+        return "one character off: the task's spelling"
     return None
+
+
+def _shape(text: str) -> str:
+    """Each character's class: upper, lower, digit or itself (``VNP`` -> ``AAA``)."""
+    return "".join(
+        "A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c for c in text
+    )
 
 
 _SPOKEN = re.compile(
@@ -257,6 +269,10 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     email = spoken_email(value)
     if email is not None and _fits(email, schema):
         return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
+    bare = value.rstrip(".,;:!?")
+    if bare != value and len(bare) >= 2 and _fits(bare, schema) and stated(bare, task):
+        why = f"{shown(value)} without the punctuation that ends the task's sentence"
+        return Fix(_STRATEGY, bare, 0.85, why)
     if stated(value, task):
         return Decline(
             _STRATEGY,
