@@ -472,3 +472,13 @@ def test_a_refused_value_ending_the_tasks_sentence_loses_the_full_stop() -> None
         {"email": "dana.lee@acme.io."}, error, task="Who is dana.lee@acme.io.uk"
     )
     assert not inside.ok, inside.args
+
+
+def test_a_field_inside_an_optional_object_is_repaired_and_its_problem_then_gone() -> None:
+    sent = {"name": "Anna", "address": {"line1": "Hauptstr. 5", "city": "Berlin",
+                                        "country": "Germany"}}  # fmt: skip
+    result = ParamRepairer(CUSTOMER).repair(sent)
+    assert result.ok and result.args["address"]["country"] == "DE", result.reason
+    # a country no table knows stays declined, inside the optional object as at the top
+    unknown = {**sent, "address": {**sent["address"], "country": "Atlantis"}}
+    assert not ParamRepairer(CUSTOMER).repair(unknown).ok

@@ -5,13 +5,14 @@ find nothing usable; a fix is applied or the round declines. A part of
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
 from .calls import ToolCalls
-from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop
+from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
 from .coerce import expand_wildcard
 from .effective import effective_problems, gloss, rules_for
 from .fixes import DROP, Context, Decline, Fix, shown
@@ -23,6 +24,9 @@ from .results import RepairStep
 from .spec import Problem, ToolSpec, checker_for, nullable_branch
 
 __all__ = ["StrategyRounds"]
+
+#: Problems that are not about a value the call holds.
+_NOT_VALUES = ("unknown", "missing", "exclusive")
 
 
 class StrategyRounds(MissingValues):
@@ -55,10 +59,19 @@ class StrategyRounds(MissingValues):
         problems = sorted(problems, key=lambda p: order.get(p.kind, 2))
         missing = [p for p in problems if p.kind == "missing"]
         done: set[tuple[str | int, ...]] = set()
+        at_start = {p.path: copy.deepcopy(get(current, p.path)) for p in problems
+                    if p.kind not in _NOT_VALUES and has(current, p.path)}  # fmt: skip
         for problem in problems:
             if problem.path in done or problem.kind == "missing":
                 continue
             done.add(problem.path)
+            if (
+                problem.path in at_start
+                and has(current, problem.path)
+                and get(current, problem.path) != at_start[problem.path]
+                and satisfied(problem, current)
+            ):
+                continue  # an earlier fix of this round solved it (a union's branch repaired)
             if problem.kind == "unknown" and not has(current, problem.path):
                 continue  # renamed away already
             outcome: Fix | Decline | None
@@ -123,6 +136,11 @@ class StrategyRounds(MissingValues):
                 kind = kind_of(str(error.validator))
                 at = tuple(error.absolute_path)
                 if at:
+                    # an object meant as X with a field of its own wrong: X's repairer alone
+                    if isinstance(value, dict) and optional.get("type") == "object":
+                        repaired = self._object_branch(value, optional, ctx)
+                        if repaired is not None and checker.is_valid(repaired.value):
+                            return repaired
                     return Decline("report_unrecoverable", f"{shown(value)}: {error.message}")
                 return for_value(kind, value, optional, ctx, error.validator_value)
             return None
