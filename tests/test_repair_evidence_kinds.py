@@ -482,3 +482,85 @@ def test_a_field_inside_an_optional_object_is_repaired_and_its_problem_then_gone
     # a country no table knows stays declined, inside the optional object as at the top
     unknown = {**sent, "address": {**sent["address"], "country": "Atlantis"}}
     assert not ParamRepairer(CUSTOMER).repair(unknown).ok
+
+
+# -- durations, units, times and days written another way --------------------------------------
+
+SLOTS = ToolSpec.from_schema(
+    "find_slots",
+    {
+        "type": "object",
+        "properties": {
+            "duration_minutes": {"type": "integer", "minimum": 15, "maximum": 240},
+            "length": {"type": "integer"},
+            "temperature": {
+                "type": "number",
+                "description": "Target temperature in degrees Celsius",
+            },
+            "time": {"type": "string", "format": "time"},
+            "day": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+            "notify": {"type": "boolean", "default": True},
+        },
+        "required": [],
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("sent", "want"),
+    [
+        ({"duration_minutes": "1h30"}, {"duration_minutes": 90}),
+        ({"duration_minutes": "2 hours 15 minutes"}, {"duration_minutes": 135}),
+        ({"temperature": "21.5°C"}, {"temperature": 21.5}),
+    ],
+)
+def test_a_duration_or_a_reading_in_the_fields_unit_is_its_number(
+    sent: dict[str, Any], want: dict[str, Any]
+) -> None:
+    result = ParamRepairer(SLOTS).repair(sent)
+    assert result.ok and result.args == want, result.reason
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"length": "1h30"},  # the field states no unit: minutes or hours is not ours to say
+        {"temperature": "70°F"},  # another scale: converting changes what the user gave
+    ],
+)
+def test_a_duration_or_reading_without_the_fields_unit_is_declined(sent: dict[str, Any]) -> None:
+    assert not ParamRepairer(SLOTS).repair(sent).ok
+
+
+def test_a_time_in_the_h_notation_is_read_on_the_24_hour_clock() -> None:
+    from pytest_agentchaos.repair.dates import read_time
+
+    assert read_time("14h30").isoformat() == "14:30:00"
+    assert read_time("9h").isoformat() == "09:00:00"
+    with pytest.raises(ValueError):
+        read_time("25h10")
+
+
+def test_a_cjk_month_and_day_is_its_next_occurrence() -> None:
+    import datetime as dt
+
+    now = dt.datetime(2026, 3, 10, 9, 0, tzinfo=dt.timezone.utc)
+    result = ParamRepairer(SLOTS).repair({"day": "3月15日"}, now=now)
+    assert result.ok and result.args == {"day": "2026-03-15"}
+    # a day far behind the clock: the last one or the next, which is open
+    assert not ParamRepairer(SLOTS).repair({"day": "9月15日"}, now=now).ok
+
+
+@pytest.mark.parametrize(
+    ("task", "ok"),
+    [
+        ("Book it, don't send any notifications.", True),
+        ("Book it, no projector needed; let everyone know.", False),  # no said to another thing
+        (None, False),  # "none" alone: no value, or no
+    ],
+)
+def test_none_for_a_yes_no_is_no_only_where_the_task_says_no_to_it(
+    task: str | None, ok: bool
+) -> None:
+    result = ParamRepairer(SLOTS).repair({"notify": "none"}, task=task)
+    assert result.ok is ok and (not ok or result.args == {"notify": False})

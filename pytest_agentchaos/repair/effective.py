@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .spec import Problem, checker_for, nullable_branch
-from .units import unit_name
+from .units import unit_name, unit_of
 from .words import name_tokens
 
 __all__ = ["Rules", "effective_problems", "rules_for"]
@@ -82,7 +82,7 @@ _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
-_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b", re.IGNORECASE)
+_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
 #: Words that end a listed value's run and are no value.
 _OPEN = re.compile(r"\betc\b|\.\.\.|\band (?:so on|more)\b|\be\.g\.|\bsuch as\b", re.IGNORECASE)
 
@@ -181,6 +181,8 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     if unit is None:
         for match in _UNIT_IN.finditer(description):
             word = match["u"]
+            if len(word) > 2 and unit_name(word) is None and unit_of(word) and match["v"]:
+                word = match["v"].lower()  # "in degrees Celsius": a measure word, its scale
             if len(word) > 2 and unit_name(word) is not None:
                 unit = unit_name(word)
                 provenance["unit"] = match.group(0)
