@@ -564,3 +564,57 @@ def test_none_for_a_yes_no_is_no_only_where_the_task_says_no_to_it(
 ) -> None:
     result = ParamRepairer(SLOTS).repair({"notify": "none"}, task=task)
     assert result.ok is ok and (not ok or result.args == {"notify": False})
+
+
+# -- what descriptions state, and what a loose schema would silently drop ----------------------
+
+LOOSE = ToolSpec.from_schema(
+    "git_and_slack",
+    {
+        "type": "object",
+        "properties": {
+            "origin": {"type": "string"},
+            "branch_type": {
+                "type": "string",
+                "description": "Whether to list local branches ('local'), remote branches "
+                "('remote') or all branches ('all').",
+            },
+            "thread_ts": {
+                "type": "string",
+                "description": "The timestamp of the parent message in the format "
+                "'1234567890.123456'.",
+            },
+        },
+        "required": [],
+    },  # extra keys pass, as on most MCP servers
+)
+
+
+def test_values_quoted_in_parentheses_after_their_gloss_are_the_allowed_ones() -> None:
+    fixed = ParamRepairer(LOOSE).repair({"branch_type": "locally"})
+    assert fixed.ok and fixed.args == {"branch_type": "local"}
+    assert not ParamRepairer(LOOSE).repair({"branch_type": "tags"}).ok
+
+
+@pytest.mark.parametrize(
+    ("sent", "want"),
+    [("1729587600123456", "1729587600.123456"), ("1729587600.123456", "1729587600.123456"),
+     ("172958760.12", "172958760.12")],  # another length, the same format: valid as it is
+)  # fmt: skip
+def test_a_value_takes_the_marks_of_the_format_its_description_gives(sent: str, want: str) -> None:
+    result = ParamRepairer(LOOSE).repair({"thread_ts": sent})
+    assert result.ok and result.args == {"thread_ts": want}
+
+
+@pytest.mark.parametrize("sent", ["17295876001234", "C024BE91L", "1729587600-123456"])
+def test_a_value_that_the_format_cannot_take_by_its_marks_alone_is_declined(sent: str) -> None:
+    assert not ParamRepairer(LOOSE).repair({"thread_ts": sent}).ok
+
+
+def test_a_key_the_tool_would_ignore_is_declined_where_the_task_states_its_value() -> None:
+    sent = {"origin": "Paris", "waypoints": ["Lyon"]}
+    declined = ParamRepairer(LOOSE).repair(sent, task="Route from Paris via Lyon.")
+    assert not declined.ok and "waypoints" in declined.reason
+    # a key whose value the task does not state is the tool's to ignore
+    kept = ParamRepairer(LOOSE).repair({"origin": "Paris", "trace_id": "x-91"}, task="From Paris")
+    assert kept.ok and kept.args == {"origin": "Paris", "trace_id": "x-91"}
