@@ -618,3 +618,62 @@ def test_a_key_the_tool_would_ignore_is_declined_where_the_task_states_its_value
     # a key whose value the task does not state is the tool's to ignore
     kept = ParamRepairer(LOOSE).repair({"origin": "Paris", "trace_id": "x-91"}, task="From Paris")
     assert kept.ok and kept.args == {"origin": "Paris", "trace_id": "x-91"}
+
+
+# -- an enum value the task names for a phrase the model copied from it ------------------------
+
+
+def _enum_spec(values: list[str]) -> ToolSpec:
+    return ToolSpec.from_schema(
+        "pick",
+        {"type": "object", "properties": {"v": {"type": "string", "enum": values}}, "required": []},
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "sent", "task", "want"),
+    [
+        (["comments", "reactions", "created"], "most commented", "the most commented bugs",
+         "comments"),
+        (["completed", "not_planned", "reopened"], "wontfix", "close it as won't fix / not planned",
+         "not_planned"),
+    ],
+)  # fmt: skip
+def test_the_allowed_value_the_task_names_in_or_beside_its_own_phrase_is_taken(
+    values: list[str], sent: str, task: str, want: str
+) -> None:
+    result = ParamRepairer(_enum_spec(values)).repair({"v": sent}, task=task)
+    assert result.ok and result.args == {"v": want}, result.reason
+
+
+@pytest.mark.parametrize(
+    ("values", "sent", "task"),
+    [
+        (["merge", "squash", "rebase"], "fast-forward", "Merge PR 42 as a fast-forward"),  # verb
+        (["zip", "tar", "gztar"], "7z", "Zip up build as a 7z archive"),  # another thing
+        (["completed", "not_planned"], "wontfix", "wontfix, not completed"),  # negated
+        (["comments", "created"], "most discussed", "the most commented bugs"),  # not copied
+        (["comments", "commits"], "most commented", "most commented, or commits / comments"),
+    ],
+)
+def test_an_allowed_value_the_task_names_elsewhere_or_negates_is_declined(
+    values: list[str], sent: str, task: str
+) -> None:
+    result = ParamRepairer(_enum_spec(values)).repair({"v": sent}, task=task)
+    assert not result.ok, result.args
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    verb=st.sampled_from(["Merge", "Squash", "Rebase"]),
+    other=st.sampled_from(["fast-forward", "octopus", "ours", "subtree"]),
+    filler=st.sampled_from(["PR 42", "the branch", "it now"]),
+)
+def test_a_task_verb_never_becomes_the_value_of_another_thing_it_asks_for(
+    verb: str, other: str, filler: str
+) -> None:
+    task = f"{verb} {filler} as a {other}"
+    result = ParamRepairer(_enum_spec(["merge", "squash", "rebase"])).repair(
+        {"v": other}, task=task
+    )
+    assert not result.ok, result.args
