@@ -677,3 +677,39 @@ def test_a_task_verb_never_becomes_the_value_of_another_thing_it_asks_for(
         {"v": other}, task=task
     )
     assert not result.ok, result.args
+
+
+def _refund(required: list[str]) -> ToolSpec:
+    return ToolSpec.from_schema(
+        "refund",
+        {
+            "type": "object",
+            "properties": {
+                "payment": {"type": "string"},
+                "amount": {
+                    "anyOf": [{"type": "integer", "exclusiveMinimum": 0}, {"type": "null"}],
+                    "default": None,
+                    "description": "Amount in cents. Omit to refund the full amount.",
+                },
+            },
+            "required": required,
+        },
+    )
+
+
+def test_a_word_the_description_says_leaving_the_field_out_gives_drops_the_field() -> None:
+    result = ParamRepairer(_refund(["payment"])).repair(
+        {"payment": "pi_1", "amount": "full"}, task="Refund pi_1 in full."
+    )
+    assert result.ok and result.args == {"payment": "pi_1"}
+
+
+@pytest.mark.parametrize(
+    ("required", "amount"),
+    [(["payment", "amount"], "full"), (["payment"], "half"), (["payment"], "most")],
+)
+def test_a_word_omitting_does_not_give_or_a_required_field_is_declined(
+    required: list[str], amount: str
+) -> None:
+    result = ParamRepairer(_refund(required)).repair({"payment": "pi_1", "amount": amount})
+    assert not result.ok, result.args

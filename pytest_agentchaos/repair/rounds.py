@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -115,6 +116,14 @@ class StrategyRounds(MissingValues):
         ):
             why = "null in an optional field: left out, so the tool's own default applies"
             return Fix("drop_unknown_key", DROP, 0.9, why)
+        if (
+            kind in ("type", "union", "enum", "pattern", "rejected")
+            and problem.path
+            and not required(self.spec, problem.path)
+            and _omitting_gives(value, self.spec.schema_at(problem.path))
+        ):
+            why = f"{shown(value)} is what leaving the field out gives, its description says"
+            return Fix("default_value_assignment", DROP, 0.9, why)  # the tool's own default
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
         glossed = gloss(value, rules_for(self.spec.schema_at(problem.path), name))
         if glossed is not None and kind in ("type", "enum", "union", "rejected"):
@@ -197,3 +206,27 @@ class StrategyRounds(MissingValues):
             and fix.confidence >= self.policy.threshold
             and self.policy.allows(fix.strategy)
         )
+
+
+#: A description's clause on what leaving the field out does ("Omit to refund the full
+#: amount", "If not set, all fields are returned").
+_OMIT_CLAUSE = re.compile(
+    r"\b(?:omit(?:ted)?|leave (?:it )?(?:out|empty|blank|unset)|if (?:not (?:set|given|"
+    r"provided|specified)|omitted|unset|empty)|when (?:omitted|not set|unset))\b(?P<c>[^.;]{0,80})",
+    re.IGNORECASE,
+)
+
+
+def _omitting_gives(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``value`` (a word or two) is what the description says leaving the field out
+    gives: the value written, as whole words, in the clause about omitting it."""
+    if not isinstance(value, str) or not 2 <= len(value.strip()) <= 30:
+        return False
+    description = str(schema.get("description", ""))[:2000]
+    wanted = value.strip().casefold()
+    if not re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)?", wanted):
+        return False
+    return any(
+        re.search(rf"\b{re.escape(wanted)}\b", match["c"].casefold())
+        for match in _OMIT_CLAUSE.finditer(description)
+    )
