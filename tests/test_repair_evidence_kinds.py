@@ -713,3 +713,43 @@ def test_a_word_omitting_does_not_give_or_a_required_field_is_declined(
 ) -> None:
     result = ParamRepairer(_refund(required)).repair({"payment": "pi_1", "amount": amount})
     assert not result.ok, result.args
+
+
+def test_items_an_error_quotes_are_no_problem_once_their_list_is_joined_as_asked() -> None:
+    spec = ToolSpec.from_schema(
+        "list_issues",
+        {
+            "type": "object",
+            "properties": {
+                "labels": {
+                    "type": "string",
+                    "description": "A list of comma separated label names.",
+                }
+            },
+            "required": [],
+            "additionalProperties": False,
+        },
+    )
+    error = "For 'properties/labels', ['bug', 'needs-triage'] is not of type 'string'."
+    result = ParamRepairer(spec).repair({"labels": ["bug", "needs-triage"]}, error)
+    assert result.ok and result.args == {"labels": "bug,needs-triage"}, result.reason
+
+
+@pytest.mark.parametrize("place", ["India", "Germany", "Chad", "Georgia"])
+def test_a_place_the_tool_does_not_have_is_not_recoded_when_the_task_writes_it_as_sent(
+    place: str,
+) -> None:
+    spec = ToolSpec.from_schema(
+        "weather",
+        {
+            "type": "object",
+            "properties": {
+                "q": {"type": "string", "description": "City name, state code and country code"}
+            },
+            "required": ["q"],
+        },
+    )
+    result = ParamRepairer(spec).repair(
+        {"q": place}, "city not found", task=f"What's the weather in {place}?"
+    )
+    assert not result.ok, result.args

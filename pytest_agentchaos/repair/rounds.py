@@ -66,10 +66,9 @@ class StrategyRounds(MissingValues):
             if problem.path in done or problem.kind == "missing":
                 continue
             done.add(problem.path)
-            if (
-                problem.path in at_start
-                and has(current, problem.path)
-                and get(current, problem.path) != at_start[problem.path]
+            if problem.path in at_start and (
+                not has(current, problem.path)  # its value went with its parent's fix
+                or get(current, problem.path) != at_start[problem.path]
                 and satisfied(problem, current)
             ):
                 continue  # an earlier fix of this round solved it (a union's branch repaired)
