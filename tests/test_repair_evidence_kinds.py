@@ -753,3 +753,29 @@ def test_a_place_the_tool_does_not_have_is_not_recoded_when_the_task_writes_it_a
         {"q": place}, "city not found", task=f"What's the weather in {place}?"
     )
     assert not result.ok, result.args
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [
+        ("Charges since March 1st.", "2026-03-01"),  # past, though the next is nearer in days
+        ("Charges since March 10.", "2026-03-10"),  # today
+        ("Charges since Dec 1.", "2025-12-01"),  # the last Dec 1, the nearer one
+        ("Charges since March 12.", "2025-03-12"),  # the next is 2 days ahead: since is past
+    ],
+)
+def test_a_day_without_its_year_after_since_is_the_last_such_day(task: str, want: str) -> None:
+    import datetime as dt
+
+    now = dt.datetime(2026, 3, 10, 9, 0, tzinfo=dt.timezone.utc)
+    sent = task.removeprefix("Charges since ").rstrip(".")
+    result = ParamRepairer(SLOTS).repair({"day": sent}, task=task, now=now)
+    assert result.ok and result.args == {"day": want}, result.reason
+
+
+def test_a_day_without_its_year_nearer_behind_than_ahead_is_declined_without_since() -> None:
+    import datetime as dt
+
+    now = dt.datetime(2026, 3, 10, 9, 0, tzinfo=dt.timezone.utc)
+    result = ParamRepairer(SLOTS).repair({"day": "March 1st"}, task="Charges on March 1st", now=now)
+    assert not result.ok, result.args

@@ -409,9 +409,20 @@ def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None
     if upcoming is None:
         return None
     last, following = upcoming
+    if _since(value, ctx.task):  # "since March 1st": a point already past (or today)
+        day = following if following == today else last
+        return day, moment, f"no year given: the task says since it, the last such day ({today})"
     if (following - today) > (today - last):
         return None  # the last such day is nearer: which one is meant is open
     return following, moment, f"no year given: the next such day on the run's clock ({today})"
+
+
+def _since(value: str, task: str | None) -> bool:
+    """Whether the task writes ``value`` right after "since" (a point in the past)."""
+    if not task:
+        return False
+    written = r"\s+".join(re.escape(w) for w in value.split())
+    return bool(re.search(rf"\bsince\s+(?:the\s+)?{written}\b", task[:4000], re.IGNORECASE))
 
 
 def _occurrences(today: _dt.date, month: int | None, mday: int) -> tuple[_dt.date, _dt.date] | None:
