@@ -24,6 +24,7 @@ from .codes import entity_of
 from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
+from .negation import NONE_WORDS, negated_in_task
 from .units import unit_name
 
 __all__ = ["convert", "parse_number"]
@@ -31,9 +32,6 @@ __all__ = ["convert", "parse_number"]
 _TRUE = frozenset({"true", "yes", "y", "on", "1", "enabled", "enable", "t"})
 _FALSE = frozenset({"false", "no", "n", "off", "0", "disabled", "disable", "f"})
 _NULL = frozenset({"null", "none", "nil", ""})
-#: Negative quantifiers: "no" for a yes/no only where the task itself says no.
-_NONE_WORDS = frozenset({"none", "never", "nothing", "nobody"})
-_NEGATION = re.compile(r"\b(?:no|not|never|none|without)\b|n['’]t\b", re.IGNORECASE)
 #: The longest text read as a number (a longer one is some other text, not a number).
 _NUMBER_LIMIT = 100
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,200 and 1,200.50
@@ -289,23 +287,6 @@ def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline
     return _fix(stamp, 0.95, f"{value!r} as a Unix timestamp")
 
 
-def _negated_in_task(name: str, task: str | None) -> bool:
-    """Whether the task negates the field's own word: a word sharing its first four letters
-    with a word of the field's name stands within six words after a negation ("don't send
-    any notifications" for ``notify``)."""
-    from .words import name_tokens
-
-    stems = {w[:4] for w in name_tokens(name or "") if len(w) >= 4}
-    if not task or not stems:
-        return False
-    head = task[:4000]
-    for match in _NEGATION.finditer(head):
-        after = re.findall(r"[^\W\d_]+", head[match.end() :])[:6]
-        if any(w.lower()[:4] in stems for w in after if len(w) >= 4):
-            return True
-    return False
-
-
 def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     if isinstance(value, str):
         word = value.strip().lower()
@@ -313,7 +294,7 @@ def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
             return _fix(True, 0.95, f"{value!r} means true")
         if word in _FALSE:
             return _fix(False, 0.95, f"{value!r} means false")
-        if word in _NONE_WORDS and _negated_in_task(ctx.name, ctx.task):
+        if word in NONE_WORDS and negated_in_task(ctx.name, ctx.task):
             # "none" may be "no value" as much as "no"; the task saying no to it settles it
             return _fix(False, 0.9, f"{value!r}, and the task says no to {ctx.name}")
         return _no(f"{value!r} is neither yes nor no")

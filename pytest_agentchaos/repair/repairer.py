@@ -381,4 +381,3 @@ def _ignored_but_stated(
                 f"states its value {safe_str(value, 60)}: what was asked cannot be sent"
             )
     return None
-
