@@ -179,6 +179,24 @@ def test_an_extra_key_is_renamed_by_elimination_only_to_a_parameter_that_tells_v
     assert not any(s.strategy == "rename_key" for s in wide.steps)
 
 
+def test_an_extra_key_the_task_names_beside_its_value_is_not_renamed_by_elimination() -> None:
+    search = ToolSpec.from_schema(
+        "search",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+        },
+    )
+    # "page 2": the user asked for a page the tool does not have, not for 2 results
+    result = ParamRepairer(search).repair(
+        {"query": "bugs", "page": 2}, task="Search bugs and show page 2."
+    )
+    assert not result.ok or "limit" not in result.args, result.args
+    renamed = ParamRepairer(search).repair({"query": "bugs", "count": 5}, task="5 bugs please")
+    assert renamed.ok and renamed.args == {"query": "bugs", "limit": 5}
+
+
 ROUTE = ToolSpec.from_schema(
     "route",
     {

@@ -158,6 +158,8 @@ def _by_elimination(
         # no required parameter lacking: an optional one only where its schema tells values
         # apart and it is the one the value fits
         fitting = [p for p in free if p not in taken and _fits(value, props[p])]
+        if _named_beside(left[0], value, task):
+            return []  # "page 2": the task names the key's own thing, which the tool lacks
         if len(fitting) == 1 and _telling(props[fitting[0]]):
             return [(left[0], fitting[0], 0.85, "by elimination (the one parameter the call "
                      "lacks that the value fits, and what it takes is stated)")]  # fmt: skip
@@ -174,6 +176,24 @@ def _by_elimination(
         return []
     how = "by elimination (as many required parameters missing, in the order both are written)"
     return [(k, p, 0.85, how) for k, p in zip(left, wanted, strict=True)]
+
+
+def _named_beside(key: str, value: Any, task: str | None) -> bool:
+    """Whether the task writes a word of ``key`` within three words of ``value`` ("page 2"
+    for ``page``): the key then means what it says, not a parameter it might stand for."""
+    if not task or isinstance(value, (dict, list)) or value is None:
+        return False
+    mine = {_singular(w) for w in words(key) if len(w) >= 3}
+    spoken = [_singular(w) for w in words(task[:4000])]
+    written = [_singular(w) for w in words(str(value)[:100])]
+    if not mine or not written:
+        return False
+    for i in range(len(spoken) - len(written) + 1):
+        if spoken[i : i + len(written)] == written:
+            near = spoken[max(0, i - 3) : i] + spoken[i + len(written) : i + len(written) + 3]
+            if mine & set(near):
+                return True
+    return False
 
 
 def _task_order(values: list[Any], task: str | None) -> bool:
