@@ -510,7 +510,7 @@ LOOSE = ToolSpec.from_schema(
         ({"path": "/r", "exclude_patterns": ["dist"]}, {"path": "/r", "excludePatterns": ["dist"]},
          "in another case or style"),
         ({"file_path": "/r"}, {"path": "/r"}, "sharing a word with it"),
-        ({"path": "/r", "q": "todo"}, {"path": "/r", "query": "todo"}, "a common name for it"),
+        ({"path": "/r", "q": "todo"}, {"path": "/r", "query": "todo"}, "an abbreviation of it"),
     ],
 )  # fmt: skip
 def test_misnamed_keys_are_renamed_even_where_the_schema_lets_them_pass(

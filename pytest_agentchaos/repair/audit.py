@@ -89,7 +89,7 @@ def audit(
                 continue
             if path in after and _same(after[path], value):
                 continue
-            if any(_same(v, value) or _holds(v, value) for v in after_values):
+            if _survives(value, path, before, after_values, text):
                 continue  # moved (renamed, regrouped) or normalised into a list
             step = _step_at(used, path)
             new = after.get(path)
@@ -139,6 +139,30 @@ def _spoken(value: Any) -> str | None:
     from .reconcile import spoken_email
 
     return spoken_email(value) if isinstance(value, str) else None
+
+
+def _survives(
+    value: Any,
+    path: tuple[str | int, ...],
+    before: Mapping[tuple[str | int, ...], Any],
+    after_values: list[Any],
+    text: str,
+) -> bool:
+    """Whether a value the task states is still in the repaired call: as many copies as the
+    call held, or, where the call held it twice and the task writes it once, one copy (one
+    task token fills one field). Another field's value equal only up to case is another
+    value (``id`` kept is not ``Id`` kept)."""
+    kept = sum(_same(v, value) or _holds(v, value) for v in after_values)
+    others = [v for p, v in before.items() if p != path and (_same(v, value) or _holds(v, value))]
+    if kept > len(others):
+        return True
+    if not kept or not others or any(not (type(v) is type(value) and v == value) for v in others):
+        return False
+    written = str(value).strip()
+    mentions, at = 0, find_word(text, written)
+    while at >= 0 and mentions <= len(others):
+        mentions, at = mentions + 1, find_word(text, written, at + 1)
+    return mentions <= len(others)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -12,8 +12,9 @@ from ..saferepr import safe_str
 from .codes import recode
 from .coerce import convert
 from .date_layouts import fix_date
+from .effective import relayout
 from .enums import match_enum, normal
-from .fixes import DROP, Context, Decline, Fix, schema_types
+from .fixes import DROP, Context, Decline, Fix, schema_types, shown
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .paths import get, has
 from .reconcile import reconcile
@@ -39,7 +40,12 @@ def for_value(
             spelt = reconcile(value, schema, ctx)  # 77 where the task writes ENG-77
             if isinstance(spelt, Fix):
                 return spelt
-        return convert(value, schema, ctx)
+        converted = convert(value, schema, ctx)
+        if isinstance(converted, Decline) and isinstance(value, str):
+            spelt = reconcile(value, schema, ctx)  # "v2.1" where the task writes "3 (v2.1)"
+            if isinstance(spelt, Fix):
+                return spelt
+        return converted
     if kind == "enum":
         if _everything(value, schema):
             why = f"{value!r} is what leaving the field out gives, its description says"
@@ -66,6 +72,12 @@ def for_value(
         if dated is not None:
             return dated
         mechanical = fix_pattern(value, str(pattern), ctx)
+        example = schema.get("x-layout-example")
+        if isinstance(mechanical, Decline) and isinstance(value, str) and example:
+            laid = relayout(value, str(example))  # the marks of the description's example
+            if laid is not None:
+                why = f"{shown(value)} with the marks of the described format {example!r}"
+                return Fix("pattern_correction", laid, 0.9, why)
         if isinstance(mechanical, Decline):
             coded = recode(value, schema, ctx)  # "Germany" for "DE", "euros" for "EUR"
             if isinstance(coded, Fix):

@@ -24,6 +24,7 @@ from .codes import entity_of
 from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
+from .negation import NONE_WORDS, negated_in_task
 from .units import unit_name
 
 __all__ = ["convert", "parse_number"]
@@ -293,6 +294,9 @@ def _to_boolean(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
             return _fix(True, 0.95, f"{value!r} means true")
         if word in _FALSE:
             return _fix(False, 0.95, f"{value!r} means false")
+        if word in NONE_WORDS and negated_in_task(ctx.name, ctx.task):
+            # "none" may be "no value" as much as "no"; the task saying no to it settles it
+            return _fix(False, 0.9, f"{value!r}, and the task says no to {ctx.name}")
         return _no(f"{value!r} is neither yes nor no")
     if isinstance(value, (int, float)) and value in (0, 1):
         return _fix(bool(value), 0.9, f"{value!r} as a yes/no")
@@ -483,12 +487,20 @@ def _coordinates(value: Any, schema: Mapping[str, Any]) -> Fix | None:
 
 def _holder(value: Any, schema: Mapping[str, Any]) -> str | None:
     """The one field of an object schema a lone value can only be (``"a@b.c"`` for
-    ``{"email": ...}``): the one required field, or the one field, whose type takes it."""
+    ``{"email": ...}``): the one required field, or the one field, whose type takes it; where
+    none is required, the one field whose schema takes the value."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return None
     required = [k for k in schema.get("required", []) if k in props]
     names = required if required else list(props)
+    if len(names) > 1 and not required and len(names) <= 20:
+        # no field required: the one field that takes the value ("cats" for a category's
+        # name beside its integer id), where exactly one does
+        from .spec import checker_for
+
+        names = [n for n in names if isinstance(props[n], Mapping) and props[n]
+                 and checker_for(props[n]).is_valid(value)]  # fmt: skip
     if len(names) != 1:
         return None
     field = props[names[0]]

@@ -23,6 +23,7 @@ from typing import Any
 from .fixes import Decline, Fix, shown
 from .policy import RepairPolicy
 from .results import RepairStep
+from .spec import nullable_branch
 
 __all__ = ["flatten_wrapper", "name_in_task", "regroup", "reshape", "split_compound"]
 
@@ -96,29 +97,42 @@ def name_in_task(
 
 
 def regroup(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Fix]:
-    """``{key: Fix}`` for each required object (or list of objects) the call lacks whose
-    fields the call sends at the top instead, all its required ones among them; the fields
-    moved are dropped from the top by the caller (the fix's value holds them)."""
+    """``{key: Fix}`` for each object (or list of objects) the call lacks whose fields the
+    call sends beside it instead, all its required ones among them: a required one, or an
+    optional one that every such stray field belongs to (no other object takes any of them,
+    two fields at least). The fields moved are dropped by the caller (the fix's value holds
+    them)."""
     props = schema.get("properties")
     required = schema.get("required")
-    if not isinstance(props, Mapping) or not isinstance(required, list):
+    if not isinstance(props, Mapping):
         return {}
+    required = required if isinstance(required, list) else []
     stray = [k for k in args if k not in props]
+    if not stray:
+        return {}
     found: dict[str, Fix] = {}
-    for key in required:
-        inner = props.get(key)
+    shapes: dict[str, tuple[bool, Mapping[str, Any]]] = {}
+    for key, inner in props.items():
         if key in args or not isinstance(inner, Mapping):
             continue
+        inner = nullable_branch(inner) or inner
         many = inner.get("type") == "array"
         shape = inner.get("items") if many else inner
-        if not isinstance(shape, Mapping) or not isinstance(shape.get("properties"), Mapping):
-            continue
+        if isinstance(shape, Mapping) and isinstance(shape.get("properties"), Mapping):
+            shapes[str(key)] = (many, shape)
+    for key, (many, shape) in shapes.items():
         fields = [k for k in stray if k in shape["properties"]]
         needed = [k for k in shape.get("required", []) if isinstance(k, str)]
-        if fields and all(k in fields for k in needed):
-            held = {k: args[k] for k in fields}
-            why = f"{', '.join(map(repr, fields))} belong in {key!r}"
-            found[key] = Fix("wrap_in_object", [held] if many else held, 0.9, why)
+        if not fields or not all(k in fields for k in needed):
+            continue
+        if key not in required:
+            others = [o for o, (_m, s) in shapes.items() if o != key and any(
+                k in s["properties"] for k in stray)]  # fmt: skip
+            if len(fields) < 2 or len(fields) != len(stray) or others:
+                continue
+        held = {k: args[k] for k in fields}
+        why = f"{', '.join(map(repr, fields))} belong in {key!r}"
+        found[key] = Fix("wrap_in_object", [held] if many else held, 0.9, why)
     return found
 
 
@@ -138,14 +152,30 @@ def reshape(
                 steps.append(RepairStep(key, "pattern", fix.strategy, args.get(key), *step))
                 args[key] = fix.value
     if sure and policy.allows("wrap_in_object"):
-        for key, fix in regroup(args, schema).items():
-            moved = fix.value[0] if isinstance(fix.value, list) else fix.value
-            for name in moved:
-                args.pop(name, None)
-            args[key] = fix.value
-            step = (fix.value, fix.confidence, fix.reason, True)
-            steps.append(RepairStep(key, "missing", fix.strategy, dict(moved), *step))
+        _regroup_all(args, schema, (), steps)
     return None
+
+
+def _regroup_all(
+    value: Any, schema: Mapping[str, Any], path: tuple[str, ...], steps: list[RepairStep]
+) -> None:
+    """:func:`regroup` at every depth of objects the schema describes, in place."""
+    if not isinstance(value, dict) or not isinstance(schema, Mapping):
+        return
+    for key, fix in regroup(value, schema).items():
+        moved = fix.value[0] if isinstance(fix.value, list) else fix.value
+        for name in moved:
+            value.pop(name, None)
+        value[key] = fix.value
+        step = (fix.value, fix.confidence, fix.reason, True)
+        where = ".".join((*path, key))
+        steps.append(RepairStep(where, "missing", fix.strategy, dict(moved), *step))
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or len(path) >= 8:
+        return
+    for key, inner in props.items():
+        if isinstance(value.get(key), dict) and isinstance(inner, Mapping):
+            _regroup_all(value[key], nullable_branch(inner) or inner, (*path, str(key)), steps)
 
 
 def flatten_wrapper(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -180,6 +181,7 @@ _TIME = re.compile(
     r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2})(?:[.,]\d+)?)?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?"
     r"\s*(?P<zone>z|utc|gmt|[+-]\d{2}:?\d{2})?$"
 )
+_H_TIME = re.compile(r"(?P<h>\d{1,2})\s?h\s?(?P<m>[0-5]\d)?")
 _TIME_SUFFIX = re.compile(
     r"^(?P<day>.*?)(?:,?\s+(?:at\s+)?)(?P<time>\d{1,2}(?::\d{2}){0,2}(?:[.,]\d+)?\s*"
     r"(?:a\.?m\.?|p\.?m\.?)?\s*(?:z|utc|gmt|[+-]\d{2}:?\d{2})?)$"
@@ -195,7 +197,7 @@ def _split_time(low: str) -> tuple[str, str | None]:
 
 
 def read_time(text: str) -> _dt.time:
-    """A time of day: ``15:00``, ``07:30``, ``7pm``, ``9:30 am``, ``14:05:09Z``,
+    """A time of day: ``15:00``, ``07:30``, ``7pm``, ``9:30 am``, ``14:05:09Z``, ``14h30``,
     ``10:00 -04:00``; raises ``ValueError`` for anything else: ``7 o'clock`` and ``7:00``
     (morning or evening?), ``25:00``."""
     low = " ".join(text.strip().lower().split())
@@ -203,6 +205,9 @@ def read_time(text: str) -> _dt.time:
         return _dt.time(12, 0)
     if low == "midnight":
         return _dt.time(0, 0)
+    french = _H_TIME.fullmatch(low)  # "14h30", "9h": the h notation is a 24-hour clock
+    if french is not None and int(french["h"]) <= 23:
+        return _dt.time(int(french["h"]), int(french["m"] or 0))
     match = _TIME.match(low)
     if match is None or (match["m"] is None and match["ampm"] is None):
         raise _Unreadable(f"{shown(text)} is not a time of day")  # "7": which 7?
@@ -363,10 +368,12 @@ def order_told(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None, str
 
 
 _MONTH_DAY = re.compile(r"^(\d{1,2})[-/.](\d{1,2})$")
+#: A month and day in the CJK layout, no year ("3月15日", "3 月 15 号").
+_CJK_MONTH_DAY = re.compile(r"^(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]$")
 
 
 def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None, str] | None:
-    """A day the value gives without its year (``Dec 10``, ``12/24``) or month and year
+    """A day the value gives without its year (``Dec 10``, ``12/24``, ``3月15日``) or month and year
     (``the 5th``), as its next occurrence on the run's clock, when that is nearer than the
     last one (said on 27 November, ``Dec 10`` is 13 days ahead, not 352 days back); None
     when no clock is known, the day/month order is open, or the last occurrence is nearer."""
@@ -383,6 +390,8 @@ def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None
         if (first <= 12) == (second <= 12):
             return None  # 03/04: the order is open; 13/14: no month at all
         month, mday = (first, second) if first <= 12 else (second, first)
+    elif (cjk := _CJK_MONTH_DAY.match(unicodedata.normalize("NFKC", low))) is not None:
+        month, mday = int(cjk[1]), int(cjk[2])
     elif _HAS_MONTH_NAME.search(low):
         try:
             a = _parse(value.strip(), _dt.datetime(1904, 1, 1, 0, 0, 0))
@@ -400,9 +409,20 @@ def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None
     if upcoming is None:
         return None
     last, following = upcoming
+    if _since(value, ctx.task):  # "since March 1st": a point already past (or today)
+        day = following if following == today else last
+        return day, moment, f"no year given: the task says since it, the last such day ({today})"
     if (following - today) > (today - last):
         return None  # the last such day is nearer: which one is meant is open
     return following, moment, f"no year given: the next such day on the run's clock ({today})"
+
+
+def _since(value: str, task: str | None) -> bool:
+    """Whether the task writes ``value`` right after "since" (a point in the past)."""
+    if not task:
+        return False
+    written = r"\s+".join(re.escape(w) for w in value.split())
+    return bool(re.search(rf"\bsince\s+(?:the\s+)?{written}\b", task[:4000], re.IGNORECASE))
 
 
 def _occurrences(today: _dt.date, month: int | None, mday: int) -> tuple[_dt.date, _dt.date] | None:

@@ -1,14 +1,16 @@
 """The effective schema: what a field's description says beyond its JSON Schema.
 
 Tools often state constraints only in prose: allowed values ("Allowed: date, rating",
-"One of dall-e-2, dall-e-3", "Options include 'Value', 'Flexible'"), ranges ("between 1 and
-30", "from 1 (normal) to 4 (urgent)", "(1-20, default 10)", "max 50000"), the unit or
-currency ("in meters", "in euros", a name ending ``_minutes``), defaults phrased as facts or
-instructions ("Default: snippet,id", "defaults to 'units'", "use X if none is given") and
-glosses of values ("0 = No priority, 1 = Urgent", "standard (Kelvin), metric (Celsius)").
-Each is compiled once per sub-schema into :class:`Rules`, with the span of the description
-it came from (its provenance), and the repairer checks every round and the final call
-against them as against the schema itself. An open list ("etc.") constrains nothing.
+"One of dall-e-2, dall-e-3", "Options include 'Value', 'Flexible'", each quoted in
+parentheses after its gloss: "local branches ('local') or all branches ('all')"), ranges
+("between 1 and 30", "from 1 (normal) to 4 (urgent)", "(1-20, default 10)", "max 50000"),
+the unit or currency ("in meters", "in euros", "in degrees Celsius", a name ending
+``_minutes``), defaults phrased as facts or instructions ("Default: snippet,id", "defaults
+to 'units'", "use X if none is given") and glosses of values ("0 = No priority, 1 =
+Urgent", "standard (Kelvin), metric (Celsius)"). Each is compiled once per sub-schema into
+:class:`Rules`, with the span of the description it came from (its provenance), and the
+repairer checks every round and the final call against them as against the schema itself.
+An open list ("etc.") constrains nothing.
 """
 
 from __future__ import annotations
@@ -20,17 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .spec import Problem, checker_for, nullable_branch
-from .units import unit_name
+from .units import unit_name, unit_of
 from .words import name_tokens
 
-__all__ = ["Rules", "effective_problems", "rules_for"]
+__all__ = ["Rules", "effective_problems", "relayout", "rules_for", "shape_of"]
 
 
 @dataclass(frozen=True)
 class Rules:
     """What one field's description says: ``enum`` (allowed values), ``minimum`` and
-    ``maximum``, ``unit``, ``default`` (``has_default`` tells a default of None from none),
-    ``glosses`` (a word or phrase -> the value it glosses) and ``provenance`` (constraint ->
+    ``maximum``, ``unit``, ``default`` (``has_default`` tells a default of None from none;
+    ``default_if_unstated``: the description makes it an instruction for when the user states
+    no value, "use X if none is given", which only the task can show to hold),
+    ``layout`` (an example the description gives a value's format by, digits and marks
+    only: "in the format '1234567890.123456'"), ``glosses`` (a word or phrase -> the value
+    it glosses) and ``provenance`` (constraint ->
     the span of the description that states it)."""
 
     enum: tuple[Any, ...] = ()
@@ -39,13 +45,15 @@ class Rules:
     unit: str | None = None
     default: Any = None
     has_default: bool = False
+    default_if_unstated: bool = False
+    layout: str = ""
     glosses: Mapping[str, Any] = field(default_factory=dict)
     provenance: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         return not (self.enum or self.minimum is not None or self.maximum is not None
-                    or self.unit or self.has_default or self.glosses)  # fmt: skip
+                    or self.unit or self.has_default or self.glosses or self.layout)  # fmt: skip
 
 
 _EMPTY = Rules()
@@ -79,7 +87,17 @@ _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
-_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b", re.IGNORECASE)
+_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
+#: An example given as a value's format: digits and marks only (letters are a date's or a
+#: name's layout, read elsewhere), two runs of digits at least.
+_FORMAT_EXAMPLE = re.compile(
+    r"\b(?:in the format|formatted as|format(?: is)?:?)\s+"
+    r"['\"`](?P<x>\+?\d+(?:[.:/,_+-]\d+)+)['\"`]",
+    re.IGNORECASE,
+)
+_QUOTED_IN_PARENS = re.compile(
+    r"\(\s*(?:'([\w.:/+-]{1,40})'|\"([\w.:/+-]{1,40})\"|`([\w.:/+-]{1,40})`)\s*\)"
+)
 #: Words that end a listed value's run and are no value.
 _OPEN = re.compile(r"\betc\b|\.\.\.|\band (?:so on|more)\b|\be\.g\.|\bsuch as\b", re.IGNORECASE)
 
@@ -155,6 +173,14 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
             if 2 <= len(listed) <= 40 and all(re.fullmatch(r"[\w$.+:/-]{1,40}", v) for v in listed):
                 values["enum"] = tuple(listed)
                 provenance["enum"] = head.group(0)[:200]
+    if kind in ("string", None) and "enum" not in schema and "enum" not in values:
+        # "local branches ('local'), remote branches ('remote') or all branches ('all')":
+        # each value quoted in parentheses after the words that gloss it
+        quoted = _QUOTED_IN_PARENS.findall(description)
+        if 2 <= len(quoted) <= 40 and not _OPEN.search(description):
+            values["enum"] = tuple(dict.fromkeys(next(v for v in q if v) for q in quoted))
+            spans = [m.group(0) for m in _QUOTED_IN_PARENS.finditer(description)]
+            provenance["enum"] = "; ".join(spans)[:200]
     numeric = kind in ("integer", "number") or (
         kind == "string" and bool(re.search(r"\bhow many\b|\bnumber of\b", description, re.I))
     )
@@ -178,6 +204,8 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     if unit is None:
         for match in _UNIT_IN.finditer(description):
             word = match["u"]
+            if len(word) > 2 and unit_name(word) is None and unit_of(word) and match["v"]:
+                word = match["v"].lower()  # "in degrees Celsius": a measure word, its scale
             if len(word) > 2 and unit_name(word) is not None:
                 unit = unit_name(word)
                 provenance["unit"] = match.group(0)
@@ -191,8 +219,13 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         typed = _typed(said["v"], schema)
         if typed is not None and typed != "" and _fits(typed, schema, values.get("enum")):
             values["default"], values["has_default"] = typed, True
+            values["default_if_unstated"] = pattern is _USE_IF
             provenance["default"] = said.group(0)
             break
+    example = _FORMAT_EXAMPLE.search(description) if kind in ("string", None) else None
+    if example is not None and "pattern" not in schema and "format" not in schema:
+        values["layout"] = example["x"]
+        provenance["layout"] = example.group(0)
     glosses: dict[str, Any] = {}
     for match in _GLOSS_EQ.finditer(description):
         glosses[_plain(match["w"])] = _typed(match["v"], schema)
@@ -253,6 +286,18 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
                                  "description", list(rules.enum), value, merged,
                                  "description"))  # fmt: skip
             continue
+        if (
+            rules.layout
+            and isinstance(value, str)
+            and not re.fullmatch(shape_of(rules.layout), value)
+        ):
+            merged = {**schema, "pattern": f"^{shape_of(rules.layout)}$",
+                      "x-layout-example": rules.layout}  # fmt: skip
+            found.append(Problem("pattern", path, f"{value!r} is not in the format its "
+                                 f"description gives ({rules.provenance.get('layout', '')})",
+                                 "description", merged["pattern"], value, merged,
+                                 "description"))  # fmt: skip
+            continue
         number = _number(value)
         if number is None:
             continue
@@ -267,6 +312,32 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
                                  f"allows ({rules.provenance.get('range', '')})", "description",
                                  [low, high], value, merged, "description"))  # fmt: skip
     return found
+
+
+def shape_of(example: str) -> str:
+    """A regex of the values written like ``example``: each run of digits any run of digits,
+    each mark itself (``1234567890.123456`` -> ``\\d+\\.\\d+``)."""
+    return "".join(r"\d+" if part.isdigit() else re.escape(part)
+                   for part in re.findall(r"\d+|\D", example))  # fmt: skip
+
+
+def relayout(value: str, example: str) -> str | None:
+    """``value``'s digits with the marks ``example`` writes between its own, where the value
+    has exactly the example's digits and no marks of its own (``1729587600123456`` ->
+    ``1729587600.123456``); None otherwise."""
+    if not value.isdigit():
+        return None
+    runs = re.findall(r"\d+|\D", example)
+    if sum(len(r) for r in runs if r.isdigit()) != len(value):
+        return None
+    out, at = [], 0
+    for part in runs:
+        if part.isdigit():
+            out.append(value[at : at + len(part)])
+            at += len(part)
+        else:
+            out.append(part)
+    return "".join(out)
 
 
 def _number(value: Any) -> float | None:

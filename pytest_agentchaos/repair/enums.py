@@ -11,7 +11,9 @@ In order, each step taken only when exactly one value answers it:
    ``economy``);
 4. the value named as a whole phrase inside what was written (``"business class"``); a longer
    value that contains a shorter one wins (``"premium economy seat"``);
-5. a fuzzy match (rapidfuzz) at or above the policy's score, clear of the runner-up.
+5. a fuzzy match (rapidfuzz) at or above the policy's score, clear of the runner-up;
+6. the one allowed value the task names beside a value that is the task's own phrase
+   (:mod:`.task_enums`).
 Otherwise it declines, naming the candidates.
 """
 
@@ -119,7 +121,15 @@ def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Declin
     if short is not None:
         return _fix(short, 0.85, f"{shown(text)} and {short!r} are one word, one of them cut "
                     "short")  # fmt: skip
-    return _fuzzy(text, wanted, choices, ctx, allowed)
+    fuzzy = _fuzzy(text, wanted, choices, ctx, allowed)
+    if isinstance(fuzzy, Decline):
+        from .task_enums import named_by_task
+
+        told = named_by_task(text, choices, ctx.task)
+        if told is not None:
+            return _fix(told, 0.85, f"{shown(text)} is the task's own phrase, and the task "
+                        f"names {told!r} in it or beside it")  # fmt: skip
+    return fuzzy
 
 
 def _bare_polarity(wanted: str, choices: list[str]) -> str | None:

@@ -54,10 +54,12 @@ def rename_all(
     policy: RepairPolicy,
     path: tuple[str | int, ...],
     steps: list[RepairStep],
+    task: str | None = None,
 ) -> None:
-    """Misnamed keys renamed in place, at every depth the schema describes."""
+    """Misnamed keys renamed in place, at every depth the schema describes (``task``: the
+    order it writes values in, for keys paired with parameters by elimination)."""
     if isinstance(value, dict):
-        for key, target, confidence, how in rename_keys(value, schema):
+        for key, target, confidence, how in rename_keys(value, schema, task):
             if confidence < policy.threshold:
                 continue
             value[target] = value.pop(key)
@@ -67,7 +69,7 @@ def rename_all(
                 RepairStep(where, "unknown", "rename_key", key, target, confidence, reason, True)
             )
     for holder, key, child in _children(value, schema):
-        rename_all(holder[key], child, policy, (*path, key), steps)
+        rename_all(holder[key], child, policy, (*path, key), steps, task)
 
 
 def lint(

@@ -3,7 +3,10 @@ change makes the value valid without changing what it says; declines where it wo
 
 - ``pattern_correction``: the value with outer whitespace trimmed, in Unicode's compatibility
   form (full-width ``，`` and ``３`` as ``,`` and ``3``), in upper or lower case,
-  without inner spaces or separators; taken when exactly one of those matches the pattern.
+  without inner spaces or separators; taken when exactly one of those matches the pattern. A
+  number written with grouping or a decimal comma (``1.050,00``), or with fewer decimals than
+  the pattern asks (``250``), in the one plain layout the pattern takes (``1050.00``); marks
+  that could be read either way (``1.050``) are declined.
 - ``length_correction``: outer whitespace trimmed; truncating or padding is declined.
 - ``format_correction``: an email without ``mailto:`` or a display name, or spoken (``bob at
   example dot com``), a UUID without
@@ -86,10 +89,53 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
         return Fix(
             "pattern_correction", candidate, 0.9, f"{shown(value)} {how} matches {pattern!r}"
         )
+    decimal = _decimal_layout(value, compiled)
+    if decimal is not None:
+        why = f"{shown(value)} is the number {decimal}, written as {pattern!r} asks"
+        return Fix("pattern_correction", decimal, 0.9, why)
     return Decline(
         "pattern_correction",
         f"{shown(value)} does not match {pattern!r} and no mechanical change fits",
     )
+
+
+_GROUPED = re.compile(r"\d{1,3}(?:(?P<g>[.,\s\u00a0\u202f'])\d{3})*(?:(?P<d>[.,])\d+)?")
+
+
+def _number_of(text: str) -> str | None:
+    """The plain decimal (``1050.00``) a number written with grouping and a decimal mark
+    stands for (``1.050,00``, ``1,050.00``, ``1 050,5``, ``250``), or None where the marks do
+    not say which is which (``1.050``: a thousand and fifty, or one point oh five)."""
+    text = text.strip()
+    if re.fullmatch(r"\d{1,3}[.,]\d{3}", text):
+        return None  # one mark before three digits: grouping or a decimal mark, either
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return text
+    match = _GROUPED.fullmatch(text)
+    if match is None:
+        return None
+    group, mark = match["g"], match["d"]
+    if group is None and mark is not None:  # "12,5": a comma with no grouping is a decimal mark
+        return text.replace(",", ".") if mark == "," and not re.search(r",\d{3}$", text) else None
+    if group is None or group == mark:
+        return None
+    digits = text.replace(group, "")
+    return digits.replace(mark, ".") if mark else digits
+
+
+def _decimal_layout(value: str, compiled: re.Pattern[str]) -> str | None:
+    """The number ``value`` writes, in the one layout with 0 to 4 decimals that the pattern
+    takes (``250`` -> ``250.00`` for ``^[0-9]+\\.[0-9]{2}$``); never rounds a digit away."""
+    plain = _number_of(value)
+    if plain is None or compiled.search(value):
+        return None
+    whole, _, frac = plain.partition(".")
+    fits = []
+    for places in range(len(frac.rstrip("0")), 5):
+        candidate = whole + ("." + (frac + "0" * places)[:places] if places else "")
+        if compiled.search(candidate):
+            fits.append(candidate)
+    return fits[0] if len(fits) == 1 else None
 
 
 def fix_length(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:

@@ -75,7 +75,10 @@ class MissingValues(ToolCalls):
                 if declined is not None:
                     return declined
             else:
-                if described.has_default:  # used only where the task gives no value
+                # used only where the task gives no value; an instruction for when the user
+                # states none ("use X if no target zone is given") holds only where a task
+                # shows that: without one, the value may have been stated and lost on the way
+                if described.has_default and (task or not described.default_if_unstated):
                     said = described.provenance.get("default", "")
                     fallback[field_of(problem.path)] = Fix(
                         "default_value_assignment", copy.deepcopy(described.default), 0.9,

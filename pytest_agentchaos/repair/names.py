@@ -9,8 +9,20 @@ is not given already:
 - a name sharing a word with exactly one parameter the call lacks, when that parameter is
   required (``pr_number`` -> ``pull_number``, ``file_path`` -> ``path``, ``channel`` ->
   ``channel_id``);
-- a common alias of exactly one parameter the call lacks (``q`` -> ``query``, ``from`` ->
-  ``origin``, ``title`` -> ``summary``), from :data:`ALIASES`.
+- an abbreviation of exactly one parameter the call lacks: its initials (``ttl`` ->
+  ``time_to_live``) or its letters in order from its first (``q`` -> ``query``, ``lng`` ->
+  ``longitude``, ``tz`` -> ``timezone``), the value fitting the parameter;
+- the words of exactly one lacking parameter's own description (``num_results`` -> ``count``
+  described as "Number of results"), the value fitting the parameter;
+- by elimination: the one leftover key and the one parameter the call lacks that its value
+  fits, where that parameter is required or its schema says more than "some text"
+  (``party_size`` -> ``number_of_seats``, an integer from 1 to 6); several leftover keys and
+  as many required parameters lacking, each value fitting, paired in the order both are written
+  (``from``, ``to`` -> ``source_timezone``, ``target_timezone``), and in the order the task
+  writes the values where it writes them.
+
+There is no table of synonyms: what links a key to a parameter is the schema's own names and
+prose and the value's fit; where two parameters fit equally, the key is not renamed.
 
 This runs whether the schema forbids other keys or not: a tool that drops unknown keys
 silently loses what they said, so a misnamed key is a problem either way. A key that names no
@@ -19,60 +31,18 @@ parameter is left to the schema (dropped where it forbids unknown keys).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ALIASES", "rename_keys"]
+__all__ = ["rename_keys"]
 
-#: Names models use for a parameter, by the words a parameter's name is made of.
-ALIASES: dict[str, tuple[str, ...]] = {
-    "q": ("query", "search", "keyword", "keywords", "term"),
-    "query": ("q", "search", "keyword", "keywords", "term"),
-    "search": ("query", "q"),
-    "from": ("origin", "source", "start", "sender", "from_"),
-    "to": ("destination", "target", "end", "recipient", "to_"),
-    "origin": ("from", "source", "start"),
-    "destination": ("to", "target", "end"),
-    "start": ("origin", "from", "begin"),
-    "end": ("destination", "to", "finish"),
-    "title": ("summary", "name", "subject", "heading"),
-    "summary": ("title", "name", "subject"),
-    "subject": ("title", "summary"),
-    "name": ("title",),
-    "body": ("content", "text", "message"),
-    "text": ("content", "body", "message"),
-    "message": ("content", "text", "body"),
-    "content": ("text", "body", "message"),
-    "task": ("content", "text", "title"),
-    "limit": ("count", "max", "max_results", "per_page", "page_size"),
-    "count": ("limit", "max_results", "num_results", "n"),
-    "num_results": ("count", "limit", "max_results"),
-    "max_results": ("count", "limit", "num_results"),
-    "n": ("count", "limit"),
-    "party_size": ("number_of_seats", "seats", "guests", "people"),
-    "guests": ("number_of_seats", "party_size", "people"),
-    "people": ("number_of_seats", "party_size", "guests"),
-    "type": ("kind", "category"),
-    "kind": ("type", "category"),
-    "url": ("uri", "link"),
-    "link": ("url", "uri"),
-    # abbreviations
-    "lat": ("latitude",),
-    "lng": ("longitude",),
-    "lon": ("longitude",),
-    "long": ("longitude",),
-    "latitude": ("lat",),
-    "longitude": ("lng", "lon"),
-    "desc": ("description",),
-    "description": ("desc",),
-    "qty": ("quantity",),
-    "quantity": ("qty",),
-    "msg": ("message",),
-    "addr": ("address",),
-    "tz": ("timezone", "time_zone"),
-    "dir": ("directory", "path"),
-}
+#: Work allowed for the comparisons that scan every free parameter per leftover key (a hostile
+#: call with thousands of keys that name nothing is declined, not compared pairwise).
+_PAIRWISE_BUDGET = 20_000
+#: A parameter's schema that says more than "some text": a value fitting it is evidence.
+_TELLING = ("enum", "const", "pattern", "format", "minimum", "maximum", "minLength", "maxLength")
 
 
 def words(name: str) -> list[str]:
@@ -90,10 +60,11 @@ def _singular(word: str) -> str:
 
 
 def rename_keys(
-    args: Mapping[str, Any], schema: Mapping[str, Any]
+    args: Mapping[str, Any], schema: Mapping[str, Any], task: str | None = None
 ) -> list[tuple[str, str, float, str]]:
     """``[(key, parameter, confidence, how)]``: the keys of ``args`` the schema does not list
-    that name one of its parameters the call lacks."""
+    that name one of its parameters the call lacks (``task``: read only for the order in which
+    it writes values paired by elimination)."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or not props:
         return []
@@ -112,6 +83,7 @@ def rename_keys(
         by_singular.setdefault(tuple(_singular(w) for w in ws), []).append(param)
         for w in {_singular(w) for w in ws}:
             by_word.setdefault(w, []).append(param)
+    pairwise = len(unknown) * len(free) <= _PAIRWISE_BUDGET
     taken: set[str] = set()
     renames: list[tuple[str, str, float, str]] = []
     done: set[str] = set()
@@ -126,30 +98,29 @@ def rename_keys(
             mine = {_singular(w) for w in ws}
             near = {p for w in mine for p in by_word.get(w, ())}
             found = [p for p in near if _shared_word(key, p, p in required)]
+        elif not pairwise:
+            found = []
         elif step == "initials":  # "ttl" for time_to_live
             squashed = "".join(ws)
             found = [
                 p for p in free
                 if len(words(p)) >= 2 and "".join(w[0] for w in words(p)) == squashed
             ]  # fmt: skip
-        elif step == "alias_word":  # "from" for source_timezone: an alias is one of its words
-            names = ALIASES.get("".join(ws), ()) + ALIASES.get("_".join(ws), ())
-            found = [
-                p for p in free
-                if p in required and any(_squash(n) in words(p) for n in names)
-            ]  # fmt: skip
-        else:
-            names = ALIASES.get("".join(ws), ()) + ALIASES.get("_".join(ws), ())
-            found = [p for n in names for p in by_squash.get(_squash(n), [])]
+        elif step == "abbreviation":  # "lng" for longitude, "q" for query
+            found = [p for p in free if _abbreviates("".join(ws), _squash(p))]
+            found = [p for p in found if _fits(args[key], props[p])]
+        else:  # "described": every word of the key in the parameter's own description
+            found = [p for p in free if _described_by(ws, props[p])]
+            found = [p for p in found if _fits(args[key], props[p])]
         return sorted({p for p in found if p not in taken})
 
     for how, confidence, step in (
         ("in another case or style", 0.97, "same"),
         ("in the singular or plural", 0.93, "plural"),
         ("sharing a word with it", 0.85, "word"),
-        ("a common name for it", 0.85, "alias"),
         ("its initials", 0.85, "initials"),
-        ("a common name for one of its words", 0.85, "alias_word"),
+        ("an abbreviation of it", 0.85, "abbreviation"),
+        ("in the words its description uses", 0.85, "described"),
     ):
         for key in unknown:
             if key in done:
@@ -159,14 +130,129 @@ def rename_keys(
                 renames.append((key, found[0], confidence, how))
                 taken.add(found[0])
                 done.add(key)
-    # by elimination: one key the schema does not list, one required parameter missing, and
-    # the key's value fits that parameter's schema
+    renames.extend(_by_elimination(args, props, required, unknown, free, done, taken, task))
+    return renames
+
+
+def _by_elimination(
+    args: Mapping[str, Any],
+    props: Mapping[str, Any],
+    required: set[str],
+    unknown: list[str],
+    free: list[str],
+    done: set[str],
+    taken: set[str],
+    task: str | None,
+) -> list[tuple[str, str, float, str]]:
     left = [k for k in unknown if k not in done]
     wanted = [p for p in free if p in required and p not in taken]
-    if len(left) == 1 and len(wanted) == 1 and _fits(args[left[0]], props[wanted[0]]):
-        renames.append((left[0], wanted[0], 0.85, "by elimination (the one required parameter "
-                        "missing, and the value fits it)"))  # fmt: skip
-    return renames
+    if not left or len(left) > 8:
+        return []
+    if len(left) == 1:
+        value = args[left[0]]
+        if len(wanted) == 1 and _fits(value, props[wanted[0]]):
+            return [(left[0], wanted[0], 0.85, "by elimination (the one required parameter "
+                     "missing, and the value fits it)")]  # fmt: skip
+        if wanted:
+            return []
+        # no required parameter lacking: an optional one only where its schema tells values
+        # apart and it is the one the value fits
+        fitting = [p for p in free if p not in taken and _fits(value, props[p])]
+        if _named_beside(left[0], value, task):
+            return []  # "page 2": the task names the key's own thing, which the tool lacks
+        if len(fitting) == 1 and _telling(props[fitting[0]]):
+            return [(left[0], fitting[0], 0.85, "by elimination (the one parameter the call "
+                     "lacks that the value fits, and what it takes is stated)")]  # fmt: skip
+        return []
+    if len(left) != len(wanted):
+        return []
+    # as many leftover keys as required parameters lacking: paired in the order both are
+    # written, each value fitting its parameter and no other pairing of them
+    if not all(_fits(args[k], props[p]) for k, p in zip(left, wanted, strict=True)):
+        return []
+    if all(_fits(args[k], props[p]) for k in left for p in wanted) and not _task_order(
+        [args[k] for k in left], task
+    ):
+        return []
+    how = "by elimination (as many required parameters missing, in the order both are written)"
+    return [(k, p, 0.85, how) for k, p in zip(left, wanted, strict=True)]
+
+
+def _named_beside(key: str, value: Any, task: str | None) -> bool:
+    """Whether the task writes a word of ``key`` within three words of ``value`` ("page 2"
+    for ``page``): the key then means what it says, not a parameter it might stand for."""
+    if not task or isinstance(value, (dict, list)) or value is None:
+        return False
+    mine = {_singular(w) for w in words(key) if len(w) >= 3}
+    spoken = [_singular(w) for w in words(task[:4000])]
+    written = [_singular(w) for w in words(str(value)[:100])]
+    if not mine or not written:
+        return False
+    for i in range(len(spoken) - len(written) + 1):
+        if spoken[i : i + len(written)] == written:
+            near = spoken[max(0, i - 3) : i] + spoken[i + len(written) : i + len(written) + 3]
+            if mine & set(near):
+                return True
+    return False
+
+
+def _task_order(values: list[Any], task: str | None) -> bool:
+    """Whether the task writes the values in this order: the words of each value that the
+    task writes all stand before those of the next (every value having some); values that
+    could go either way are paired only where the task settles it."""
+    if not task or not all(isinstance(v, str) and v.strip() for v in values):
+        return False
+    spoken = words(task[:4000])
+    spans: list[tuple[int, int]] = []
+    for value in values:
+        mine = {w for w in words(str(value)[:200]) if len(w) >= 3}
+        at = [i for i, w in enumerate(spoken) if w in mine]
+        if not at:
+            return False
+        spans.append((min(at), max(at)))
+    return all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """``short`` abbreviates ``long``: a prefix of it or its first letter and consonants in
+    order within it, at most 4 letters and well under its length (``lat`` and ``lng`` /
+    ``latitude`` and ``longitude``; not ``count`` / ``country``, nor ``to`` / ``timeout``)."""
+    if not short or not long or short[0] != long[0] or len(short) > 4:
+        return False
+    if len(short) * 5 > len(long) * 3:
+        return False
+    if not long.startswith(short) and any(c in "aeiou" for c in short[1:]):
+        return False  # a prefix ("lat"), or its consonants ("lng", "tz"); not "to" / "timeout"
+    at = 0
+    for char in short:
+        at = long.find(char, at)
+        if at < 0:
+            return False
+        at += 1
+    return True
+
+
+def _described_by(key_words: list[str], schema: Any) -> bool:
+    """Every word of the key (three letters or more) stands in the parameter's description,
+    as itself, in the singular or plural, or abbreviated (``num`` for "number")."""
+    if not isinstance(schema, Mapping) or not key_words or any(len(w) < 3 for w in key_words):
+        return False  # "to", "n": words too short to tell a parameter by
+    text = schema.get("description")
+    if not isinstance(text, str) or not text:
+        return False
+    said = {_singular(w) for w in words(text[:400])}
+    return all(_singular(w) in said or any(_abbreviates(w, s) for s in said) for w in key_words)
+
+
+def _telling(schema: Any) -> bool:
+    """A schema that says more than "some text": a type other than a string, or a string
+    with its values, pattern, format or bounds."""
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind is not None and kind != "string":
+        return True
+    return any(k in schema for k in _TELLING)
 
 
 def _fits(value: Any, schema: Any) -> bool:
@@ -192,8 +278,3 @@ def _shared_word(key: str, param: str, required: bool) -> bool:
     if a <= b or b <= a:  # "travel_mode" for "mode", "type" for "entityType"
         return bool(a & b)
     return required and bool(a & b)
-
-
-def _alias(key: str, param: str, required: bool) -> bool:
-    names = ALIASES.get(_squash(key), ()) + ALIASES.get("_".join(words(key)), ())
-    return _squash(param) in {_squash(n) for n in names} or "_".join(words(param)) in names

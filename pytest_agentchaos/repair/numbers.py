@@ -5,6 +5,8 @@
   writes the whole text; never when a word changes the number's sense (``"last 20"``,
   ``"at least 5"``, ``"over 10"``);
 - a magnitude suffix: ``"10k"``, ``"1.5M"``;
+- a duration in hours and minutes: ``"1h30"``, ``"2 hours 15 minutes"``, into the field's
+  unit (``duration_minutes``: 90);
 - a unit: ``"2 km"``, ``"1 hour"``, ``"2h"``, ``"2 weeks"``: converted with a units library
   (``pint``, the ``repair`` extra) into the unit the field is in (its name's last word,
   ``radius_m``, or its description, "in meters"); declined when the field states no unit,
@@ -33,8 +35,12 @@ _NUMBER_WORDS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "a dozen": 12,
 }  # fmt: skip
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<num>[+-]?\d+(?:\.\d+)?)(?P<mag>[kK]|M)?(?![\w.])"
+    r"(?<![\w.])(?P<num>[+-]?\d+(?:\.\d+)?)(?P<mag>[kK]|M)?(?![\w.°])"
     r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)(?P<unit>[a-zA-Zµ°]+)(?![\w.])"
+)
+#: A duration in hours and minutes ("1h30", "1 h 30 min", "2 hours and 15 minutes").
+_HOURS_MINUTES = re.compile(
+    r"(?P<h>\d{1,3})\s*(?:h|hr|hrs|hours?)\s*(?:and\s+)?(?P<m>[0-5]?\d)\s*(?:m|min|mins|minutes?)?"
 )
 #: Words that change what a number means (a bound, an end, an exclusion): a closed class.
 _SENSE = frozenset(
@@ -57,6 +63,14 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     if not text or len(text) > 80:
         return None
     lowered = text.lower()
+    hours = _HOURS_MINUTES.fullmatch(lowered)
+    if hours is not None:  # "1h30", "2 hours 15 minutes": one duration in two units
+        field_unit = rules_for(schema, ctx.name or "").unit
+        if field_unit is None:
+            return Decline(_STRATEGY, f"{shown(value)} is a duration, and the field states no "
+                           "unit to convert it to")  # fmt: skip
+        minutes = int(hours["h"]) * 60 + int(hours["m"])
+        return _convert(minutes, "minute", field_unit, "integer" in schema_types(schema), value)
     spelled = [w for w in _NUMBER_WORDS if re.search(rf"\b{w}\b", lowered)]
     matches = list(_NUMBER.finditer(text))
     if len(matches) + len(spelled) != 1:

@@ -5,6 +5,8 @@ for ``AAPL``), with other separators or spaces (``sku 0042`` for ``SKU-0042``), 
 accents (``Krakow`` for ``Kraków``), cut short or without a prefix (``0107`` for
 ``htl_0107``, ``SKU-1180`` for ``SKU-1180-B``), with one character dropped (``Reykjavk``), as
 a type word in place of the id the task writes beside it (``issue`` for ``ENG-142``), as a
+name where the task writes the code or id the field takes beside it (``Paris`` for ``CDG`` in
+"Paris CDG", ``Ana Silva`` for ``12`` in "author 12 (Ana Silva)"), as a
 spoken e-mail address (``bob at example dot com``), or as a bare number for an id the task
 writes with a prefix (``77`` for ``ENG-77``). Each relation is checked between the refused
 value and the task's spans; the repair is made only when exactly one span of the task is so
@@ -23,7 +25,7 @@ from .fixes import Context, Decline, Fix, shown
 from .spec import checker_for
 from .words import find_word
 
-__all__ = ["reconcile", "spoken_email", "stated", "task_spans"]
+__all__ = ["reconcile", "spoken_email", "stated", "task_spans", "written_beside"]
 
 _STRATEGY = "rejected_value_correction"
 #: A token of the task: letters and digits joined by the marks ids and names use.
@@ -84,7 +86,19 @@ def _relation(value: str, span: str) -> str | None:
     inflected = (low.startswith(other) or other.startswith(low)) and not re.search(r"\d", low)
     if len(value) >= 5 and " " not in value and not inflected and _one_edit(low, other):
         return "with the character the call dropped"
+    # a short code one character off, of the same shape ("VNB" for "VNP", "scr" for "src"):
+    # one letter replaced or two swapped, never one added or dropped
+    same_shape = len(span) == len(value) and _shape(span) == _shape(value)
+    if 3 <= len(value) < 5 and same_shape and _one_edit(value, span) and not inflected:
+        return "one character off: the task's spelling"
     return None
+
+
+def _shape(text: str) -> str:
+    """Each character's class: upper, lower, digit or itself (``VNP`` -> ``AAA``)."""
+    return "".join(
+        "A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c for c in text
+    )
 
 
 _SPOKEN = re.compile(
@@ -121,6 +135,87 @@ def _beside(value: str, task: str) -> Iterator[str]:
     )
     for match in re.finditer(pattern, task[:4000], re.IGNORECASE):
         yield match["id"].rstrip(".")
+
+
+#: A token written in parentheses right after a value ("Ana Silva (12)", "北京（110000）").
+_PAREN_AFTER = re.compile(r"\s*[(\[]\s*(?P<t>[^()\[\]\s,;]{1,40})\s*[)\]]")
+#: A token written right before a value in parentheses ("author 12 (Ana Silva)").
+_PAREN_BEFORE = re.compile(r"(?P<t>[^()\[\]\s,;]{1,40})\s*[(\[]\s*$")
+#: A token written right after / before a value, a space apart ("Paris CDG").
+_NEXT = re.compile(r"\s+(?P<t>[^\s,;()\[\]]{1,40})")
+_ALTERNATIVE = re.compile(r"\s*(?:,|/|\bor\b|\band\b|或|和)\s*(?P<t>[^\s,;()\[\]]{1,40})")
+_PREVIOUS = re.compile(r"(?P<t>[^\s,;()\[\]]{1,40})\s+$")
+#: Schema keywords that tell one text from another: a token fitting them is evidence.
+_TELLING = ("enum", "const", "pattern", "format", "minLength", "maxLength")
+
+
+def _as_schema_wants(token: str, schema: Mapping[str, Any]) -> Any:
+    """``token`` as the value the schema takes: the number it writes, for a numeric field."""
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if ("integer" in kinds or "number" in kinds) and re.fullmatch(r"-?\d+", token):
+        return int(token)
+    if "number" in kinds and re.fullmatch(r"-?\d+\.\d+", token):
+        return float(token)
+    return token
+
+
+def _telling(schema: Mapping[str, Any]) -> bool:
+    kinds = schema.get("type")
+    if kinds not in (None, "string", ["string"]):
+        return True
+    return any(k in schema for k in _TELLING)
+
+
+def written_beside(value: str, schema: Mapping[str, Any], task: str, held: list[str]) -> list[Any]:
+    """The values the schema takes that the task writes right beside ``value``: in parentheses
+    after or around it ("北京（110000）", "author 12 (Ana Silva)"), or a space apart where the
+    schema tells values apart (a pattern, an enum, a number: "Paris CDG" for an airport code).
+    A token another field of the call holds fills that field, not this one."""
+    text = unicodedata.normalize("NFKC", task[:4000])
+    mine = unicodedata.normalize("NFKC", value).strip()
+    if len(mine) < 2:
+        return []
+    found: dict[str, Any] = {}
+    ascii_word = mine[:1].isascii() and mine[:1].isalnum()
+    at = text.find(mine)
+    while at >= 0:
+        before, after = text[:at], text[at + len(mine) :]
+        edge = (before[-1:].isascii() and before[-1:].isalnum()) or (
+            after[:1].isascii() and after[:1].isalnum()
+        )
+        if not (ascii_word and edge):
+            tokens = []
+            paren = _PAREN_AFTER.match(after)
+            if paren is not None:
+                tokens.append((paren["t"], True))
+            if before.rstrip().endswith(("(", "[")) and after.lstrip().startswith((")", "]")):
+                around = _PAREN_BEFORE.search(before.rstrip())
+                if around is not None:
+                    tokens.append((around["t"], True))
+            near = _NEXT.match(after)
+            if near is not None:
+                tokens.append((near["t"], False))
+                # "Paris CDG or ORY": an alternative written next to it is as much beside it
+                other = _ALTERNATIVE.match(after[near.end() :])
+                if other is not None:
+                    tokens.append((other["t"], False))
+            near = _PREVIOUS.search(before)
+            if near is not None:
+                tokens.append((near["t"], False))
+            for token, in_parens in tokens:
+                token = token.strip(".:!?")
+                if not token or token == mine or token in held:
+                    continue
+                if not (_telling(schema) or (in_parens and re.search(r"\d", token))):
+                    continue  # any text fits a free text field: no evidence
+                candidate = _as_schema_wants(token, schema)
+                # a code beside the value where the value itself does not fit; in
+                # parentheses, a gloss of it whether or not it fits
+                if _fits(candidate, schema) and (in_parens or not _fits(value, schema)):
+                    found.setdefault(token, candidate)
+        at = text.find(mine, at + 1)
+    return list(found.values())
 
 
 def stated(value: str, task: str) -> bool:
@@ -166,9 +261,18 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         token = beside.pop()
         why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
         return Fix(_STRATEGY, token, 0.85, why)
+    glossed = written_beside(value, schema, task, held)
+    if len(glossed) == 1:
+        token = glossed[0]
+        why = f"the task writes {token!r} beside {shown(value)}, and the field takes it"
+        return Fix(_STRATEGY, token, 0.85, why)
     email = spoken_email(value)
     if email is not None and _fits(email, schema):
         return Fix(_STRATEGY, email, 0.9, f"{shown(value)} is the address {email}, spoken")
+    bare = value.rstrip(".,;:!?")
+    if bare != value and len(bare) >= 2 and _fits(bare, schema) and stated(bare, task):
+        why = f"{shown(value)} without the punctuation that ends the task's sentence"
+        return Fix(_STRATEGY, bare, 0.85, why)
     if stated(value, task):
         return Decline(
             _STRATEGY,

@@ -143,7 +143,10 @@ def fix_rejected(
         each = _reconciled_items(value, schema, ctx)
         if each is not None:
             return each
-    coded = recode(value, schema, ctx, refused=True)  # "DE" where the tool takes "Germany"
+    # "DE" where the tool takes "Germany"; not for a value the tool says it does not have
+    # and the task writes as sent ("India" for a city search: no city, not a country code)
+    as_written = not_found and isinstance(value, str) and stated(value, ctx.task or "")
+    coded = None if as_written else recode(value, schema, ctx, refused=True)
     if isinstance(coded, Fix):
         return coded
     reconciled = reconcile(value, schema, ctx)

@@ -221,13 +221,16 @@ class ParamRepairer(StrategyRounds):
         renamed: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
         if self.policy.allows("rename_key"):
             before = len(steps)
-            rename_all(args, self.spec.resolved, self.policy, (), steps)
+            rename_all(args, self.spec.resolved, self.policy, (), steps, task)
             renamed = renames(steps[before:])
         if self.policy.allows("unwrap_object"):
             flatten_wrapper(args, self.spec.resolved, steps)
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
+        ignored = _ignored_but_stated(args, self.spec.resolved, task)
+        if ignored is not None:
+            return RepairResult(False, None, "report_unrecoverable", 0.0, ignored, tuple(steps))
         linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
@@ -353,3 +356,28 @@ class ParamRepairer(StrategyRounds):
 
 
 _JSON_TEXT_LIMIT = 200_000
+
+
+def _ignored_but_stated(
+    args: Mapping[str, Any], schema: Mapping[str, Any], task: str | None
+) -> str | None:
+    """Why a call is declined when it carries a key its tool does not have and lets pass
+    (no ``additionalProperties: false``) whose value the task states: the tool would ignore
+    what the user asked for ("via Lyon" as ``waypoints`` to a tool without them)."""
+    props = schema.get("properties")
+    if not task or not isinstance(props, Mapping) or not props:
+        return None
+    if schema.get("additionalProperties") is False or "patternProperties" in schema:
+        return None
+    from .audit import task_states
+
+    for key, value in args.items():
+        if key in props:
+            continue
+        items = value if isinstance(value, list) else [value]
+        if items and all(task_states(item, task[:8000]) for item in items):
+            return (
+                f"{key!r} is no parameter of this tool, which would ignore it, and the task "
+                f"states its value {safe_str(value, 60)}: what was asked cannot be sent"
+            )
+    return None

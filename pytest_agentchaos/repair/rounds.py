@@ -5,13 +5,15 @@ find nothing usable; a fix is applied or the round declines. A part of
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .calls import ToolCalls
-from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop
+from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
 from .coerce import expand_wildcard
 from .effective import effective_problems, gloss, rules_for
 from .fixes import DROP, Context, Decline, Fix, shown
@@ -23,6 +25,9 @@ from .results import RepairStep
 from .spec import Problem, ToolSpec, checker_for, nullable_branch
 
 __all__ = ["StrategyRounds"]
+
+#: Problems that are not about a value the call holds.
+_NOT_VALUES = ("unknown", "missing", "exclusive")
 
 
 class StrategyRounds(MissingValues):
@@ -55,10 +60,18 @@ class StrategyRounds(MissingValues):
         problems = sorted(problems, key=lambda p: order.get(p.kind, 2))
         missing = [p for p in problems if p.kind == "missing"]
         done: set[tuple[str | int, ...]] = set()
+        at_start = {p.path: copy.deepcopy(get(current, p.path)) for p in problems
+                    if p.kind not in _NOT_VALUES and has(current, p.path)}  # fmt: skip
         for problem in problems:
             if problem.path in done or problem.kind == "missing":
                 continue
             done.add(problem.path)
+            if problem.path in at_start and (
+                not has(current, problem.path)  # its value went with its parent's fix
+                or get(current, problem.path) != at_start[problem.path]
+                and satisfied(problem, current)
+            ):
+                continue  # an earlier fix of this round solved it (a union's branch repaired)
             if problem.kind == "unknown" and not has(current, problem.path):
                 continue  # renamed away already
             outcome: Fix | Decline | None
@@ -102,6 +115,14 @@ class StrategyRounds(MissingValues):
         ):
             why = "null in an optional field: left out, so the tool's own default applies"
             return Fix("drop_unknown_key", DROP, 0.9, why)
+        if (
+            kind in ("type", "union", "enum", "pattern", "rejected")
+            and problem.path
+            and not required(self.spec, problem.path)
+            and _omitting_gives(value, self.spec.schema_at(problem.path))
+        ):
+            why = f"{shown(value)} is what leaving the field out gives, its description says"
+            return Fix("default_value_assignment", DROP, 0.9, why)  # the tool's own default
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
         glossed = gloss(value, rules_for(self.spec.schema_at(problem.path), name))
         if glossed is not None and kind in ("type", "enum", "union", "rejected"):
@@ -123,6 +144,11 @@ class StrategyRounds(MissingValues):
                 kind = kind_of(str(error.validator))
                 at = tuple(error.absolute_path)
                 if at:
+                    # an object meant as X with a field of its own wrong: X's repairer alone
+                    if isinstance(value, dict) and optional.get("type") == "object":
+                        repaired = self._object_branch(value, optional, ctx)
+                        if repaired is not None and checker.is_valid(repaired.value):
+                            return repaired
                     return Decline("report_unrecoverable", f"{shown(value)}: {error.message}")
                 return for_value(kind, value, optional, ctx, error.validator_value)
             return None
@@ -179,3 +205,27 @@ class StrategyRounds(MissingValues):
             and fix.confidence >= self.policy.threshold
             and self.policy.allows(fix.strategy)
         )
+
+
+#: A description's clause on what leaving the field out does ("Omit to refund the full
+#: amount", "If not set, all fields are returned").
+_OMIT_CLAUSE = re.compile(
+    r"\b(?:omit(?:ted)?|leave (?:it )?(?:out|empty|blank|unset)|if (?:not (?:set|given|"
+    r"provided|specified)|omitted|unset|empty)|when (?:omitted|not set|unset))\b(?P<c>[^.;]{0,80})",
+    re.IGNORECASE,
+)
+
+
+def _omitting_gives(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``value`` (a word or two) is what the description says leaving the field out
+    gives: the value written, as whole words, in the clause about omitting it."""
+    if not isinstance(value, str) or not 2 <= len(value.strip()) <= 30:
+        return False
+    description = str(schema.get("description", ""))[:2000]
+    wanted = value.strip().casefold()
+    if not re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)?", wanted):
+        return False
+    return any(
+        re.search(rf"\b{re.escape(wanted)}\b", match["c"].casefold())
+        for match in _OMIT_CLAUSE.finditer(description)
+    )
