@@ -533,11 +533,14 @@ def test_under_xdist_the_saved_cases_are_the_same(pytester: pytest.Pytester) -> 
 
 def test_an_interrupted_session_saves_no_baseline(pytester: pytest.Pytester) -> None:
     # Ctrl-C part-way: the few runs done would become the yardstick of every later comparison
-    source = SUITE + """
+    source = (
+        SUITE
+        + """
 
 def test_three(chaos):
     raise KeyboardInterrupt
 """
+    )
     pytester.makepyfile(test_agent=source)
     # in a subprocess: an in-process KeyboardInterrupt would reach this session (and xdist)
     result = pytester.runpytest_subprocess(

@@ -90,9 +90,10 @@ def is_library_thread(thread: threading.Thread) -> bool:
     run = type(thread).run
     code = getattr(thread, "_target", None) if run is threading.Thread.run else run
     func = getattr(code, "__func__", code)
-    if getattr(func, "__qualname__", None) in _STDLIB_WAITERS and getattr(
-        func, "__module__", None
-    ) == "asyncio.unix_events":
+    if (
+        getattr(func, "__qualname__", None) in _STDLIB_WAITERS
+        and getattr(func, "__module__", None) == "asyncio.unix_events"
+    ):
         return True
     filename = getattr(getattr(func, "__code__", None), "co_filename", None)
     if not isinstance(filename, str):
