@@ -51,7 +51,7 @@ class FailureKind:
     where: str = ""
 
     def __str__(self) -> str:
-        return f"{self.how} {self.name}" + (f" at {self.where}" if self.where else "")
+        return f"{self.how} {self.name}"  # where it was raised: the explanation's traceback
 
 
 def _raised_at(error: BaseException) -> str:
