@@ -233,3 +233,47 @@ def test_a_work_counter_rising_with_new_results_is_no_loop(pytester: pytest.Pyte
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+# -- auto-replies and streamed lists (batch 4's kinds) -----------------------------------------
+
+
+def test_the_same_recap_to_counted_auto_replies_is_a_loop(pytester: pytest.Pytester) -> None:
+    """A proxy answering CONTINUE to "[auto-reply n/10]" and a solver restating the same
+    recap: the auto-reply's counter, inside the name "n/10", counts turns, not news."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            solver = chaos.model(lambda: "To recap: C(10,2) = 45 handshakes.", name="solver")
+            proxy = chaos.model(lambda prompt: "CONTINUE", name="user_proxy")
+            solver()
+            for n in range(1, 3 if escape else 6):
+                proxy(f"[auto-reply {n}/10]")
+                solver()
+            if escape:
+                proxy("[auto-reply 3/10]  TERMINATE")
+                chaos.model(lambda: "Final answer: 45.", name="closer")()
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: *")
+
+
+def test_streamed_list_items_sharing_a_long_path_are_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            services = iter(["checkout-api", "checkout-worker", "inventory-api",
+                             "inventory-sync", "payments-gateway", "search-api"])
+            prefix = "projects/acme-prod-448812/locations/europe-west4/services/"
+            stream = chaos.model(lambda: f"- {prefix}{next(services)}\\n", name="lister")
+            for _ in range(6):
+                stream()
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)

@@ -312,3 +312,34 @@ def test_invalid_json_that_looks_like_json_is_masked_as_prose() -> None:
         mask(broken % ("abc", 5)) == '{"status": "pending", "request_id": "<volatile>", '
         '"took_ms": <volatile>, '
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 9), st.integers(0, 9), st.integers(10, 20), st.sampled_from([0, 0, 2, 5]))
+def test_a_turns_counter_inside_a_name_is_a_counter_only_when_it_counts_up_by_one(
+    before: int, now: int, total: int, more: int
+) -> None:
+    """ "[auto-reply 2/10]" after "[auto-reply 1/10]" is the same turn; any other change of
+    the name holding the counter (its total too, a step other than one) is another turn."""
+    other_total = total + more
+    turns = Turns()
+    first = f"[auto-reply {before}/{total}]"
+    second = f"[auto-reply {now}/{other_total}]"
+    assume(first != second)
+    a = turns.answered(first, digest(first), REPLY)
+    b = turns.answered(second, digest(second), REPLY)
+    assert (a == b) == (now == before + 1 and total == other_total)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PLAIN, min_size=9, max_size=12, unique=True), PLAIN, PLAIN)
+def test_list_items_differing_in_a_paths_last_segment_never_share_a_key(
+    prefix: list[str], last: str, other: str
+) -> None:
+    """Streamed list items sharing a long path and differing in its last word (an
+    enumeration) are other texts, however much they share."""
+    assume(last != other and last not in prefix and other not in prefix)
+    keyer = Keyer()
+    path = "/".join(prefix)
+    first = keyer.model("m", output=f"- {path}/{last}\n")
+    assert keyer.model("m", output=f"- {path}/{other}\n") != first
