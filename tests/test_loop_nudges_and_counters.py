@@ -277,3 +277,46 @@ def test_streamed_list_items_sharing_a_long_path_are_no_loop(pytester: pytest.Py
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+def test_a_growing_message_count_while_the_same_query_comes_back_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    """A graph agent's logged state grows by two messages a lap while it runs the same query
+    and gets the same rows: the message count is the transcript, not news."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            query = chaos.wrap(
+                lambda sql: json.dumps({"rows": [["EU", 81231.5], ["US", 120990.0]]}),
+                name="run_query",
+            )
+            for lap in range(2 if escape else 5):
+                chaos.step("agent", state={"messages": 4 + 2 * lap, "tool_calls": ["run_query"]})
+                query("SELECT region, SUM(total) FROM orders GROUP BY region")
+            if escape:
+                chaos.step("respond", state={"messages": 9, "answer": "EU 81k, US 121k"})
+        """,
+    )
+    escapes_but_stuck_fails(result, "[*]: *run_query*")
+
+
+def test_a_growing_message_count_with_new_rows_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            regions = iter(["EU", "US", "APAC", "LATAM", "MEA"])
+            query = chaos.wrap(lambda sql: json.dumps({"rows": [[next(regions), 1.5]]}),
+                               name="run_query")
+            for lap in range(5):
+                chaos.step("agent", state={"messages": 4 + 2 * lap, "tool_calls": ["run_query"]})
+                query("SELECT region FROM orders LIMIT 1 OFFSET %d" % lap)
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)

@@ -343,3 +343,33 @@ def test_list_items_differing_in_a_paths_last_segment_never_share_a_key(
     path = "/".join(prefix)
     first = keyer.model("m", output=f"- {path}/{last}\n")
     assert keyer.model("m", output=f"- {path}/{other}\n") != first
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["messages", "num_messages", "history_len", "processed", "rows", "消息数"]),
+    st.integers(1, 4),
+    st.lists(st.booleans(), min_size=3, max_size=6),
+    st.booleans(),
+)
+def test_a_message_count_is_a_count_of_rounds_only_when_a_call_came_back(
+    field: str, stride: int, same_rows: list[bool], same_rest: bool
+) -> None:
+    """A state's message count rising by the same step each lap is masked (the lap's two
+    reports key alike) only when the lap's call came back exactly, only for a field naming
+    the conversation's size (a work count, ``processed``, ``rows``, only when it rose by
+    one), and never when the rest of the state differs."""
+    keyer = Keyer()
+    keys, came_back = [], []
+    seen: set[str] = set()
+    for lap, same in enumerate(same_rows):
+        state = {field: 2 + stride * lap, "next": "tools" if same_rest else "abcdef"[lap] * 4}
+        keys.append(keyer.state(state, "agent"))
+        rows = '["EU", "US"]' if same else f'["{"abcdef"[lap] * 3}"]'
+        came_back.append(rows in seen)
+        seen.add(rows)
+        keyer.tool("run_query", {"sql": "SELECT 1"}, result=rows)
+    for lap in range(1, len(keys)):
+        if keys[lap] == keys[lap - 1]:
+            assert same_rest and came_back[lap - 1]
+            assert stride == 1 or field in ("messages", "num_messages", "history_len", "消息数")

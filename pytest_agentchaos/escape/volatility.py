@@ -225,7 +225,10 @@ class Volatility:
             if (
                 name is not None
                 and not _counts_rounds(name)
-                and (step != 1 or self._recurred <= group.tick)
+                and (
+                    self._recurred <= group.tick
+                    or not (step == 1 or (_counts_messages(name) and step == last.get(i)))
+                )
             ):
                 step = None  # a number field of a state: a count of work done
             if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
@@ -271,6 +274,26 @@ def _counts_rounds(name: str) -> bool:
     words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
     rounds = [w for w in words if w in _ROUND_WORDS]
     return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
+
+
+#: Words of a field's name that make its number the size of the conversation itself
+#: (``messages``, ``num_messages``, ``history_len``, ``消息数``): each lap adds the same few
+#: messages to it whatever the lap did, so once a lap came back, rising by the same step as
+#: last time it counts rounds, not work.
+_MESSAGE_WORDS = frozenset(
+    {"message", "messages", "msg", "msgs", "history", "transcript", "conversation", "chat",
+     "len", "length", "size"}
+)  # fmt: skip
+_CJK_MESSAGES = ("消息", "消息数", "对话", "对话长度", "历史")
+
+
+def _counts_messages(name: str) -> bool:
+    """Whether a field's name says it counts the conversation's messages (``messages``,
+    ``message_count``, ``history_len``); not what the messages did (``tool_calls``)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    words = ["messages" if w.endswith(_CJK_MESSAGES) else w for w in words]
+    sized = [w for w in words if w in _MESSAGE_WORDS and w not in ("len", "length", "size")]
+    return bool(sized) and all(w in _MESSAGE_WORDS or w in _COUNT_WORDS for w in words)
 
 
 def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
