@@ -320,3 +320,45 @@ def test_a_growing_message_count_with_new_rows_is_no_loop(pytester: pytest.Pytes
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+def test_a_noop_whose_display_name_counts_up_is_a_loop(pytester: pytest.Pytester) -> None:
+    """The same no-op again and again, only its display name counting (noop1, noop2...), its
+    result JSON text differing only in a duration."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            ms = itertools.cycle([4, 5, 3, 3])
+            run = chaos.wrap(
+                lambda cmd, name: json.dumps({"stdout": "noop\\\\n", "code": 0, "ms": next(ms)}),
+                name="fabric_exec",
+            )
+            for n in range(1, 3 if escape else 7):
+                run(cmd="echo noop", name=f"noop{n}")
+            if escape:
+                run(cmd="git status --porcelain", name="status")
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: fabric_exec*")
+
+
+def test_objects_named_with_a_counter_getting_the_same_answer_are_no_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    """Creating bucket1, bucket2... each answered "created": the name is what the call is
+    about (said nowhere else in the call), not a display label."""
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            create = chaos.wrap(lambda name, region: {"status": "created"}, name="create_bucket")
+            for n in range(1, 7):
+                create(name=f"bucket{n}", region="europe-west4")
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)

@@ -22,7 +22,19 @@ from pytest_agentchaos.escape.volatility import Volatility
 
 WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
 NAMES = st.sampled_from(
-    ["q", "path", "request_id", "took_ms", "status", "label", "token", "created_at", "job", "id"]
+    [
+        "q",
+        "path",
+        "request_id",
+        "took_ms",
+        "status",
+        "label",
+        "token",
+        "created_at",
+        "job",
+        "id",
+        "ms",
+    ]
 )
 SCALAR = st.one_of(
     WORD,
@@ -373,3 +385,33 @@ def test_a_message_count_is_a_count_of_rounds_only_when_a_call_came_back(
         if keys[lap] == keys[lap - 1]:
             assert same_rest and came_back[lap - 1]
             assert stride == 1 or field in ("messages", "num_messages", "history_len", "消息数")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["noop", "probe", "bucket"]),
+    st.lists(
+        st.tuples(st.sampled_from(["noop", "probe"]), st.integers(0, 3), st.booleans()),
+        min_size=3,
+        max_size=8,
+    ),
+)
+def test_a_label_counter_merges_only_calls_that_restate_it_and_get_the_same_outcome(
+    stem: str, calls: list[tuple[str, int, bool]]
+) -> None:
+    """Two calls differing in a label (``name: noop3``) share a key only when the label's
+    number rose by one, the label's name is said in another argument's value, the command
+    is the same and so is the outcome: never two calls whose other content differs."""
+    keyer = Keyer()
+    n = 0
+    seen: list[tuple[Any, Any, Any]] = []
+    for word, rise, same in calls:
+        n += rise
+        args = {"cmd": f"echo {word}", "name": f"{stem}{n}"}
+        result = json.dumps({"stdout": f"{word}\n" if same else f"{word} {n}\n", "ms": n})
+        key = keyer.tool("fabric_exec", args, result=result)
+        for other_args, other_result, other_key in seen:
+            if other_key == key and other_args != args:
+                assert other_args["cmd"] == args["cmd"] == f"echo {stem}"
+                assert json.loads(other_result)["stdout"] == json.loads(result)["stdout"]
+        seen.append((args, result, key))

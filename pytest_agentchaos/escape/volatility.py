@@ -177,7 +177,21 @@ class Volatility:
         # judged only when the same positions changed as last time: else only what the
         # comparison teaches for the next one (steps, random numbers) is kept
         judged = group.learned == changes
-        volatile = self._volatile(split_rest, group, before, changes, judged)
+        if changed_args:
+            # only a display label's running counter changes by itself, and then the call's
+            # outcome stays equal: the agent asked for nothing else and got nothing new
+            group.tick = self._calls
+            group.learned = changes
+            if (
+                judged
+                and not changed_rest
+                and self.fields
+                and _label_counter(args, nums_args, was, changed_args)
+            ):
+                return group.key
+            group.key = _digest(args, rest)
+            return group.key
+        volatile = self._volatile(split_rest, group, before, ((), changed_rest), judged)
         group.tick = self._calls
         group.learned = changes
         if volatile and judged:
@@ -294,6 +308,31 @@ def _counts_messages(name: str) -> bool:
     words = ["messages" if w.endswith(_CJK_MESSAGES) else w for w in words]
     sized = [w for w in words if w in _MESSAGE_WORDS and w not in ("len", "length", "size")]
     return bool(sized) and all(w in _MESSAGE_WORDS or w in _COUNT_WORDS for w in words)
+
+
+#: A label's running counter: a name (at least three letters) and a number, maybe joined by
+#: ``-`` or ``_`` (``noop3``, ``probe-12``, ``run_7``).
+_LABEL_COUNTER = re.compile(r"(?P<stem>[^\W\d_]{3,})[-_]?(?P<n>\d{1,6})")
+
+
+def _label_counter(args: str, now: list[str], before: list[str], changed: tuple[int, ...]) -> bool:
+    """Whether the one argument position that changed is a display label's running counter:
+    a name with a number that rose by one (``noop2`` -> ``noop3``), the name said elsewhere in
+    the arguments too (``{"cmd": "echo noop", "name": "noop3"}``: the label restates what the
+    call does, it is not the thing the call is about: ``{"name": "bucket3"}``)."""
+    if len(changed) != 1:
+        return False
+    token, old = now[changed[0]], before[changed[0]]
+    a, b = _LABEL_COUNTER.fullmatch(token), _LABEL_COUNTER.fullmatch(old)
+    if a is None or b is None or a.group("stem") != b.group("stem"):
+        return False
+    if int(a.group("n")) != int(b.group("n")) + 1:
+        return False
+    stem = a.group("stem")
+    # the name as a word of its own in a value: not the label itself (``noop3``, ``noop_3``),
+    # not a field's name (``{"step": "step3"}`` asks for step 3)
+    said = re.search(rf"(?<![^\W_]){re.escape(stem)}(?![^\W_]|[-_]?\d|\"\s*:)", args, re.IGNORECASE)
+    return said is not None
 
 
 def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
