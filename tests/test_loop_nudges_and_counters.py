@@ -233,3 +233,132 @@ def test_a_work_counter_rising_with_new_results_is_no_loop(pytester: pytest.Pyte
         """,
     )
     result.assert_outcomes(passed=1)
+
+
+# -- auto-replies and streamed lists (batch 4's kinds) -----------------------------------------
+
+
+def test_the_same_recap_to_counted_auto_replies_is_a_loop(pytester: pytest.Pytester) -> None:
+    """A proxy answering CONTINUE to "[auto-reply n/10]" and a solver restating the same
+    recap: the auto-reply's counter, inside the name "n/10", counts turns, not news."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            solver = chaos.model(lambda: "To recap: C(10,2) = 45 handshakes.", name="solver")
+            proxy = chaos.model(lambda prompt: "CONTINUE", name="user_proxy")
+            solver()
+            for n in range(1, 3 if escape else 6):
+                proxy(f"[auto-reply {n}/10]")
+                solver()
+            if escape:
+                proxy("[auto-reply 3/10]  TERMINATE")
+                chaos.model(lambda: "Final answer: 45.", name="closer")()
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: *")
+
+
+def test_streamed_list_items_sharing_a_long_path_are_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            services = iter(["checkout-api", "checkout-worker", "inventory-api",
+                             "inventory-sync", "payments-gateway", "search-api"])
+            prefix = "projects/acme-prod-448812/locations/europe-west4/services/"
+            stream = chaos.model(lambda: f"- {prefix}{next(services)}\\n", name="lister")
+            for _ in range(6):
+                stream()
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_growing_message_count_while_the_same_query_comes_back_is_a_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    """A graph agent's logged state grows by two messages a lap while it runs the same query
+    and gets the same rows: the message count is the transcript, not news."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            query = chaos.wrap(
+                lambda sql: json.dumps({"rows": [["EU", 81231.5], ["US", 120990.0]]}),
+                name="run_query",
+            )
+            for lap in range(2 if escape else 5):
+                chaos.step("agent", state={"messages": 4 + 2 * lap, "tool_calls": ["run_query"]})
+                query("SELECT region, SUM(total) FROM orders GROUP BY region")
+            if escape:
+                chaos.step("respond", state={"messages": 9, "answer": "EU 81k, US 121k"})
+        """,
+    )
+    escapes_but_stuck_fails(result, "[*]: *run_query*")
+
+
+def test_a_growing_message_count_with_new_rows_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            regions = iter(["EU", "US", "APAC", "LATAM", "MEA"])
+            query = chaos.wrap(lambda sql: json.dumps({"rows": [[next(regions), 1.5]]}),
+                               name="run_query")
+            for lap in range(5):
+                chaos.step("agent", state={"messages": 4 + 2 * lap, "tool_calls": ["run_query"]})
+                query("SELECT region FROM orders LIMIT 1 OFFSET %d" % lap)
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_noop_whose_display_name_counts_up_is_a_loop(pytester: pytest.Pytester) -> None:
+    """The same no-op again and again, only its display name counting (noop1, noop2...), its
+    result JSON text differing only in a duration."""
+    result = run(
+        pytester,
+        """
+        @both
+        @pytest.mark.must_escape
+        def test_agent(chaos, escape):
+            ms = itertools.cycle([4, 5, 3, 3])
+            run = chaos.wrap(
+                lambda cmd, name: json.dumps({"stdout": "noop\\\\n", "code": 0, "ms": next(ms)}),
+                name="fabric_exec",
+            )
+            for n in range(1, 3 if escape else 7):
+                run(cmd="echo noop", name=f"noop{n}")
+            if escape:
+                run(cmd="git status --porcelain", name="status")
+        """,
+    )
+    escapes_but_stuck_fails(result, "[repeat]: fabric_exec*")
+
+
+def test_objects_named_with_a_counter_getting_the_same_answer_are_no_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    """Creating bucket1, bucket2... each answered "created": the name is what the call is
+    about (said nowhere else in the call), not a display label."""
+    result = run(
+        pytester,
+        """
+        @pytest.mark.must_escape(require_loop=False)
+        def test_agent(chaos):
+            create = chaos.wrap(lambda name, region: {"status": "created"}, name="create_bucket")
+            for n in range(1, 7):
+                create(name=f"bucket{n}", region="europe-west4")
+            assert loops(chaos) == []
+        """,
+    )
+    result.assert_outcomes(passed=1)

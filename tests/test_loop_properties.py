@@ -22,7 +22,19 @@ from pytest_agentchaos.escape.volatility import Volatility
 
 WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
 NAMES = st.sampled_from(
-    ["q", "path", "request_id", "took_ms", "status", "label", "token", "created_at", "job", "id"]
+    [
+        "q",
+        "path",
+        "request_id",
+        "took_ms",
+        "status",
+        "label",
+        "token",
+        "created_at",
+        "job",
+        "id",
+        "ms",
+    ]
 )
 SCALAR = st.one_of(
     WORD,
@@ -312,3 +324,94 @@ def test_invalid_json_that_looks_like_json_is_masked_as_prose() -> None:
         mask(broken % ("abc", 5)) == '{"status": "pending", "request_id": "<volatile>", '
         '"took_ms": <volatile>, '
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 9), st.integers(0, 9), st.integers(10, 20), st.sampled_from([0, 0, 2, 5]))
+def test_a_turns_counter_inside_a_name_is_a_counter_only_when_it_counts_up_by_one(
+    before: int, now: int, total: int, more: int
+) -> None:
+    """ "[auto-reply 2/10]" after "[auto-reply 1/10]" is the same turn; any other change of
+    the name holding the counter (its total too, a step other than one) is another turn."""
+    other_total = total + more
+    turns = Turns()
+    first = f"[auto-reply {before}/{total}]"
+    second = f"[auto-reply {now}/{other_total}]"
+    assume(first != second)
+    a = turns.answered(first, digest(first), REPLY)
+    b = turns.answered(second, digest(second), REPLY)
+    assert (a == b) == (now == before + 1 and total == other_total)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PLAIN, min_size=9, max_size=12, unique=True), PLAIN, PLAIN)
+def test_list_items_differing_in_a_paths_last_segment_never_share_a_key(
+    prefix: list[str], last: str, other: str
+) -> None:
+    """Streamed list items sharing a long path and differing in its last word (an
+    enumeration) are other texts, however much they share."""
+    assume(last != other and last not in prefix and other not in prefix)
+    keyer = Keyer()
+    path = "/".join(prefix)
+    first = keyer.model("m", output=f"- {path}/{last}\n")
+    assert keyer.model("m", output=f"- {path}/{other}\n") != first
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["messages", "num_messages", "history_len", "processed", "rows", "消息数"]),
+    st.integers(1, 4),
+    st.lists(st.booleans(), min_size=3, max_size=6),
+    st.booleans(),
+)
+def test_a_message_count_is_a_count_of_rounds_only_when_a_call_came_back(
+    field: str, stride: int, same_rows: list[bool], same_rest: bool
+) -> None:
+    """A state's message count rising by the same step each lap is masked (the lap's two
+    reports key alike) only when the lap's call came back exactly, only for a field naming
+    the conversation's size (a work count, ``processed``, ``rows``, only when it rose by
+    one), and never when the rest of the state differs."""
+    keyer = Keyer()
+    keys, came_back = [], []
+    seen: set[str] = set()
+    for lap, same in enumerate(same_rows):
+        state = {field: 2 + stride * lap, "next": "tools" if same_rest else "abcdef"[lap] * 4}
+        keys.append(keyer.state(state, "agent"))
+        rows = '["EU", "US"]' if same else f'["{"abcdef"[lap] * 3}"]'
+        came_back.append(rows in seen)
+        seen.add(rows)
+        keyer.tool("run_query", {"sql": "SELECT 1"}, result=rows)
+    for lap in range(1, len(keys)):
+        if keys[lap] == keys[lap - 1]:
+            assert same_rest and came_back[lap - 1]
+            assert stride == 1 or field in ("messages", "num_messages", "history_len", "消息数")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["noop", "probe", "bucket"]),
+    st.lists(
+        st.tuples(st.sampled_from(["noop", "probe"]), st.integers(0, 3), st.booleans()),
+        min_size=3,
+        max_size=8,
+    ),
+)
+def test_a_label_counter_merges_only_calls_that_restate_it_and_get_the_same_outcome(
+    stem: str, calls: list[tuple[str, int, bool]]
+) -> None:
+    """Two calls differing in a label (``name: noop3``) share a key only when the label's
+    number rose by one, the label's name is said in another argument's value, the command
+    is the same and so is the outcome: never two calls whose other content differs."""
+    keyer = Keyer()
+    n = 0
+    seen: list[tuple[Any, Any, Any]] = []
+    for word, rise, same in calls:
+        n += rise
+        args = {"cmd": f"echo {word}", "name": f"{stem}{n}"}
+        result = json.dumps({"stdout": f"{word}\n" if same else f"{word} {n}\n", "ms": n})
+        key = keyer.tool("fabric_exec", args, result=result)
+        for other_args, other_result, other_key in seen:
+            if other_key == key and other_args != args:
+                assert other_args["cmd"] == args["cmd"] == f"echo {stem}"
+                assert json.loads(other_result)["stdout"] == json.loads(result)["stdout"]
+        seen.append((args, result, key))

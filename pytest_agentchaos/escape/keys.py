@@ -194,6 +194,8 @@ _BARE = re.compile(r"[\w.:/#@+-]{1,128}")
 #: many; past it the memory starts over.
 _STATE_TEXT = 4096
 _STATE_TEXTS = 4096
+#: Call and reply keys remembered, to tell that one came back (past this: start over).
+_CALL_KEYS = 4096
 #: How many distinct model texts near-duplicates are looked for among.
 _RECENT_TEXTS = 32
 #: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
@@ -218,6 +220,7 @@ class Keyer:
         self.turns = Turns(policy.nudge_tokens)
         self._groups: dict[tuple[str, str], str] = {}  # (channel, tool) -> "channel:tool"
         self._state_texts: set[str] = set()  # the state texts seen (bounded)
+        self._call_keys: set[str] = set()  # the call and reply keys seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
         # text -> (tokens, values, key): the exact model texts seen, and the latest of them
@@ -297,6 +300,7 @@ class Keyer:
                     self._groups.clear()
                 group = self._groups[(channel, tool)] = f"{channel}:{tool}"
             value = self.volatility.key(group, args_text, rest_text)
+        self._came_back(value)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
 
     def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
@@ -356,7 +360,20 @@ class Keyer:
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone
             key = digest([self.turns.answered(input, prompt, text, key), key])
+        self._came_back(key)
         return ActionKey(None, model, "ok", key, None, "model")
+
+    def _came_back(self, key: str) -> None:
+        """Note a call's or a reply's key: one seen before means a lap of the run repeats (the
+        same query, the same rows; the same draft), and a state's number field rising by one
+        from then on counts rounds, as after a state seen again."""
+        seen = self._call_keys
+        if key in seen:
+            self._states.recurred()
+        else:
+            if len(seen) >= _CALL_KEYS:
+                seen.clear()
+            seen.add(key)
 
     def state(self, state: Any, node: str | None = None) -> str:
         """The digest of a reported state (at ``node``, when the agent visits one): volatile

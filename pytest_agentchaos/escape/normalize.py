@@ -68,6 +68,8 @@ VOLATILE_FIELDS = CALL_FIELDS | frozenset(
 #: Words of a field name that make a result's value a measured time: ``load_time_ms``,
 #: ``elapsedSeconds``, ``response_time``, ``duration_s``.
 _TIMING_WORDS = frozenset({"elapsed", "duration", "latency", "took"})
+#: A field named by a unit of time alone holds a measured duration (``"ms": 4``).
+_TIME_UNIT_NAMES = frozenset({"ms", "us", "ns", "µs", "msec", "usec", "nsec"})
 _TIME_QUALIFIERS = frozenset(
     {"ms", "s", "sec", "secs", "seconds", "us", "ns", "taken", "spent", "response", "load",
      "exec", "execution", "processing", "wall", "cpu", "query", "search", "request", "run",
@@ -228,6 +230,8 @@ def _volatile_field(name: str) -> bool:
         return True  # step_number, turnCount: which step of the run this is
     if _CLOCK_WORDS.intersection(words):
         return True  # tick, 迭代: how often the agent went round, not what it found
+    if len(words) == 1 and last in _TIME_UNIT_NAMES:
+        return True  # "ms": 4, a duration named by its unit alone
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )

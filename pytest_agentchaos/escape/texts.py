@@ -99,9 +99,9 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     characters and character pairs. ``values`` are the numbers and identifiers of a short
     text (fewer than :data:`SHORT_TEXT` tokens), CJK numerals included, unless a counter word
     precedes them: two short texts that differ in them are different ("step 1" and "step
-    2", "方案一" and "方案二"). A long text's numbers are masked, so a thought that differs by
-    a count is the same thought. Masking never empties a text: a text of volatile tokens
-    alone (a stream of random chunks) keeps them."""
+    2", "方案一" and "方案二"), and the words of its paths. A long text's numbers are masked,
+    so a thought that differs by a count is the same thought. Masking never empties a text:
+    a text of volatile tokens alone (a stream of random chunks) keeps them."""
     head = text[:_TEXT_LIMIT]
     masked = mask_text(head)
     if not _WORD_CHARS.search(_PLACEHOLDER.sub("", masked)):
@@ -137,7 +137,19 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
         else:
             tokens.add(word)
         previous = word
+    if short and "/" in masked:
+        # a path names something: its segments' words are what a short text says (list
+        # items sharing a long prefix, ``projects/p/services/checkout-api`` then
+        # ``.../checkout-worker``, are an enumeration, not the same text)
+        for path in _PATH.findall(masked):
+            named = _SHINGLE.findall(path.lower())
+            if not all(w.isdigit() for w in named):  # (3/5), 11/27/2026: a count, a date
+                values.update(named)
     return frozenset(tokens), frozenset(values)
+
+
+#: A path: word characters joined by ``/`` (``src/app.py``, ``projects/p/services/x``).
+_PATH = re.compile(r"[^\s/]*[^\W_][^\s/]*(?:/[^\s/]*[^\W_][^\s/]*)+")
 
 
 _PLACEHOLDER = re.compile(r"<[a-z]+>")

@@ -12,8 +12,8 @@ reply the run showed; words, and for Chinese and Japanese single characters, two
 word). A turn is a *nudge* when it adds no number and no identifier, and at most
 ``limit`` words, fewer than the reply it gets says: a one-word label answering a new
 one-word item answers it, a sentence handed back to a three-word nudge ignores it. A turn
-equal to the one before it (or with its one number counted up by one: "continue (2)") is read
-as that one was.
+equal to the one before it (or with its one number counted up by one: "continue (2)", also
+inside a name it is part of: "auto-reply 2/10") is read as that one was.
 
 A reply that says again what one of the latest replies said, and says more than twice what
 its turn added, ignored that turn whatever it brought (the same clarifying question after the
@@ -82,7 +82,7 @@ class Turns:
     def __init__(self, limit: int = 3) -> None:
         self.limit = limit
         self._seen: set[str] = set()
-        # (digest of the latest turn, its key, its tokens)
+        # (digest of the latest turn that said something, its key, its tokens)
         self._last: tuple[str, str, set[str]] | None = None
         self._read = 0  # messages of the latest message list read
         self._replies: deque[str] = deque(maxlen=_REPLIES)  # what the latest replies said
@@ -90,7 +90,8 @@ class Turns:
     def answered(self, input: Any, turn: str, reply: str, content: str | None = None) -> str:  # noqa: A002
         """What a reply answered: ``turn`` (the digest of the newest turn of ``input``), or
         :data:`NUDGE`. ``reply`` is the reply's text, ``content`` the key of what it says
-        (near-duplicates share it). Remembers the turn and the reply as said."""
+        (near-duplicates share it). Remembers the turn and the reply as said; a turn that
+        says nothing (a call with no prompt) is not the turn the next one is compared with."""
         self._earlier(input)
         said = words(_text(_newest(input)))
         replied = words(reply)
@@ -106,7 +107,8 @@ class Turns:
             key = NUDGE
         else:
             key = turn
-        self._last = (turn, key, said)
+        if said:  # an empty turn (another agent called with no prompt) breaks no chain
+            self._last = (turn, key, said)
         self._learn(said)
         self._learn(replied)
         if content is not None:
@@ -160,10 +162,21 @@ def _counted_up(said: set[str], before: set[str]) -> bool:
     """Whether a turn is the one before with one number one higher ("continue (2)" after
     "continue (1)"): a counter the runner adds, not something to act on."""
     new, old = said - before, before - said
-    if len(new) != 1 or len(old) != 1:
+    if len(new) != len(old) or not new:
         return False
-    (a,), (b,) = new, old
-    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
+    # the counter alone, and the identifiers it is part of ("auto-reply 2/10": ``2`` and
+    # ``#2/10``), each of which must be the one before with only the counter changed
+    numbers = [t for t in new if t[0] != "#"]
+    olds = [t for t in old if t[0] != "#"]
+    if len(numbers) != 1 or len(olds) != 1:
+        return False
+    (a,), (b,) = numbers, olds
+    if not (a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1):
+        return False
+    if len(new) == 1:
+        return True
+    counter = re.compile(rf"(?<!\d){a}(?!\d)")
+    return {counter.sub(b, t) for t in new if t[0] == "#"} == {t for t in old if t[0] == "#"}
 
 
 def _newest(value: Any) -> Any:

@@ -177,7 +177,21 @@ class Volatility:
         # judged only when the same positions changed as last time: else only what the
         # comparison teaches for the next one (steps, random numbers) is kept
         judged = group.learned == changes
-        volatile = self._volatile(split_rest, group, before, changes, judged)
+        if changed_args:
+            # only a display label's running counter changes by itself, and then the call's
+            # outcome stays equal: the agent asked for nothing else and got nothing new
+            group.tick = self._calls
+            group.learned = changes
+            if (
+                judged
+                and not changed_rest
+                and self.fields
+                and _label_counter(args, nums_args, was, changed_args)
+            ):
+                return group.key
+            group.key = _digest(args, rest)
+            return group.key
+        volatile = self._volatile(split_rest, group, before, ((), changed_rest), judged)
         group.tick = self._calls
         group.learned = changes
         if volatile and judged:
@@ -225,7 +239,10 @@ class Volatility:
             if (
                 name is not None
                 and not _counts_rounds(name)
-                and (step != 1 or self._recurred <= group.tick)
+                and (
+                    self._recurred <= group.tick
+                    or not (step == 1 or (_counts_messages(name) and step == last.get(i)))
+                )
             ):
                 step = None  # a number field of a state: a count of work done
             if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
@@ -271,6 +288,51 @@ def _counts_rounds(name: str) -> bool:
     words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
     rounds = [w for w in words if w in _ROUND_WORDS]
     return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
+
+
+#: Words of a field's name that make its number the size of the conversation itself
+#: (``messages``, ``num_messages``, ``history_len``, ``消息数``): each lap adds the same few
+#: messages to it whatever the lap did, so once a lap came back, rising by the same step as
+#: last time it counts rounds, not work.
+_MESSAGE_WORDS = frozenset(
+    {"message", "messages", "msg", "msgs", "history", "transcript", "conversation", "chat",
+     "len", "length", "size"}
+)  # fmt: skip
+_CJK_MESSAGES = ("消息", "消息数", "对话", "对话长度", "历史")
+
+
+def _counts_messages(name: str) -> bool:
+    """Whether a field's name says it counts the conversation's messages (``messages``,
+    ``message_count``, ``history_len``); not what the messages did (``tool_calls``)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    words = ["messages" if w.endswith(_CJK_MESSAGES) else w for w in words]
+    sized = [w for w in words if w in _MESSAGE_WORDS and w not in ("len", "length", "size")]
+    return bool(sized) and all(w in _MESSAGE_WORDS or w in _COUNT_WORDS for w in words)
+
+
+#: A label's running counter: a name (at least three letters) and a number, maybe joined by
+#: ``-`` or ``_`` (``noop3``, ``probe-12``, ``run_7``).
+_LABEL_COUNTER = re.compile(r"(?P<stem>[^\W\d_]{3,})[-_]?(?P<n>\d{1,6})")
+
+
+def _label_counter(args: str, now: list[str], before: list[str], changed: tuple[int, ...]) -> bool:
+    """Whether the one argument position that changed is a display label's running counter:
+    a name with a number that rose by one (``noop2`` -> ``noop3``), the name said elsewhere in
+    the arguments too (``{"cmd": "echo noop", "name": "noop3"}``: the label restates what the
+    call does, it is not the thing the call is about: ``{"name": "bucket3"}``)."""
+    if len(changed) != 1:
+        return False
+    token, old = now[changed[0]], before[changed[0]]
+    a, b = _LABEL_COUNTER.fullmatch(token), _LABEL_COUNTER.fullmatch(old)
+    if a is None or b is None or a.group("stem") != b.group("stem"):
+        return False
+    if int(a.group("n")) != int(b.group("n")) + 1:
+        return False
+    stem = a.group("stem")
+    # the name as a word of its own in a value: not the label itself (``noop3``, ``noop_3``),
+    # not a field's name (``{"step": "step3"}`` asks for step 3)
+    said = re.search(rf"(?<![^\W_]){re.escape(stem)}(?![^\W_]|[-_]?\d|\"\s*:)", args, re.IGNORECASE)
+    return said is not None
 
 
 def _changed(now: list[str], before: list[str]) -> tuple[int, ...]:
