@@ -8,7 +8,6 @@ import builtins
 import concurrent.futures
 import datetime
 import logging
-import os
 import signal
 import socket
 import sys
@@ -355,22 +354,36 @@ def test_agent_threads_left_running_are_reported(tmp_path: Path) -> None:
 def test_asyncios_child_watcher_is_no_agent_thread_left_running(tmp_path: Path) -> None:
     # a stdio MCP server (any subprocess asyncio starts) has asyncio's waitpid thread, which
     # may outlive the test by the moment the process takes to be reaped: it runs no agent code
-    # and was noted on every such test ("asyncio-waitpid-N (daemon)"; a new-user trial)
+    # and was noted on every such test ("asyncio-waitpid-N (daemon)"; a new-user trial).
+    # The watcher's own thread function, on a child of our own (no asyncio transport is left
+    # for the garbage collector to finalise later, in another test)
+    import subprocess
+    from asyncio.unix_events import ThreadedChildWatcher
+
     release = threading.Event()
-    with build_run(settings(), RunSpec(), "t", registry(tmp_path)) as run:
-
-        async def start() -> Any:
-            return await asyncio.create_subprocess_exec(
-                sys.executable, "-c", "import sys; sys.stdin.read()", stdin=asyncio.subprocess.PIPE
-            )
-
-        process = asyncio.run(start())  # its loop is gone: the watcher thread waits on
-        threading.Thread(target=release.wait, name="poller", daemon=True).start()
+    loop = asyncio.new_event_loop()
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    watcher = ThreadedChildWatcher()
+    waiting = threading.Thread(
+        target=watcher._do_waitpid,
+        name="asyncio-waitpid-0",
+        args=(loop, child.pid, lambda *_: None, ()),
+        daemon=True,
+    )
+    watcher._threads[child.pid] = waiting  # as add_child_handler registers it
     try:
+        with build_run(settings(), RunSpec(), "t", registry(tmp_path)) as run:
+            waiting.start()
+            threading.Thread(target=release.wait, name="poller", daemon=True).start()
         assert run.threads_left == ["poller (daemon)"]
     finally:
         release.set()
-        os.kill(process.pid, signal.SIGKILL)  # the child ends, and the watcher with it
+        assert child.stdin is not None
+        child.stdin.close()  # the child ends, and the watcher with it
+        waiting.join(10)
+        child.wait(10)  # reaped by the watcher already: Popen learns it is gone
+        loop.close()
 
 
 def test_markers_parse_without_pytest() -> None:
