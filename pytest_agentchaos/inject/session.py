@@ -40,6 +40,7 @@ from ..trace.events import (
 from ..trace.trace import Trace
 from ..trace.values import DEFAULT_MAX_VALUE, capture
 from .call import CHANNEL, EFFECT, FAULT, INDEX, KEY, STEP, TARGET, CallState, new_state
+from .ledger import RunLedger
 from .outcomes import AfterCallFaults
 
 E = TypeVar("E", bound=Event)
@@ -51,7 +52,7 @@ _new_call = tuple.__new__
 _MESSAGE_LIMIT = 500
 
 
-class ChaosSession(AfterCallFaults):
+class ChaosSession(AfterCallFaults, RunLedger):
     """The runtime of one chaos run. Injectors call it; readers read ``trace``.
 
     ``max_value`` caps each recorded value (arguments, outputs) in JSON characters; see
@@ -178,43 +179,6 @@ class ChaosSession(AfterCallFaults):
             self._advance_step()
             self._emit(Step, label=None if label is None else safe_str(label, 200), state=shown)
             return self.steps
-
-    # -- agents ------------------------------------------------------------------------
-
-    def agent_target(self, name: str, owner: object, *, channel: str = "model") -> str:
-        """The target name of ``owner``'s calls on ``channel`` (an agent's model calls): ``name``
-        when no other owner holds it, else ``name#2``, ``name#3`` ... in the order owners ask
-        (deterministic for a deterministic test). The same owner always gets the same name, so
-        stateful faults replay only the owner's own outputs. Recorded in the trace's meta: an
-        agent's model target in ``agents`` (target -> the name asked for), a renamed target of
-        another channel in ``targets`` (channel -> target -> the name asked for)."""
-        with self._lock:
-            owners = self._owners
-            n = 1
-            target = name
-            while True:
-                held = owners.get((channel, target))
-                if held is None or held is owner:
-                    break
-                n += 1
-                target = f"{name}#{n}"
-            if held is None:
-                owners[(channel, target)] = owner
-                meta = self.trace.meta
-                if channel == "model":
-                    meta.setdefault("agents", {})[target] = name
-                elif target != name:
-                    meta.setdefault("targets", {}).setdefault(channel, {})[target] = name
-            return target
-
-    def note(self, message: str) -> None:
-        """Say ``message`` once in the trace's meta (``notes``): what a reader of the run must
-        know about how it was set up (e.g. a seam that fell back to the built-in errors)."""
-        with self._lock:
-            notes = self.trace.meta.setdefault("notes", [])
-            if message not in notes:
-                notes.append(message)
-                log.info("chaos run %s: %s", self.test_id, message)
 
     # -- halts -------------------------------------------------------------------------
 
@@ -586,25 +550,6 @@ class ChaosSession(AfterCallFaults):
                 error = error or exc
         if error is not None:
             raise error
-
-    def calls_seen(self) -> dict[tuple[str, str], int]:
-        """How many calls each (channel, target) received."""
-        return dict(self._counts)
-
-    def schemas_seen(self) -> dict[tuple[str, str], Mapping[str, Any]]:
-        """The parameter schema each (channel, target) was called with first, for the targets
-        that have one (a wrapped tool's, an MCP tool's ``inputSchema``)."""
-        return dict(self._schemas)
-
-    def counters(self) -> dict[str, Any]:
-        """The run's totals so far: steps, tool and model calls, tokens and seconds."""
-        return {
-            "steps": self.steps,
-            "tool_calls": self.tool_calls,
-            "model_calls": self.model_calls,
-            "tokens": self.tokens,
-            "seconds": round(self.now(), 6),
-        }
 
     def __repr__(self) -> str:
         return (
