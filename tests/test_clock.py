@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
+import sys
 import time
 
 import pytest
@@ -250,6 +251,52 @@ class TestFreeze:
         monkeypatch.setattr(clock_patch, "_patch_sleep", broken)
         with pytest.raises(RuntimeError, match="cannot patch sleep"):
             install(VirtualClock(), freeze=True, patch_sleep=True)
+        assert _time_is_real()
+
+    @staticmethod
+    def _module_breaking_freezegun_scan(monkeypatch, failures):
+        """A loaded module whose ``dir()`` raises ``failures`` times: what freezegun's scan of
+        ``sys.modules`` meets when a module's attribute hook breaks, or a finaliser run by the
+        garbage collector mid-scan changes what it reads."""
+        import types
+
+        left = [failures]
+
+        class Hostile(types.ModuleType):
+            def __dir__(self):
+                if left[0] > 0:
+                    left[0] -= 1
+                    raise RuntimeError("dictionary changed size during iteration")
+                return []
+
+        monkeypatch.setitem(sys.modules, "agentchaos_hostile_module", Hostile("agentchaos_hm"))
+        return left
+
+    def test_a_scan_broken_once_is_retried_and_time_is_frozen_then_real_again(
+        self, installed, monkeypatch
+    ):
+        left = self._module_breaking_freezegun_scan(monkeypatch, failures=1)
+        clock = VirtualClock()
+        handle = installed(clock, freeze=True)
+        assert left == [0]
+        assert time.time() == EPOCH_TS  # frozen at the epoch by the second attempt
+        clock.advance(5)
+        assert time.time() == EPOCH_TS + 5
+        handle.uninstall()
+        assert _time_is_real()
+
+    def test_a_scan_that_keeps_failing_raises_and_leaves_time_real(self, monkeypatch):
+        self._module_breaking_freezegun_scan(monkeypatch, failures=2)
+        with pytest.raises(RuntimeError, match="changed size"):
+            install(VirtualClock(), freeze=True, patch_sleep=True)
+        assert _time_is_real()
+        assert time.sleep is _REAL[0]
+        # and the next run freezes time as usual
+        handle = install(VirtualClock(), freeze=True)
+        try:
+            assert time.time() == EPOCH_TS
+        finally:
+            handle.uninstall()
         assert _time_is_real()
 
     def test_nothing_installed_when_both_off(self):

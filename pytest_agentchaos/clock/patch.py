@@ -7,6 +7,7 @@ replaces ``time.sleep`` and ``asyncio.sleep`` with virtual ones. ``uninstall`` u
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import sys
 import time
@@ -69,10 +70,20 @@ def install(
 def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime) -> None:
     from freezegun import freeze_time
 
-    freezer = freeze_time(
-        epoch + _dt.timedelta(seconds=clock.now()), real_asyncio=True, ignore=list(_LEAVE_ALONE)
-    )
-    factory = freezer.start()
+    at = epoch + _dt.timedelta(seconds=clock.now())
+    for attempt in (1, 2):
+        freezer = freeze_time(at, real_asyncio=True, ignore=list(_LEAVE_ALONE))
+        try:
+            factory = freezer.start()
+            break
+        except BaseException as exc:
+            # freezegun froze the time module before the step that failed (its scan of every
+            # loaded module, which a module's own attribute hook or a finaliser run by the
+            # garbage collector mid-scan can break): undo that, or time stays frozen for the
+            # rest of the process; then try once more, as the failure is rarely the same twice
+            _undo_partial_start(freezer)
+            if attempt == 2 or not isinstance(exc, Exception):
+                raise
     _keep_schedulers_real()
     _teach_pydantic()
 
@@ -82,6 +93,16 @@ def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime)
     clock.add_listener(tick)
     handle._push(freezer.stop)
     handle._push(lambda: clock.remove_listener(tick))
+
+
+def _undo_partial_start(freezer: Any) -> None:
+    """Stop a freezer whose ``start()`` raised part way (the time module already patched)."""
+    from freezegun import api
+
+    if api.freeze_factories:  # start() pushes its factory first: it is the last one
+        # what start() left is undone as far as stop() can
+        with contextlib.suppress(Exception):
+            freezer.stop()
 
 
 def _teach_pydantic() -> None:
