@@ -232,45 +232,64 @@ class Templates:
         self, build: Callable[[Failure], BaseException | None], *, marked: bool = True
     ) -> None:
         self._build = build
-        self._made: dict[Any, BaseException | None] = {}
+        self._made: dict[Any, _Recipe | None] = {}
         self._marked = marked
-        # the last failure seen and its template: a fault that fires again on the same target
+        # the last failure seen and its recipe: a fault that fires again on the same target
         # brings the very same (immutable) Failure, found without building its key
-        self._last: tuple[Failure | None, BaseException | None] = (None, None)
+        self._last: tuple[Failure | None, _Recipe | None] = (None, None)
 
     def __call__(self, failure: Failure) -> BaseException | None:
-        last, template = self._last
+        last, recipe = self._last
         if last is not failure:
             key = _key(failure)
             try:
-                template = self._made[key]
+                recipe = self._made[key]
             except KeyError:
-                template = self._made[key] = self._build(failure)
+                recipe = self._made[key] = self._recipe(self._build(failure))
             except TypeError:  # an unhashable body: no template
                 return self._build(failure)
-            self._last = (failure, template)
+            self._last = (failure, recipe)
+        return None if recipe is None else recipe.make()
+
+    def _recipe(self, template: BaseException | None) -> _Recipe | None:
         if template is None:
             return None
         cls = injected_class(type(template)) if self._marked else type(template)
-        return _copy(template, cls)
+        return _Recipe(template, cls)
 
 
-def _copy(exc: BaseException, cls: type[BaseException], depth: int = 0) -> BaseException:
-    """``exc`` copied into ``cls`` without its traceback, context or notes; its cause chain
-    (a transport error under an SDK error, at most 8 deep) copied the same way. A body or
-    headers an agent's handler could change in place are copied one level, so that what one
-    handler does to its error's body never reaches the next error."""
-    attrs = {
-        k: v.copy() if type(v) in _COPIED else v
-        for k, v in exc.__dict__.items()
-        if k != "__notes__"
-    }
-    copy: BaseException = _copy_native(cls, exc.args, attrs)
-    cause = exc.__cause__
-    if cause is not None and depth < 8:
-        copy.__cause__ = _copy(cause, type(cause), depth + 1)
-    copy.__suppress_context__ = exc.__suppress_context__
-    return copy
+class _Recipe:
+    """How to copy one template exception (see :class:`Templates`), worked out once: its
+    class, arguments, the attributes copies share, those each copy copies (a body or headers a
+    handler could change in place), and its cause chain (at most 8 deep), copied the same way.
+    A template is never changed once built, so what it holds is read once."""
+
+    __slots__ = ("args", "cause", "cls", "copied", "shared", "suppress")
+
+    def __init__(self, exc: BaseException, cls: type[BaseException], depth: int = 0) -> None:
+        self.cls = cls
+        self.args = exc.args
+        attrs = {k: v for k, v in exc.__dict__.items() if k != "__notes__"}
+        self.copied = tuple((k, v) for k, v in attrs.items() if type(v) in _COPIED)
+        self.shared = {k: v for k, v in attrs.items() if type(v) not in _COPIED}
+        cause = exc.__cause__
+        self.cause = None if cause is None or depth >= 8 else _Recipe(cause, type(cause), depth + 1)
+        self.suppress = exc.__suppress_context__
+
+    def make(self) -> BaseException:
+        """A fresh copy: no traceback, context or notes of its own yet."""
+        cls = self.cls
+        exc = cls.__new__(cls)
+        exc.args = self.args
+        attrs = exc.__dict__
+        attrs.update(self.shared)
+        for k, v in self.copied:
+            attrs[k] = v.copy()
+        if self.cause is not None:
+            exc.__cause__ = self.cause.make()
+        if self.suppress:
+            exc.__suppress_context__ = True
+        return exc
 
 
 #: What a copy of an exception copies rather than shares: a body or headers (a dict or list) a
