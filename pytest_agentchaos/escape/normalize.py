@@ -502,15 +502,23 @@ def _mask_arg_text(text: str) -> str:
         if len(text) <= _MEMO_LENGTH:
             _remember(_MASKED_ARGS, text, text)  # agents pass the same texts again and again
         return text
+    before, masked = text, _mask_arg_once(text)
+    for _ in range(3):  # masking one part can bare a pair the last pass did not see whole
+        if masked == before:
+            break
+        before, masked = masked, _mask_arg_once(masked)
+    if len(text) <= _MEMO_LENGTH:
+        _remember(_MASKED_ARGS, text, masked)
+    return masked
+
+
+def _mask_arg_once(text: str) -> str:
     masked = text
     if len(masked) <= _VALUE_LIMIT:
         masked = _SCHEME.sub(r"\1\2<credential>", masked)
         if "=" in masked or ":" in masked:
             masked = _PAIR.sub(_mask_arg_pair, masked)
-    masked = _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
-    if len(text) <= _MEMO_LENGTH:
-        _remember(_MASKED_ARGS, text, masked)
-    return masked
+    return _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
 
 
 def _mask_arg_pair(match: re.Match[str]) -> str:

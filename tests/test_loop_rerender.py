@@ -1,0 +1,226 @@
+"""Labels do not change when the representation changes (issue 29): every dev run of the loop
+corpus re-rendered in another faithful form (``bench/loop_rerender.py``: results as JSON text,
+MCP content, a shell wrapper's output, with per-call fields; failures reported as data; states
+as JSON text, prose or checkpoints; replies re-worded) gets the verdict it got as written.
+And the kinds behind the flips this check found: a failure reported as data is compared as a
+raised one is (its error object's words, numbers in it masked and counts kept, a transient one
+no news), inside an MCP envelope too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from loop_scaffold import escapes_but_stuck_fails, run
+
+from pytest_agentchaos.escape.keys import Keyer, failure_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import loop_rerender  # noqa: E402
+from bench_loop_corpus import harness  # noqa: E402
+from loop_corpus import load  # noqa: E402
+
+DEV = load(split="dev")
+
+
+@pytest.mark.parametrize("name", sorted(loop_rerender.RENDERINGS))
+def test_no_dev_verdict_flips_when_the_run_is_rendered_another_way(name: str) -> None:
+    changed, moved = loop_rerender.flips(DEV, loop_rerender.RENDERINGS[name], harness)
+    if name != "state_dict":  # the dev half logs no state as JSON text to turn back
+        assert changed >= 50  # the rendering reaches the runs it is about
+    assert moved == [], moved
+
+
+def test_a_rendering_keeps_the_labels_and_changes_what_it_says() -> None:
+    case = next(c for c in DEV if any(isinstance(a.get("result"), dict) for a in c.actions))
+    other = loop_rerender.rerender(case, loop_rerender.RENDERINGS["json_compact"])
+    assert other is not None
+    assert (other.loop, other.loops, len(other.actions)) == (
+        case.loop,
+        case.loops,
+        len(case.actions),
+    )
+    assert other.actions != case.actions
+
+
+# -- a failure reported as data keys as the raised failure does ------------------------------
+
+ERRORS = [
+    ("SyntaxError", "invalid syntax (line {n})"),
+    ("SyntaxError", "unterminated string literal (detected at line {n})"),
+    ("ModuleNotFoundError", "No module named 'yaml'"),
+    ("ImportError", "cannot import name 'CLoader' from 'yaml'"),
+    ("ReadTimeout", "Read timed out. (read timeout={n})"),
+    ("HTTPError", "503 Service Unavailable"),
+    ("ConnectionResetError", "[Errno 104] Connection reset by peer"),
+    ("ValueError", "column {n}: unexpected token"),
+]
+
+
+def as_error_object(error: str, message: str) -> Any:
+    return json.dumps({"error": {"type": error, "message": message}})
+
+
+def as_mcp_error(error: str, message: str) -> Any:
+    return {"content": [{"type": "text", "text": f"{error}: {message}"}], "isError": True}
+
+
+def as_mcp_shell(error: str, message: str) -> Any:
+    text = json.dumps({"exit_code": 1, "stdout": "", "stderr": f"{error}: {message}"})
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def pattern(keys: list[Any]) -> list[int]:
+    first: dict[Any, int] = {}
+    return [first.setdefault(k, i) for i, k in enumerate(keys)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(ERRORS) - 1), st.integers(1, 3), st.integers(1, 400)),
+        min_size=2,
+        max_size=8,
+    ),
+    st.sampled_from([as_error_object, as_mcp_error, as_mcp_shell]),
+)
+def test_a_failure_reported_as_data_is_the_same_failure_as_raised(
+    calls: list[tuple[int, int, int]], render: Any
+) -> None:
+    raised, reported = Keyer(), Keyer()
+    raised_keys, reported_keys, raised_coarse, reported_coarse = [], [], [], []
+    for error_index, cell, number in calls:
+        error, template = ERRORS[error_index]
+        message = template.format(n=number)
+        args = {"code": f"cell {cell}"}
+        a = raised.tool("run", args, ok=False, error_type=error, message=message)
+        b = reported.tool("run", args, result=render(error, message))
+        raised_keys.append(a)
+        reported_keys.append(b)
+        raised_coarse.append(a.coarse)
+        reported_coarse.append(b.coarse)
+        assert failure_text(render(error, message)) is not None
+    # the same calls are equal, and the same failures while the arguments vary
+    assert pattern(reported_keys) == pattern(raised_keys)
+    assert pattern(reported_coarse) == pattern(raised_coarse)
+
+
+def test_a_test_run_reported_as_data_keeps_its_counts_and_masks_its_positions() -> None:
+    keyer = Keyer()
+
+    def coarse(stdout: str) -> str | None:
+        result = {"exit_code": 1, "stdout": stdout, "stderr": ""}
+        return keyer.tool("sh", {"cmd": "pytest -q"}, result=result).coarse
+
+    # what the agent reads is the count: 7 then 5 failing tests is progress
+    assert coarse("7 failed, 205 passed in 23.52s") != coarse("5 failed, 207 passed in 21.0s")
+    assert coarse("5 failed, 207 passed in 23.52s") == coarse("5 failed, 207 passed in 21.0s")
+    # a line or a column is where the same error is, not another error
+    assert coarse("app.py:12:5: E999 SyntaxError at line 12") == coarse(
+        "app.py:40:1: E999 SyntaxError at line 40"
+    )
+    assert coarse("第 3 行：字段 'user_id' 不能为空") == coarse("第 7 行：字段 'user_id' 不能为空")
+
+
+@pytest.mark.parametrize(
+    ("result", "said"),
+    [
+        ({"error": {"type": "ValueError", "message": "bad id"}}, "ValueError: bad id"),
+        ({"isError": True, "content": [{"type": "text", "text": "boom"}]}, "boom"),
+        ({"ok": False, "errors": [{"msg": "a"}, {"msg": "b"}]}, None),
+        ({"success": False, "error": {"code": 7}}, '{"code": 7}'),
+        (
+            {"isError": False, "content": [{"type": "text", "text": '{"exit_code": 2}'}]},
+            '{"exit_code": 2}',
+        ),
+        ({"data": {"exit_code": 1, "stderr": "fatal: no remote"}, "meta": {}}, "fatal: no remote"),
+        ({"isError": False, "content": [{"type": "text", "text": "3 rows"}]}, None),
+        ({"data": {"rows": 3}, "meta": {"took": 4}}, None),
+    ],
+)
+def test_the_error_a_result_reports_is_read_as_its_words(result: Any, said: str | None) -> None:
+    found = failure_text(result)
+    if said is None and "errors" in result:
+        assert found is not None and '"msg"' in found  # a list it cannot name: kept whole
+    else:
+        assert found == said
+
+
+def test_transient_errors_reported_as_data_are_no_news() -> None:
+    keyer = Keyer()
+    args = {"key": "dist.tar.gz"}
+    keys = {
+        keyer.tool("put", args, result=as_mcp_error(error, message))
+        for error, message in [
+            ("HTTPError", "502 Bad Gateway"),
+            ("TimeoutError", "请求超时（60s）"),
+            ("ConnectionError", "连接被对端重置"),
+            ("ReadTimeout", ""),
+        ]
+    }
+    assert len(keys) == 1
+    # a test's output that mentions a timeout is that test's failure, not a transient one
+    failing = keyer.tool(
+        "sh",
+        {"cmd": "npm test"},
+        result={
+            "exit_code": 1,
+            "stdout": "FAIL http.test.ts\n thrown: Exceeded timeout of 5000 ms",
+        },
+    )
+    assert failing.coarse is not None and "transient" not in failing.coarse
+
+
+MCP_STREAK = """
+    @both
+    @pytest.mark.must_escape
+    def test_agent(chaos, escape):
+        def build(target):
+            if target == "fixed":
+                return {"content": [{"type": "text", "text": "built"}], "isError": False}
+            text = json.dumps({"error": {"type": "SyntaxError",
+                                         "message": f"invalid syntax (line {len(target)})"}})
+            return {"content": [{"type": "text", "text": text}], "isError": True}
+
+        build = chaos.wrap(build, name="build")
+        targets = ["a", "bb"] if escape else ["a", "bb", "ccc", "dddd"]
+        for target in targets:
+            build(target)
+        if escape:
+            build("fixed")
+    """
+
+MOVING = """
+    @pytest.mark.must_escape
+    def test_agent(chaos):
+        def build(target):
+            errors = {"a": ("ModuleNotFoundError", "No module named 'yaml'"),
+                      "b": ("ImportError", "cannot import name 'CLoader'"),
+                      "c": ("SyntaxError", "invalid syntax (settings.py, line 88)")}
+            if target in errors:
+                kind, message = errors[target]
+                body = {"error": {"type": kind, "message": message}}
+                return {"content": [{"type": "text", "text": json.dumps(body)}], "isError": True}
+            return {"content": [{"type": "text", "text": "built"}], "isError": False}
+
+        build = chaos.wrap(build, name="build")
+        for target in "abcd":
+            build(target)
+        assert not loops(chaos)
+    """
+
+
+def test_the_same_error_as_mcp_content_must_escape(pytester: pytest.Pytester) -> None:
+    result = run(pytester, MCP_STREAK)
+    escapes_but_stuck_fails(result, "[repeat]: build(target=*) -> ok failed the same way*")
+
+
+def test_an_error_that_moves_as_mcp_content_is_no_loop(pytester: pytest.Pytester) -> None:
+    result = run(pytester, MOVING)
+    result.assert_outcomes(passed=1)
