@@ -14,7 +14,22 @@ Each rendering rewrites what the agent's code would see, never what happened:
 - ``reply_counter``: each model reply prefixed with a running ``Attempt N:``;
 - ``reply_punct``: each reply's punctuation and spacing changed (a different change by turn);
 - ``reply_fullwidth``: each reply's ASCII punctuation written full width on every other turn;
-- ``reply_reorder``: each reply's sentences rotated by one more place each turn.
+- ``reply_reorder``: each reply's sentences rotated by one more place each turn;
+- ``result_meta``: a result in a ``{"data": ..., "meta": {request id, elapsed}}`` envelope (prose
+  behind a log line's time);
+- ``args_per_call`` / ``args_json_text``: a fresh request id and bearer token in every call's
+  arguments; the arguments as the JSON text a model's tool call carries;
+- ``error_json_text`` / ``error_mcp`` / ``error_traceback``: a raised error reported as data (an
+  error object as JSON text; MCP ``isError`` text content) or its message as a traceback;
+- ``state_snapshot`` / ``state_prose`` / ``state_version``: a state as a checkpoint snapshot
+  (values, next, checkpoint id, time), as ``name=value`` prose, stamped with a save version
+  and time;
+- ``reply_message`` / ``reply_message_json`` / ``reply_log_prefix`` / ``input_messages``: a
+  reply as a message (a dict, JSON text), behind a logger's time and level; a turn as a
+  message list;
+- ``result_lines``: a flat dict result printed as ``name: value`` lines;
+- ``chat_history``: each model input as the whole conversation so far;
+- compositions (``json_compact+per_call``, ``mcp_text+per_call``, ``state_json+version``).
 
 A **flip** is a case whose verdict moved: a labelled loop found on one rendering and missed on
 the other, or a false (or early) alarm on one and not the other. Only the cases a rendering
@@ -319,6 +334,83 @@ def input_messages(action: dict[str, Any], n: int) -> dict[str, Any]:
     return {**action, "input": [{"role": "user", "content": action["input"]}]}
 
 
+def args_json_text(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Arguments as the JSON text a model's tool call carries them in."""
+    args = action.get("args")
+    if "tool" not in action or not isinstance(args, dict) or not args:
+        return action
+    return {**action, "args": json.dumps(args, ensure_ascii=False)}
+
+
+def result_lines(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """A flat dict result printed by a CLI, one ``name: value`` line each."""
+    result = action.get("result")
+    if not _tool_result(action) or not isinstance(result, dict) or not result:
+        return action
+    if any(isinstance(v, (dict, list)) for v in result.values()):
+        return action
+    return _with_result(action, "\n".join(f"{k}: {v}" for k, v in result.items()))
+
+
+def error_traceback(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """A raised error's message as the traceback a Python tool prints."""
+    if "tool" not in action or "error" not in action or not action.get("message"):
+        return action
+    frame = f'  File "/srv/app/tools/{action["tool"]}.py", line 42, in run\n'
+    text = f"Traceback (most recent call last):\n{frame}{action['error']}: {action['message']}"
+    return {**action, "message": text}
+
+
+def state_version(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """A dict state with what a checkpointer stamps on every save: a version and a time."""
+    state = action.get("state")
+    if not isinstance(state, dict):
+        return action
+    stamp = {"_version": n + 1, "_saved_at": _per_call("saved", n)["timestamp"]}
+    return {**action, "state": {**state, **stamp}}
+
+
+def reply_log_prefix(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each reply as a logger prints it: a time and a level before it."""
+    out = _reply(action)
+    if out is None:
+        return action
+    return _with_reply(action, f"{_per_call('reply', n)['timestamp']} INFO assistant: {out}")
+
+
+def chat_history(case_actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model call's input as the whole conversation so far (OpenAI messages): a system
+    prompt, then each earlier turn and reply, then its own turn."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful agent."}]
+    out = []
+    for action in case_actions:
+        if "model" not in action:
+            out.append(action)
+            continue
+        turn = action.get("input")
+        reply = action.get("output")
+        if not isinstance(turn, str):  # no turn logged, or one already structured: kept
+            out.append(action)
+            if isinstance(reply, str):
+                messages.append({"role": "assistant", "content": reply})
+            continue
+        messages.append({"role": "user", "content": turn})
+        new = {**action, "input": list(messages)}
+        if isinstance(reply, str):
+            messages.append({"role": "assistant", "content": reply})
+        out.append(new)
+    return out
+
+
+def _compose(*renders: Render) -> Render:
+    def render(action: dict[str, Any], n: int) -> dict[str, Any]:
+        for one in renders:
+            action = one(action, n)
+        return action
+
+    return render
+
+
 RENDERINGS: dict[str, Render] = {
     "json_compact": json_compact,
     "json_pretty": json_pretty,
@@ -341,7 +433,29 @@ RENDERINGS: dict[str, Render] = {
     "reply_message": reply_message,
     "reply_message_json": reply_message_json,
     "input_messages": input_messages,
+    "args_json_text": args_json_text,
+    "result_lines": result_lines,
+    "error_traceback": error_traceback,
+    "state_version": state_version,
+    "reply_log_prefix": reply_log_prefix,
+    "json_compact+per_call": _compose(json_compact, per_call_fields),
+    "mcp_text+per_call": _compose(per_call_fields, mcp_text),
+    "state_json+version": _compose(state_version, state_json),
 }
+#: Renderings of the whole run (each action seen with the ones before it).
+RUN_RENDERINGS: dict[str, Any] = {
+    "chat_history": chat_history,
+}
+
+
+#: A rendering of the whole run: its actions -> the actions re-rendered.
+RunRender = Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def rerender_run(case: Case, render: RunRender) -> Case | None:
+    """``case`` re-rendered by a rendering of the whole run, or None when nothing changed."""
+    actions = tuple(render(case.actions))
+    return None if actions == case.actions else replace(case, actions=actions)
 
 
 def rerender(case: Case, render: Render) -> Case | None:
@@ -359,6 +473,9 @@ def rerender(case: Case, render: Render) -> Case | None:
         actions.append(new)
     return replace(case, actions=tuple(actions)) if changed else None
 
+
+#: Every rendering by name, of one action or of the whole run.
+ALL: dict[str, Any] = {**RENDERINGS, **RUN_RENDERINGS}
 
 Harness = Callable[[Sequence[Any]], list[tuple[int, str]]]
 
@@ -382,7 +499,10 @@ def flips(
     changed = 0
     out = []
     for case in cases:
-        other = rerender(case, render)
+        if render in RUN_RENDERINGS.values():
+            other = rerender_run(case, render)
+        else:
+            other = rerender(case, render)
         if other is None:
             continue
         changed += 1
@@ -406,11 +526,11 @@ def main(argv: list[str]) -> int:
     from bench_loop_corpus import harness
 
     verbose = "-v" in argv
-    names = [a for a in argv if not a.startswith("-")] or list(RENDERINGS)
+    names = [a for a in argv if not a.startswith("-")] or list(ALL)
     cases = load(split="dev")
     total = 0
     for name in names:
-        changed, moved = flips(cases, RENDERINGS[name], harness)
+        changed, moved = flips(cases, ALL[name], harness)
         total += len(moved)
         print(f"{name:<16} {changed:4d} cases re-rendered, {len(moved):3d} flipped")
         if verbose:

@@ -29,12 +29,30 @@ from loop_corpus import load  # noqa: E402
 DEV = load(split="dev")
 
 
-@pytest.mark.parametrize("name", sorted(loop_rerender.RENDERINGS))
+#: The flips left, each with why (a rendering, the case): nothing else may flip.
+KNOWN = {
+    (rendering, case)
+    for rendering in ("state_version", "state_json+version")
+    for case in (
+        # the same state reported again and again while a save stamp rises: a stamp rising
+        # at one state alone is a count of work done there as much as a count of reports
+        # (ticks.py declines it), and the state no longer comes back exactly
+        "d3-zh-state-validate-stuck",
+        "openhands-context-window-condensation-loop",
+        "openhands-nine-condensations",
+        "d-state-waiting-for-lock-ticks",
+        # the same, with a second number rising in lockstep, in a three-lap run
+        "cline-narration-without-tool-use",
+    )
+}
+
+
+@pytest.mark.parametrize("name", sorted(loop_rerender.ALL))
 def test_no_dev_verdict_flips_when_the_run_is_rendered_another_way(name: str) -> None:
-    changed, moved = loop_rerender.flips(DEV, loop_rerender.RENDERINGS[name], harness)
+    changed, moved = loop_rerender.flips(DEV, loop_rerender.ALL[name], harness)
     if name != "state_dict":  # the dev half logs no state as JSON text to turn back
         assert changed >= 50  # the rendering reaches the runs it is about
-    assert moved == [], moved
+    assert {(name, case_id) for case_id, _ in moved} <= KNOWN, moved
 
 
 def test_a_rendering_keeps_the_labels_and_changes_what_it_says() -> None:
@@ -224,3 +242,97 @@ def test_the_same_error_as_mcp_content_must_escape(pytester: pytest.Pytester) ->
 def test_an_error_that_moves_as_mcp_content_is_no_loop(pytester: pytest.Pytester) -> None:
     result = run(pytester, MOVING)
     result.assert_outcomes(passed=1)
+
+
+# -- a number that counts the reports, arguments as JSON text, a reply as a message ----------
+
+
+def states(run: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, int]]:
+    from pytest_agentchaos.escape import detect_loops
+    from pytest_agentchaos.trace.events import RunEnded, Step
+
+    events: list[Any] = [Step(i + 1, 0.0, label=n, state=s) for i, (n, s) in enumerate(run)]
+    events.append(RunEnded(len(run), 0.0))
+    return [(d.kind, d.step) for d in detect_loops(events)]
+
+
+@pytest.mark.parametrize("name", ["_version", "checkpoint", "v", "版本号"])
+def test_a_stamp_rising_on_every_report_does_not_hide_a_cycle_of_states(name: str) -> None:
+    lap = [
+        ("plan", {"plan": ["add limiter", "write test"], "done": []}),
+        ("execute", {"diff_lines": 0, "error": "apply_patch is not bound"}),
+        ("review", {"verdict": "needs_work"}),
+    ]
+    run = [("intake", {"ticket": "T-1"}), *lap * 3, ("escalate", {"to": "human"})]
+    assert states(run) == [("loop", 10), ("loop_broken", 11)]
+    # a checkpointer's save counter on every report changes nothing
+    stamped = [(node, {**state, name: i}) for i, (node, state) in enumerate(run)]
+    assert states(stamped) == [("loop", 10), ("loop_broken", 11)]
+
+
+@pytest.mark.parametrize(
+    "count",
+    [
+        lambda i: (i + 1) // 2,  # the work done rises at the reports that do it
+        lambda i: i // 2,
+        lambda i: 3 * i,  # by more than one: a quantity
+    ],
+    ids=["at-store", "at-fetch", "by-three"],
+)
+def test_a_count_of_work_is_still_progress(count: Any) -> None:
+    run = [
+        ("fetch" if i % 2 == 0 else "store", {"phase": i % 2, "processed": count(i)})
+        for i in range(12)
+    ]
+    assert states(run) == []
+
+
+def test_a_count_rising_on_one_node_alone_is_still_progress() -> None:
+    assert states([("work", {"phase": "work", "processed": i}) for i in range(10)]) == []
+
+
+def test_a_stamp_that_stops_rising_is_read_again() -> None:
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    seen = [counters.mask({"node": n, "version": v}) for n, v in [("a", 1), ("b", 2), ("a", 3)]]
+    assert [s["version"] for s in seen] == [1, "<tick>", "<tick>"]
+    assert counters.mask({"node": "b", "version": 9})["version"] == 9
+    assert counters.mask("text state") == "text state"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["q", "page", "limit", "lang"]), st.integers(0, 5)))
+def test_arguments_as_json_text_key_as_the_data_does(args: dict[str, int]) -> None:
+    as_data, as_text, wrapped = Keyer(), Keyer(), Keyer()
+    a = as_data.tool("search", args, result={"hits": 0})
+    b = as_text.tool("search", json.dumps(dict(reversed(args.items()))), result={"hits": 0})
+    c = wrapped.tool("search", {"arguments": json.dumps(args)}, result={"hits": 0})
+    assert a == b == c
+    assert b.shown_args == json.dumps(dict(reversed(args.items())))  # shown as it was given
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        lambda t: {"role": "assistant", "content": t},
+        lambda t: json.dumps({"id": "msg_01", "role": "assistant", "content": t}),
+        lambda t: {"choices": [{"message": {"role": "assistant", "content": t}}]},
+        lambda t: {"content": [{"type": "text", "text": t}]},
+    ],
+    ids=["message", "json-text", "completion", "parts"],
+)
+def test_a_reply_as_a_message_keys_as_its_text(render: Any) -> None:
+    texts = ["Done.", "Done.", "Here is the summary you asked for.", "Done."]
+    plain, message = Keyer(), Keyer()
+    assert pattern([plain.model("m", output=t) for t in texts]) == pattern(
+        [message.model("m", output=render(t)) for t in texts]
+    )
+
+
+def test_a_message_that_calls_a_tool_is_keyed_by_its_call() -> None:
+    keyer = Keyer()
+    call = {"name": "search", "arguments": '{"q": "a"}'}
+    first = keyer.model("m", output={"content": "", "tool_calls": [call]})
+    other = keyer.model("m", output={"content": "", "tool_calls": [{**call, "name": "fetch"}]})
+    assert first != other

@@ -35,6 +35,7 @@ from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
 from .texts import artefact, error_signature, error_template, reply_text, text_shingles
+from .ticks import ReportCounters
 from .turns import Turns
 from .volatility import Volatility
 
@@ -146,6 +147,7 @@ class Keyer:
         self.provenance = Provenance()
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
+        self._counters = ReportCounters()
         self.turns = Turns(policy.nudge_tokens)
         self._groups: dict[tuple[str, str], str] = {}  # (channel, tool) -> "channel:tool"
         self._state_texts: set[str] = set()  # the state texts seen (bounded)
@@ -174,6 +176,7 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
+        data = _json_args(args)  # what the call asks for, when the arguments are JSON text
         outcome = "ok" if ok else outcome_of(ok, error_type, status)
         transient = not ok and self.transient(error_type, message, status)
         reported = None  # the failure a result reports as data
@@ -197,7 +200,7 @@ class Keyer:
                     coarse = f"{channel}:{tool} -> transient"
             if not transient:
                 coarse = _coarse_of(
-                    tool, channel, ok, outcome, message, result, status, args, self.error_numbers
+                    tool, channel, ok, outcome, message, result, status, data, self.error_numbers
                 )
         own = self.functions.get(tool) if self.functions else None
         if own is not None:
@@ -212,10 +215,10 @@ class Keyer:
         ignore = self.ignore
         try:
             # what the arguments' masking takes out (a temp path, a credential) is no handle
-            given = self.provenance.args(tool, mask_args(args, ignore))
+            given = self.provenance.args(tool, mask_args(data, ignore))
             shown = mask(self.provenance.result(result), ignore) if ok else None
         except RecursionError:  # a value inside itself: keyed by its content, as it is
-            value = digest([args, outcome, result if ok else error_template(message)])
+            value = digest([data, outcome, result if ok else error_template(message)])
             return ActionKey(None, tool, outcome, value, args, channel, coarse)
         if transient:  # no news: every transient failure of the call is one action
             kind, shown, template = "error:transient", None, None
@@ -346,6 +349,7 @@ class Keyer:
             state = parsed  # JSON text: the data it holds, as if given as data
         try:
             masked = self._transient_errors(mask(state, self.ignore), 0)
+            masked = self._counters.mask(masked)  # a number counting the reports: no news
         except RecursionError:  # a state inside itself: digested structurally, as it is
             return digest(state)
         try:
@@ -437,6 +441,19 @@ class Keyer:
         if len(self._texts) > _EXACT_TEXTS:
             self._texts.popitem(last=False)
         return key
+
+
+def _json_args(args: Any) -> Any:
+    """A call's arguments given as JSON text (as a model's tool call carries them), alone or
+    as the one value of a wrapper (``{"arguments": "{...}"}``): the object they hold."""
+    text = args
+    if type(args) is dict and len(args) == 1:
+        (text,) = args.values()
+    if type(text) is str and text[:1] == "{":
+        parsed = parse_json_text(text)
+        if type(parsed) is dict:
+            return parsed
+    return args
 
 
 def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
