@@ -402,6 +402,63 @@ def chat_history(case_actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
+def _turn(action: dict[str, Any]) -> str | None:
+    turn = action.get("input") if "model" in action else None
+    if not isinstance(turn, str) or not turn.strip() or _json_text(turn) is not None:
+        return None
+    return turn
+
+
+def input_punct(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each user turn's case, punctuation and spacing changed (a different change by turn)."""
+    turn = _turn(action)
+    if turn is None:
+        return action
+    changes = (
+        lambda s: s,
+        lambda s: s[:1].upper() + s[1:] + ("" if s.rstrip()[-1:] in ".!?。！？" else "."),
+        lambda s: "  " + s.lower() + " ",
+        lambda s: re.sub(r"[.!。！]\s*$", "", s.rstrip()) + "!",
+    )
+    return {**action, "input": changes[n % len(changes)](turn)}
+
+
+def input_counter(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each user turn numbered by the harness that sends it (``[turn 4]``)."""
+    turn = _turn(action)
+    if turn is None:
+        return action
+    return {**action, "input": f"[turn {n + 1}] {turn}"}
+
+
+def reply_markdown(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each reply's markdown written another way on every other turn: ``*`` bullets for ``-``,
+    ``1)`` for ``1.``, the first line in bold."""
+    out = _reply(action)
+    if out is None or "```" in out or n % 2 == 0:
+        return action
+    text = re.sub(r"(?m)^(\s*)- ", r"\1* ", out)
+    text = re.sub(r"(?m)^(\s*)(\d+)\. ", r"\1\2) ", text)
+    head, sep, rest = text.partition("\n")
+    if head.strip() and not head.lstrip().startswith(("*", "#", "|")):
+        text = f"**{head.strip()}**{sep}{rest}"
+    return _with_reply(action, text)
+
+
+_APOLOGIES = ("", "Sorry about that! ", "Apologies for the confusion. ", "You're right, my bad. ")
+_APOLOGIES_ZH = ("", "抱歉！", "不好意思，", "您说得对，是我的疏忽。")
+
+
+def reply_apology(action: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each reply opened with another apology (none on the first): the same reply said again
+    in a new wrapping of words, as a model re-prompted says it."""
+    out = _reply(action)
+    if out is None:
+        return action
+    table = _APOLOGIES_ZH if re.search(r"[\u4e00-\u9fff]", out) else _APOLOGIES
+    return _with_reply(action, table[n % len(table)] + out)
+
+
 def _compose(*renders: Render) -> Render:
     def render(action: dict[str, Any], n: int) -> dict[str, Any]:
         for one in renders:
@@ -438,6 +495,10 @@ RENDERINGS: dict[str, Render] = {
     "error_traceback": error_traceback,
     "state_version": state_version,
     "reply_log_prefix": reply_log_prefix,
+    "input_punct": input_punct,
+    "input_counter": input_counter,
+    "reply_markdown": reply_markdown,
+    "reply_apology": reply_apology,
     "json_compact+per_call": _compose(json_compact, per_call_fields),
     "mcp_text+per_call": _compose(per_call_fields, mcp_text),
     "state_json+version": _compose(state_version, state_json),

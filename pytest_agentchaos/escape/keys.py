@@ -286,7 +286,7 @@ class Keyer:
         error, and what it answered: the latest message of its ``input`` when given (the same
         reply to another prompt is another action: a label per review, not a loop; a chat
         model's input grows, so only its newest turn is read)."""
-        prompt = None if input is None else digest(_latest(input))
+        prompt = None if input is None else self.turns.identity(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
             if self.transient(error_type, message, None):

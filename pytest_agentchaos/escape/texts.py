@@ -111,13 +111,14 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
-#: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
-_COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
+#: Words (their beginnings) after which a number counts the attempts, not the content
+#: (``attempt 3``, ``第3次``).
+COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
                   "turn", "tick", "第", "次", "轮", "遍")  # fmt: skip
 
 
 def _counter_word(word: str) -> bool:
-    return bool(word) and word.startswith(_COUNTER_WORDS)
+    return bool(word) and word.startswith(COUNTER_WORDS)
 
 
 def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
