@@ -223,12 +223,12 @@ def reply_fullwidth(action: dict[str, Any], n: int) -> dict[str, Any]:
     return _with_reply(action, text)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
 
 
 def reply_reorder(action: dict[str, Any], n: int) -> dict[str, Any]:
     out = _reply(action)
-    if out is None or "```" in out or "\n" in out.strip():
+    if out is None or "`" in out or "\n" in out.strip():
         return action
     parts = [p for p in _SENTENCE.split(out.strip()) if p]
     if len(parts) < 2:

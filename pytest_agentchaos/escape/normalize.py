@@ -435,9 +435,30 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
                 return _canonical_text(_mask(parsed, ignore, True))
             except (ValueError, TypeError, RecursionError):
                 pass
+    kept: list[str] = []
     if "=" in text or ":" in text or "：" in text:
         text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
-    return mask_text(text)
+        if _NAMED_NUMBER.search(text) is not None:
+
+            def keep(match: re.Match[str]) -> str:
+                if _epoch(int(match.group("n"))):
+                    return match.group(0)  # the clock, masked as in data
+                kept.append(match.group("n"))
+                return f"{match.group('head')}\x00{len(kept) - 1}\x00"
+
+            text = _NAMED_NUMBER.sub(keep, text)
+    masked = mask_text(text)
+    if kept:  # a named whole number is kept, as in data ({"rows_done": 1000000})
+        masked = _KEPT.sub(lambda m: kept[int(m.group(1))], masked)
+    return masked
+
+
+#: A whole number named by a field in prose (``rows_done=1000000``, ``total: 5000000``): a
+#: quantity, kept as the same field's number is in data, however many digits it has.
+_NAMED_NUMBER = re.compile(
+    r"(?P<head>\b[^\W\d][\w-]{0,47}[\"']?\s?[=:：]\s?)(?P<n>\d{7,40})(?![\w.])"
+)
+_KEPT = re.compile(r"\x00(\d+)\x00")
 
 
 def parse_json_text(text: str) -> Any:

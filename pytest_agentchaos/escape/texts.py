@@ -173,7 +173,25 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
             named = _SHINGLE.findall(path.lower())
             if not all(w.isdigit() for w in named):  # (3/5), 11/27/2026: a count, a date
                 values.update(named)
+    if "`" in masked:
+        # inline code (a setting, a command, a name) is what a text hands over: two texts
+        # that differ in it say different things however many words they share
+        values.update("`" + _SPACE.sub(" ", c.strip()) for c in _INLINE_CODE.findall(masked)[:8])
+    if short and ("-" in masked or "_" in masked or "." in masked):
+        # a name joined of words and numbers (``us-east-1``, ``eu-central-1``, ``node_3``)
+        # is one identifier: another name is another item, not the same text with its
+        # number counted up
+        for name in _JOINED.findall(masked.lower()):
+            parts = _SHINGLE.findall(name)
+            if any(p.isdigit() for p in parts) and not all(p.isdigit() for p in parts):
+                values.add(name)
     return frozenset(tokens), frozenset(values)
+
+
+#: An inline code span (not a fence).
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
+#: Words and numbers joined by ``-``, ``_`` or ``.`` into one name.
+_JOINED = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")
 
 
 #: A path: word characters joined by ``/`` (``src/app.py``, ``projects/p/services/x``).

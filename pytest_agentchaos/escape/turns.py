@@ -191,7 +191,13 @@ def _ignored(news: set[str], replied: set[str]) -> bool:
     it says more than twice what the turn added. A short label or an acknowledgement
     answering new material (a review, a pasted paragraph) says less than the material added,
     and answers it."""
-    return 2 * weight(news) < weight(replied)
+    return 2 * weight(news) < weight(replied) + _run_on(replied)
+
+
+def _run_on(tokens: set[str]) -> float:
+    """What a reply's run-on tokens say beyond one word each: a token of 16 characters or
+    more (a degenerate "nynyny...", a run of one character) counts one word per 8."""
+    return sum(len(t) // 8 - 1 for t in tokens if len(t) >= 16 and t[0] != "#")
 
 
 def _counted_up(said: set[str], before: set[str]) -> bool:
