@@ -437,3 +437,22 @@ def test_a_run_on_reply_handed_back_to_new_requests_ignores_them() -> None:
     ]
     # the first answers its turn; said again, it ignored the turns that followed
     assert len(set(keys[1:])) == 1
+
+
+@pytest.mark.parametrize(
+    "error", ["EndpointConnectionError", "ConnectionClosedError", "ConnectionResetError"]
+)
+def test_a_connection_error_known_by_name_alone_is_transient(error: str) -> None:
+    assert Keyer().transient(error, None, None)
+
+
+def test_digits_after_a_dot_in_a_name_are_no_decimal() -> None:
+    keyer = Keyer()
+    keys = [
+        keyer.tool("send", {"draft": "d-118"}, result=f"Queued message <{n}@mail.acme.io>.")
+        for n in ("ec78a265f93a.2834", "b99d2b193d15.7795", "0cc93fd781ab.2699", "9411fa3f.3741")
+    ]
+    assert len(set(keys[1:])) == 1  # a random part of an id, changing by itself
+    decimals = Keyer()
+    keys = [decimals.tool("gauge", {}, result=f"load {v}") for v in ("0.2834", "0.7795", "0.2699")]
+    assert len(set(keys)) == 3  # a measure moving is news
