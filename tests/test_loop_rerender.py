@@ -43,6 +43,7 @@ KNOWN = {
         "d-state-waiting-for-lock-ticks",
         "d5-state-only-retrying-redis",
         "d5-zh-state-coder-tester-same-failure",
+        "d5-zh-state-dify-agent-mcp-repeat",
         # the same, with a second number rising in lockstep, in a three-lap run
         "cline-narration-without-tool-use",
     )
@@ -456,3 +457,27 @@ def test_digits_after_a_dot_in_a_name_are_no_decimal() -> None:
     decimals = Keyer()
     keys = [decimals.tool("gauge", {}, result=f"load {v}") for v in ("0.2834", "0.7795", "0.2699")]
     assert len(set(keys)) == 3  # a measure moving is news
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("共 48 个用例，1 个失败，耗时 3.34 秒", "共 48 个用例，1 个失败，耗时 <duration>"),
+        ("用时：120毫秒", "用时：<duration>"),
+        ("耗时很长", "耗时很长"),  # no number: nothing measured
+    ],
+)
+def test_a_duration_in_chinese_is_masked_as_in_english(text: str, masked: str) -> None:
+    from pytest_agentchaos.escape.normalize import mask_text
+
+    assert mask_text(text) == masked
+
+
+def test_a_field_named_by_a_time_unit_holds_a_duration() -> None:
+    from pytest_agentchaos.escape.normalize import mask
+
+    assert mask({"cost_ms": 69, "renderUs": 4, "items": 3}) == {
+        "cost_ms": "<volatile>",
+        "renderUs": "<volatile>",
+        "items": 3,
+    }

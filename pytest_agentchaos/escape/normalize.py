@@ -92,7 +92,7 @@ _NOT_ALNUM_AFTER = r"(?![0-9A-Za-z])"
 #: Words a volatile token can begin with before its digits (``took 3s``, ``attempt 4``).
 _LEAD_WORDS = (
     "took|elapsed|after|in|duration|latency|waited|wait|attempt|retry|retries|try|tries"
-    "|iteration|iter|seq|sequence|nonce|pid|pgid|ppid|out"
+    "|iteration|iter|seq|sequence|nonce|pid|pgid|ppid|out|耗时|用时|历时"
 )
 
 #: One pass over a string finds every volatile token; the first alternative that matches at a
@@ -118,8 +118,8 @@ _TOKENS = rf"""
       |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
       |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|hrs?|hours?)
         (?![A-Za-z]))
-    |(?P<wait>\b(?:took|elapsed|after|in|duration|latency|waited|wait)\s*:?\s*)
-        (?:\d+(?:\.\d+)?\ ?{_UNITS})+(?![A-Za-z])
+    |(?P<wait>(?:\b(?:took|elapsed|after|in|duration|latency|waited|wait)|耗时|用时|历时)
+        \s*[:：]?\s*)(?:\d+(?:\.\d+)?\ ?(?:{_UNITS}|毫秒|秒|分钟))+(?![A-Za-z])
     |(?P<epoch>(?<![0-9A-Za-z.])1\d{{9}}(?:\d{{3}})?(?:\.\d+)?(?![0-9]))
     |(?P<pod>(?<![0-9A-Za-z])(?=[a-z0-9]{{6,10}}-)(?=[a-z0-9]*[0-9])(?-i:[a-z0-9]{{6,10}}
         -[a-z0-9]{{5}})(?![0-9A-Za-z-]))
@@ -230,8 +230,8 @@ def _volatile_field(name: str) -> bool:
         return True  # step_number, turnCount: which step of the run this is
     if _CLOCK_WORDS.intersection(words):
         return True  # tick, 迭代: how often the agent went round, not what it found
-    if len(words) == 1 and last in _TIME_UNIT_NAMES:
-        return True  # "ms": 4, a duration named by its unit alone
+    if last in _TIME_UNIT_NAMES:
+        return True  # "ms": 4, "cost_ms": 69: a duration named by its unit
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
