@@ -151,6 +151,14 @@ DEFAULT_EXCEPTIONS: Mapping[str, Verdict] = MappingProxyType(
         "ClientConnectionError": (_T, "connection"),
         "ServerDisconnectedError": (_T, "connection"),
         "APIConnectionError": (_T, "connection"),
+        # the builtin ConnectionError's subclasses, by name (a trace gives only the name)
+        "ConnectionResetError": (_T, "connection"),
+        "ConnectionAbortedError": (_T, "connection"),
+        "ConnectionRefusedError": (_T, "connection"),
+        "BrokenPipeError": (_T, "connection"),
+        # botocore (boto3, aiobotocore)
+        "EndpointConnectionError": (_T, "connection"),
+        "ConnectionClosedError": (_T, "connection"),
         "SSLCertVerificationError": (_P, "connection"),
         "CertificateError": (_P, "connection"),
         # bad arguments and requests the server cannot accept

@@ -10,23 +10,32 @@ A model call's key is its output, never its input (a chat model's input grows wi
 conversation, so it never repeats); near-duplicate texts (words in common >=
 ``text_similarity``) share one key, so a slightly reworded thought repeats. The output is
 keyed with the newest turn it answers, unless that turn is a nudge (:mod:`.turns`). A
-transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a tool's.
+transient failure of a model call (a 429, a 5xx, a timeout) is no news, as on a tool's. A
+reply given as a message (a dict, JSON text, a completion) is keyed by what it says, as the
+same reply given as text is.
+
+A failure a tool returns as data (:func:`~.failures.failure_text`: an error object, MCP
+``isError``, a non-zero exit code, in a dict, in JSON text or in an MCP envelope) is keyed as
+the same failure raised would be: by its error's template (its counts kept), a transient one
+as no news.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict, deque
 from typing import Any
 
 from ..saferepr import safe_repr
 from .classify import ErrorClassifier
+from .failures import FAILURE_FIELDS, failure_text
+from .failures import as_text as _as_text
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
-from .texts import artefact, error_signature, error_template, text_shingles
+from .texts import artefact, error_signature, error_template, reply_text, text_shingles
+from .ticks import ReportCounters
 from .turns import Turns
 from .volatility import Volatility
 
@@ -101,91 +110,12 @@ def _coarse_of(
         return None
     # no error was raised: the output is the failure's text, and its counts are what the
     # agent reads ("7 failed" then "5 failed" is progress, not the same failure)
-    signature = error_signature(failure, args, numbers=False)
+    signature = error_signature(failure, args, numbers=numbers, counts=True)
     return f"{channel}:{tool} -> failed {signature}".rstrip()
 
 
-#: Result fields that hold a failure's text, in the order they are read.
-_ERROR_TEXT = ("stderr", "error", "message", "detail", "output", "stdout", "content")
-_EXIT_CODES = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
-_FAILURE_FIELDS = frozenset(
-    {*_EXIT_CODES, "is_error", "isError", "success", "ok", "status", "error"}
-)
-
-
-#: A failure reported by a field of a text's ``name=value`` pairs: a non-zero exit code, an
-#: error flag, a false success, an error status (the fields :func:`failure_text` reads in data).
-_FAILURE_PAIR = re.compile(
-    r"""\b(?:exit[_ ]?code|exit[_ ]?status|return[_ ]?code)["']?\s{0,3}[=:]?\s{0,3}-?[1-9]\d*\b
-    |\bis_?error["']?\s{0,3}[=:]\s{0,3}true\b
-    |\b(?:success|ok)["']?\s{0,3}[=:]\s{0,3}false\b
-    |\bstatus["']?\s{0,3}[=:]\s{0,3}["']?(?:error|failed|failure)\b
-    |\breturned\ non-zero\ exit\ status\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-#: A text that opens with an error, as shells, CLIs and servers print one: ``ERROR: ...``,
-#: ``Error from server (NotFound): ...``, ``fatal: ...``, ``ValueError: ...``,
-#: ``Traceback (most recent call last):``, ``bash: foo: command not found``, ``错误：...``.
-_ERROR_HEAD = re.compile(
-    r"""\s{0,8}
-    (?:(?:error|fatal|failed|failure|exception)(?:\s?\(\w+\)|\ from\ \w+(?:\ \(\w+\))?)?
-        \s?[:：](?!\s*\d+\s*(?:[,;]|$))
-      |\[\s?(?:error|fatal|failed|failure)\s?\]
-      |[A-Z]\w{0,40}(?:Error|Exception|Failure|Fault)\b[^:\n]{0,40}?:
-      |Traceback\ \(most\ recent\ call\ last\)
-      |(?:ba|z|k|c|tc|da)?sh:\ (?:line\ \d+:\ |\d+:\ )?[^:\n]{1,80}:\ (?:command\ )?not\ found
-      |(?:错误|异常|失败|报错)[:：])""",
-    re.IGNORECASE | re.VERBOSE,
-)
-#: How much of a text result is read for such pairs.
-_FAILURE_SCAN = 4096
-
-
-def failure_text(result: Any, status: int | None = None) -> str | None:
-    """The error a call's result reports, for tools that return failures as data: an HTTP
-    status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
-    code, ``status`` "error"/"failed", or a non-empty ``error`` field; in a JSON text, the
-    same fields of the data it holds; in prose, the same as ``name=value`` pairs
-    (``exit_code=1``, ``success: false``, ``[exit code 1]``). None for a result that reports
-    no failure."""
-    failed = status is not None and status >= 400
-    if not failed and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
-        return None  # no field that could report a failure (most results)
-    if not failed and isinstance(result, str):
-        # the same fields in a text: JSON text read as the data it holds, and name=value
-        # pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
-        if result.lstrip()[:1] == "{":
-            parsed = parse_json_text(result)
-            if isinstance(parsed, dict):
-                return failure_text(parsed)
-        found = _FAILURE_PAIR.search(result, 0, _FAILURE_SCAN)
-        if found is not None:  # the rest is the failure's text, as a data's error field is
-            return (result[: found.start()] + result[found.end() :]).strip() or result
-        if _ERROR_HEAD.match(result) is not None:
-            return result  # a shell's or a server's error text, as the tool handed it back
-        return None
-    if isinstance(result, dict):
-        code = next((result[k] for k in _EXIT_CODES if k in result), None)
-        failed = (
-            failed
-            or result.get("is_error") is True
-            or result.get("isError") is True
-            or result.get("success") is False
-            or result.get("ok") is False
-            or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-            or str(result.get("status", "")).lower() in ("error", "failed", "failure")
-            or result.get("error") not in (None, "", False, [], {})
-        )
-        if not failed:
-            return None
-        for field in _ERROR_TEXT:
-            text = result.get(field)
-            if text not in (None, "", [], {}):
-                return text if isinstance(text, str) else _as_text(text)
-        return _as_text(result)
-    if not failed:
-        return None
-    return result if isinstance(result, str) else _as_text(result)
+#: An error's first line that names its class: ``ConnectionError: reset by peer``.
+_NAMED = re.compile(r"([A-Za-z_][\w.]{0,80})\s?[:：]\s*(.*)")
 
 
 #: A state given as one bare token (a name, or a digest the agent computed) is its own digest.
@@ -217,6 +147,7 @@ class Keyer:
         self.provenance = Provenance()
         self.volatility = Volatility(max_step=policy.max_period)
         self._states = Volatility(max_step=policy.max_period, fields=False)
+        self._counters = ReportCounters()
         self.turns = Turns(policy.nudge_tokens)
         self._groups: dict[tuple[str, str], str] = {}  # (channel, tool) -> "channel:tool"
         self._state_texts: set[str] = set()  # the state texts seen (bounded)
@@ -245,17 +176,32 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
+        data = _json_args(args)  # what the call asks for, when the arguments are JSON text
         outcome = "ok" if ok else outcome_of(ok, error_type, status)
         transient = not ok and self.transient(error_type, message, status)
+        reported = None  # the failure a result reports as data
         coarse: str | None
         if transient:
             coarse = f"{channel}:{tool} -> transient"
-        elif ok and status is None and type(result) is dict and _FAILURE_FIELDS.isdisjoint(result):
+        elif ok and status is None and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
             coarse = None  # no field that could report a failure (most results)
         else:
-            coarse = _coarse_of(
-                tool, channel, ok, outcome, message, result, status, args, self.error_numbers
-            )
+            if ok:
+                reported = failure_text(result, status)
+                # a transient error reported as data (its first line: the error's class and
+                # message, not a test's output that mentions a timeout)
+                head = None if reported is None else reported.lstrip()[:300].partition("\n")[0]
+                named = None if not head else _NAMED.match(head)
+                if named is not None:  # "ConnectionError: ...": its class, then its message
+                    transient = self.transient(named.group(1), named.group(2), status)
+                elif head:
+                    transient = self.transient(None, head, status)
+                if transient:
+                    coarse = f"{channel}:{tool} -> transient"
+            if not transient:
+                coarse = _coarse_of(
+                    tool, channel, ok, outcome, message, result, status, data, self.error_numbers
+                )
         own = self.functions.get(tool) if self.functions else None
         if own is not None:
             call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
@@ -269,16 +215,21 @@ class Keyer:
         ignore = self.ignore
         try:
             # what the arguments' masking takes out (a temp path, a credential) is no handle
-            given = self.provenance.args(tool, mask_args(args, ignore))
+            given = self.provenance.args(tool, mask_args(data, ignore))
             shown = mask(self.provenance.result(result), ignore) if ok else None
         except RecursionError:  # a value inside itself: keyed by its content, as it is
-            value = digest([args, outcome, result if ok else error_template(message)])
+            value = digest([data, outcome, result if ok else error_template(message)])
             return ActionKey(None, tool, outcome, value, args, channel, coarse)
-        if ok:
+        if transient:  # no news: every transient failure of the call is one action
+            kind, shown, template = "error:transient", None, None
+        elif reported is not None:
+            # a failure the tool reported as data (an error object, an MCP error, an exit
+            # code) is compared as a raised one is: by its error's template
+            kind, shown = "failed", None
+            template = error_template(reported, numbers=self.error_numbers, counts=True)
+        elif ok:
             kind = outcome
             template = None
-        elif transient:  # no news: every transient failure of the call is one action
-            kind, shown, template = "error:transient", None, None
         else:
             kind, shown = outcome, None
             if self.error_wording:
@@ -291,7 +242,7 @@ class Keyer:
         except Exception:  # too deep, or not encodable: digested structurally
             value = digest([given, kind, shown, template])
             return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
-        if not ok:  # an error's template masks what varies by itself, per error_numbers
+        if kind != "ok":  # an error's template masks what varies by itself, per error_numbers
             value = digest([args_text, rest_text])
         else:
             group = self._groups.get((channel, tool))
@@ -335,7 +286,7 @@ class Keyer:
         error, and what it answered: the latest message of its ``input`` when given (the same
         reply to another prompt is another action: a label per review, not a loop; a chat
         model's input grows, so only its newest turn is read)."""
-        prompt = None if input is None else digest(_latest(input))
+        prompt = None if input is None else self.turns.identity(_latest(input))
         if not ok:
             outcome = outcome_of(False, error_type)
             if self.transient(error_type, message, None):
@@ -349,8 +300,13 @@ class Keyer:
                 return ActionKey(None, model, outcome, value, None, "model")
             value = digest([prompt, None])  # stuck whatever the wording: keyed by its type
             return ActionKey(None, model, outcome, value, None, "model")
-        if isinstance(output, str):
-            text = output
+        if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
+            parsed = parse_json_text(output)  # a message or a structured reply as JSON text
+            if isinstance(parsed, (dict, list)):
+                output = parsed
+        said = reply_text(output)
+        if said is not None:  # a message that only says something: what it says
+            text = said
         else:
             try:
                 text = _as_text(mask(output, self.ignore))
@@ -393,6 +349,7 @@ class Keyer:
             state = parsed  # JSON text: the data it holds, as if given as data
         try:
             masked = self._transient_errors(mask(state, self.ignore), 0)
+            masked = self._counters.mask(masked)  # a number counting the reports: no news
         except RecursionError:  # a state inside itself: digested structurally, as it is
             return digest(state)
         try:
@@ -486,6 +443,19 @@ class Keyer:
         return key
 
 
+def _json_args(args: Any) -> Any:
+    """A call's arguments given as JSON text (as a model's tool call carries them), alone or
+    as the one value of a wrapper (``{"arguments": "{...}"}``): the object they hold."""
+    text = args
+    if type(args) is dict and len(args) == 1:
+        (text,) = args.values()
+    if type(text) is str and text[:1] == "{":
+        parsed = parse_json_text(text)
+        if type(parsed) is dict:
+            return parsed
+    return args
+
+
 def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
     """Whether ``values`` are ``before`` with one number one higher."""
     if len(values) != len(before):
@@ -530,10 +500,3 @@ _ERROR_PAIR = re.compile(
 def _error_field(name: Any) -> bool:
     """Whether a field's name says it holds an error (``last_error``, ``lastException``)."""
     return isinstance(name, str) and any(w in name.lower() for w in _ERROR_WORDS)
-
-
-def _as_text(value: Any) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    except Exception:  # too deep, or a key type JSON refuses: keyed by its repr then
-        return safe_repr(value, 4000)

@@ -92,7 +92,7 @@ _NOT_ALNUM_AFTER = r"(?![0-9A-Za-z])"
 #: Words a volatile token can begin with before its digits (``took 3s``, ``attempt 4``).
 _LEAD_WORDS = (
     "took|elapsed|after|in|duration|latency|waited|wait|attempt|retry|retries|try|tries"
-    "|iteration|iter|seq|sequence|nonce|pid|pgid|ppid|out"
+    "|iteration|iter|seq|sequence|nonce|pid|pgid|ppid|out|耗时|用时|历时"
 )
 
 #: One pass over a string finds every volatile token; the first alternative that matches at a
@@ -118,8 +118,8 @@ _TOKENS = rf"""
       |(?<![0-9A-Za-z.])\d+\.\d+\ ?{_UNITS}(?![A-Za-z])
       |(?<![0-9A-Za-z.])\d+\ ?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|hrs?|hours?)
         (?![A-Za-z]))
-    |(?P<wait>\b(?:took|elapsed|after|in|duration|latency|waited|wait)\s*:?\s*)
-        (?:\d+(?:\.\d+)?\ ?{_UNITS})+(?![A-Za-z])
+    |(?P<wait>(?:\b(?:took|elapsed|after|in|duration|latency|waited|wait)|耗时|用时|历时)
+        \s*[:：]?\s*)(?:\d+(?:\.\d+)?\ ?(?:{_UNITS}|毫秒|秒|分钟))+(?![A-Za-z])
     |(?P<epoch>(?<![0-9A-Za-z.])1\d{{9}}(?:\d{{3}})?(?:\.\d+)?(?![0-9]))
     |(?P<pod>(?<![0-9A-Za-z])(?=[a-z0-9]{{6,10}}-)(?=[a-z0-9]*[0-9])(?-i:[a-z0-9]{{6,10}}
         -[a-z0-9]{{5}})(?![0-9A-Za-z-]))
@@ -230,8 +230,8 @@ def _volatile_field(name: str) -> bool:
         return True  # step_number, turnCount: which step of the run this is
     if _CLOCK_WORDS.intersection(words):
         return True  # tick, 迭代: how often the agent went round, not what it found
-    if len(words) == 1 and last in _TIME_UNIT_NAMES:
-        return True  # "ms": 4, a duration named by its unit alone
+    if last in _TIME_UNIT_NAMES:
+        return True  # "ms": 4, "cost_ms": 69: a duration named by its unit
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
@@ -435,9 +435,30 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
                 return _canonical_text(_mask(parsed, ignore, True))
             except (ValueError, TypeError, RecursionError):
                 pass
+    kept: list[str] = []
     if "=" in text or ":" in text or "：" in text:
         text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
-    return mask_text(text)
+        if _NAMED_NUMBER.search(text) is not None:
+
+            def keep(match: re.Match[str]) -> str:
+                if _epoch(int(match.group("n"))):
+                    return match.group(0)  # the clock, masked as in data
+                kept.append(match.group("n"))
+                return f"{match.group('head')}\x00{len(kept) - 1}\x00"
+
+            text = _NAMED_NUMBER.sub(keep, text)
+    masked = mask_text(text)
+    if kept:  # a named whole number is kept, as in data ({"rows_done": 1000000})
+        masked = _KEPT.sub(lambda m: kept[int(m.group(1))], masked)
+    return masked
+
+
+#: A whole number named by a field in prose (``rows_done=1000000``, ``total: 5000000``): a
+#: quantity, kept as the same field's number is in data, however many digits it has.
+_NAMED_NUMBER = re.compile(
+    r"(?P<head>\b[^\W\d][\w-]{0,47}[\"']?\s?[=:：]\s?)(?P<n>\d{7,40})(?![\w.])"
+)
+_KEPT = re.compile(r"\x00(\d+)\x00")
 
 
 def parse_json_text(text: str) -> Any:
@@ -502,15 +523,23 @@ def _mask_arg_text(text: str) -> str:
         if len(text) <= _MEMO_LENGTH:
             _remember(_MASKED_ARGS, text, text)  # agents pass the same texts again and again
         return text
+    before, masked = text, _mask_arg_once(text)
+    for _ in range(3):  # masking one part can bare a pair the last pass did not see whole
+        if masked == before:
+            break
+        before, masked = masked, _mask_arg_once(masked)
+    if len(text) <= _MEMO_LENGTH:
+        _remember(_MASKED_ARGS, text, masked)
+    return masked
+
+
+def _mask_arg_once(text: str) -> str:
     masked = text
     if len(masked) <= _VALUE_LIMIT:
         masked = _SCHEME.sub(r"\1\2<credential>", masked)
         if "=" in masked or ":" in masked:
             masked = _PAIR.sub(_mask_arg_pair, masked)
-    masked = _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
-    if len(text) <= _MEMO_LENGTH:
-        _remember(_MASKED_ARGS, text, masked)
-    return masked
+    return _fixpoint(_replace_in_arg, masked) if _HINT.search(masked) else masked
 
 
 def _mask_arg_pair(match: re.Match[str]) -> str:

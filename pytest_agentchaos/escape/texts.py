@@ -20,6 +20,7 @@ __all__ = [
     "artefact",
     "error_signature",
     "error_template",
+    "reply_text",
     "text_shingles",
     "text_tokens",
 ]
@@ -50,15 +51,41 @@ def _message_part_but_numbers(match: re.Match[str]) -> str:
     return match.group(0) if group == "number" else f"<{group}>"
 
 
-def error_template(message: str | None, *, numbers: bool = True) -> str:
+def _message_part_but_counts(match: re.Match[str]) -> str:
+    if match.lastgroup == "number" and _count(match):
+        return match.group(0)
+    return f"<{match.lastgroup}>"
+
+
+#: What may stand before a count: the text's start, or a separator (``7 failed, 205 passed``,
+#: ``Tests: 3 failed``); a word before a number makes it that word's (``line 10``, ``第 3 行``).
+_BEFORE_COUNT = re.compile(r"(?:^|[,;:(\[|\n\u3000-\u303f\uff00-\uff0f\uff1a-\uff20])\s*$")
+_AFTER_COUNT = re.compile(r" [^\W\d_]")
+
+
+def _count(match: re.Match[str]) -> bool:
+    """Whether a number is a count: a whole number standing before the word it counts, with
+    no word of its own before it (``7 failed``, not ``line 7``, ``1.5 s`` or ``70%``)."""
+    text, start, end = match.string, match.start(), match.end()
+    if "." in match.group(0) or _AFTER_COUNT.match(text, end) is None:
+        return False
+    return _BEFORE_COUNT.search(text, max(0, start - 8), start) is not None
+
+
+def error_template(message: str | None, *, numbers: bool = True, counts: bool = False) -> str:
     """An error message as a template: volatile tokens, URLs, quoted values, paths and
     numbers masked, whitespace collapsed. The same error about another file, line or id
     gives the same template; a different error gives a different one. ``numbers=False``
-    keeps the numbers: an error at another line is then another error."""
+    keeps the numbers: an error at another line is then another error. ``counts=True`` keeps
+    the counts among them (``7 failed, 205 passed``): a failure a tool reports as data, whose
+    counts are what the agent reads."""
     if not message:
         return ""
     text = mask_text(message[:_TEMPLATE_LIMIT])
-    part = _message_part if numbers else _message_part_but_numbers
+    if not numbers:
+        part = _message_part_but_numbers
+    else:
+        part = _message_part_but_counts if counts else _message_part
     return _SPACE.sub(" ", _MESSAGE_PARTS.sub(part, text)).strip()
 
 
@@ -84,13 +111,14 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SHINGLE = re.compile(rf"<[a-z]+>|[{_CJK}]+|[^\W_]+(?:'[^\W_]+)?")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
-#: Words after which a number counts the attempts, not the content (``attempt 3``, ``第3次``).
-_COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
+#: Words (their beginnings) after which a number counts the attempts, not the content
+#: (``attempt 3``, ``第3次``).
+COUNTER_WORDS = ("attempt", "try", "tries", "retr", "iter", "round", "loop", "pass", "cycle",
                   "turn", "tick", "第", "次", "轮", "遍")  # fmt: skip
 
 
 def _counter_word(word: str) -> bool:
-    return bool(word) and word.startswith(_COUNTER_WORDS)
+    return bool(word) and word.startswith(COUNTER_WORDS)
 
 
 def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -145,7 +173,25 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
             named = _SHINGLE.findall(path.lower())
             if not all(w.isdigit() for w in named):  # (3/5), 11/27/2026: a count, a date
                 values.update(named)
+    if "`" in masked:
+        # inline code (a setting, a command, a name) is what a text hands over: two texts
+        # that differ in it say different things however many words they share
+        values.update("`" + _SPACE.sub(" ", c.strip()) for c in _INLINE_CODE.findall(masked)[:8])
+    if short and ("-" in masked or "_" in masked or "." in masked):
+        # a name joined of words and numbers (``us-east-1``, ``eu-central-1``, ``node_3``)
+        # is one identifier: another name is another item, not the same text with its
+        # number counted up
+        for name in _JOINED.findall(masked.lower()):
+            parts = _SHINGLE.findall(name)
+            if any(p.isdigit() for p in parts) and not all(p.isdigit() for p in parts):
+                values.add(name)
     return frozenset(tokens), frozenset(values)
+
+
+#: An inline code span (not a fence).
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
+#: Words and numbers joined by ``-``, ``_`` or ``.`` into one name.
+_JOINED = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")
 
 
 #: A path: word characters joined by ``/`` (``src/app.py``, ``projects/p/services/x``).
@@ -160,15 +206,18 @@ _WORD_CHARS = re.compile(r"[^\W_]")
 _ARGS_LIMIT = 8000
 
 
-def error_signature(message: str | None, args: Any, *, numbers: bool = True) -> str:
+def error_signature(
+    message: str | None, args: Any, *, numbers: bool = True, counts: bool = False
+) -> str:
     """What stays of an error when the call's own input is taken out: the words of its
     message that do not occur in the call's arguments, in order, without what its template
     (:func:`error_template`) masks (numbers, quoted values, paths, URLs, volatile tokens).
     An error that echoes what it was given ("column 'created' does not exist: SELECT ...",
     "pod 'api-7d9f-2xkqp' not found") has one signature whatever the agent passed, so the
     same error coming back while the arguments vary is seen; a different error keeps a
-    different signature. ``numbers=False`` keeps the numbers (a failure a tool reports as data,
-    "7 failed" then "5 failed": the count is what the agent reads)."""
+    different signature. ``numbers=False`` keeps the numbers; ``counts=True`` the counts (a
+    failure a tool reports as data, "7 failed" then "5 failed": the count is what the agent
+    reads)."""
     if not message:
         return ""
     given: set[str] = set()
@@ -181,7 +230,7 @@ def error_signature(message: str | None, args: Any, *, numbers: bool = True) -> 
     text = message[:_TEMPLATE_LIMIT]
     if given:
         text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
-    words = _WORD.findall(error_template(text, numbers=numbers).lower())
+    words = _WORD.findall(error_template(text, numbers=numbers, counts=counts).lower())
     return " ".join(w for w in words if not w.startswith("<"))
 
 
@@ -231,3 +280,36 @@ def artefact(text: str) -> str | None:
     if len(_WORD.findall(prose)) > _ARTEFACT_PROSE:
         return None
     return code
+
+
+#: The fields by which a model's message calls a tool: such a message is keyed as its data.
+_CALLS = ("tool_calls", "function_call", "tool_use")
+
+
+def reply_text(output: Any, depth: int = 0) -> str | None:
+    """The text of a model's reply: the reply itself when it is text, the content of a
+    message that calls no tool (``{"role": "assistant", "content": ...}``, a completion's
+    first choice, text content parts); None for data (a message that calls a tool, a
+    structured reply), which is keyed as data."""
+    if isinstance(output, str):
+        return output
+    if depth > 3 or type(output) is not dict:
+        return None
+    if any(output.get(field) for field in _CALLS):
+        return None
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices:
+        first = choices[0]
+        if type(first) is not dict:
+            return None
+        return reply_text(first.get("message", first.get("delta", first.get("text"))), depth + 1)
+    message = output.get("message")
+    if type(message) is dict and "content" not in output:
+        return reply_text(message, depth + 1)
+    content = output.get("content")
+    if isinstance(content, str) and (output.get("role") or len(output) == 1):
+        return content
+    parts: list[Any] = content if isinstance(content, list) else []
+    if parts and all(type(p) is dict and p.get("type") == "text" for p in parts):
+        return "\n".join(str(p.get("text", "")) for p in parts)
+    return None

@@ -29,6 +29,9 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from .history import digest
+from .texts import COUNTER_WORDS
+
 __all__ = ["NUDGE", "Turns", "weight", "words"]
 
 #: What the replies to nudges are keyed with instead of the nudge: they answer nothing new.
@@ -46,6 +49,16 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
 _PLACEHOLDER = re.compile(r"<[a-z]+>")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+#: Turns remembered by their shape (past this: start over).
+_MAX_TURNS = 1024
+#: A runner's count of turns or tries in a turn ("[turn 4]", "attempt #3", "第3次"): the
+#: number says how many, not what to do.
+_COUNTED = re.compile(
+    r"(?P<word>\b(?:"
+    + "|".join(w for w in COUNTER_WORDS if w.isascii())
+    + r")\w*\W{0,3}|第\s?)\d{1,6}",
+    re.IGNORECASE,
+)
 #: A name of something rather than a word: a capital inside a word (``PayPal``, ``iPhone``)
 #: or a word joined to another by ``.``, ``_``, ``/`` (``app.py``, ``user_42``, ``src/app``).
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[._/][^\W_]+)+|[^\W\d_]*[a-z][A-Z][^\W_]*")
@@ -77,7 +90,7 @@ class Turns:
 
     ``limit``: the most words a nudge adds (0: no turn is a nudge)."""
 
-    __slots__ = ("_last", "_read", "_replies", "_seen", "limit")
+    __slots__ = ("_ids", "_last", "_read", "_replies", "_seen", "limit")
 
     def __init__(self, limit: int = 3) -> None:
         self.limit = limit
@@ -86,6 +99,29 @@ class Turns:
         self._last: tuple[str, str, set[str]] | None = None
         self._read = 0  # messages of the latest message list read
         self._replies: deque[str] = deque(maxlen=_REPLIES)  # what the latest replies said
+        # a turn's tokens with its numbers taken out -> (its id, its tokens), latest first
+        self._ids: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+
+    def identity(self, turn: Any) -> str:
+        """The identity of a turn (the newest of a model's input, masked): its tokens in
+        order, so the same turn written in another case, punctuation or spacing is the same
+        turn; and a turn that is the one before with its one number counted up by one
+        ("[turn 4] continue" after "[turn 3] continue") is that one."""
+        text = turn if isinstance(turn, str) else _text(turn)
+        head = unicodedata.normalize("NFKC", text[:_TEXT_LIMIT])
+        if "<" in head:
+            head = _PLACEHOLDER.sub(" <> ", head)  # a masked token: one token, whatever it was
+        tokens = tuple(_TOKEN.findall(head.casefold()) or (head.strip(),))
+        skeleton = tuple("<n>" if t.isdigit() else t for t in tokens)
+        last = self._ids.get(skeleton)
+        if last is not None and (tokens == last[1] or _counters_up(tokens, last[1])):
+            self._ids[skeleton] = (last[0], tokens)
+            return last[0]
+        found = digest(["turn", tokens])
+        if len(self._ids) >= _MAX_TURNS:
+            self._ids.clear()
+        self._ids[skeleton] = (found, tokens)
+        return found
 
     def answered(self, input: Any, turn: str, reply: str, content: str | None = None) -> str:  # noqa: A002
         """What a reply answered: ``turn`` (the digest of the newest turn of ``input``), or
@@ -93,7 +129,7 @@ class Turns:
         (near-duplicates share it). Remembers the turn and the reply as said; a turn that
         says nothing (a call with no prompt) is not the turn the next one is compared with."""
         self._earlier(input)
-        said = words(_text(_newest(input)))
+        said = words(_COUNTED.sub(r"\g<word> ", _text(_newest(input))))
         replied = words(reply)
         news = said - self._seen
         last = self._last
@@ -155,7 +191,13 @@ def _ignored(news: set[str], replied: set[str]) -> bool:
     it says more than twice what the turn added. A short label or an acknowledgement
     answering new material (a review, a pasted paragraph) says less than the material added,
     and answers it."""
-    return 2 * weight(news) < weight(replied)
+    return 2 * weight(news) < weight(replied) + _run_on(replied)
+
+
+def _run_on(tokens: set[str]) -> float:
+    """What a reply's run-on tokens say beyond one word each: a token of 16 characters or
+    more (a degenerate "nynyny...", a run of one character) counts one word per 8."""
+    return sum(len(t) // 8 - 1 for t in tokens if len(t) >= 16 and t[0] != "#")
 
 
 def _counted_up(said: set[str], before: set[str]) -> bool:
@@ -177,6 +219,17 @@ def _counted_up(said: set[str], before: set[str]) -> bool:
         return True
     counter = re.compile(rf"(?<!\d){a}(?!\d)")
     return {counter.sub(b, t) for t in new if t[0] == "#"} == {t for t in old if t[0] == "#"}
+
+
+def _counters_up(tokens: tuple[str, ...], before: tuple[str, ...]) -> bool:
+    """Whether a turn's tokens are the ones before with each number that changed one higher
+    (a runner's counters: "[turn 5] continuation #4" after "[turn 4] continuation #3")."""
+    if len(tokens) != len(before):
+        return False
+    for a, b in zip(tokens, before, strict=True):
+        if a != b and not (a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1):
+            return False
+    return True
 
 
 def _newest(value: Any) -> Any:

@@ -353,8 +353,10 @@ def _quantity(parts: list[str], i: int) -> bool:
     """Whether digit run ``i`` of a split text is part of a percentage, a decimal or a
     fraction (``45%``, ``0.333``, ``3/10``, ``3 of 10``): a measure, never a handle."""
     head, tail = parts[2 * i], parts[2 * i + 2]
-    if tail[:1] in ("%", ".") or head[-1:] in ("/", ".") or head.endswith(" of "):
+    if tail[:1] in ("%", ".") or head[-1:] == "/" or head.endswith(" of "):
         return True
+    if head[-1:] == ".":  # a decimal's fraction, after its whole part (not ``<hex>.2834@``)
+        return (head == "." and i > 0) or head[-2:-1].isdigit()
     return 2 * i + 3 < len(parts) and _RATIO.match(tail) is not None
 
 

@@ -1,0 +1,167 @@
+"""What a tool's result reports as a failure, for tools that return failures as data.
+
+A shell wrapper returns a non-zero exit code, an MCP server ``isError`` with text content, an
+HTTP API an error object or an error status; prose opens with ``ERROR:`` or a traceback.
+:func:`failure_text` finds the failure and says it in words (an error object by its type
+and message, MCP text content by its text), so it is compared as a raised error's message is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..saferepr import safe_repr
+from .normalize import parse_json_text
+
+__all__ = ["FAILURE_FIELDS", "as_text", "failure_text"]
+
+
+#: Result fields that hold a failure's text, in the order they are read.
+_ERROR_TEXT = ("stderr", "error", "message", "detail", "output", "stdout", "content")
+_EXIT_CODES = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
+#: Fields that wrap a tool's own result: MCP's text content and structured content, and a
+#: ``data`` / ``result`` envelope; a failure inside them is the result's failure.
+_ENVELOPES = ("structuredContent", "data", "result")
+FAILURE_FIELDS = frozenset(
+    {*_EXIT_CODES, *_ENVELOPES, "is_error", "isError", "success", "ok", "status", "error",
+     "content"}
+)  # fmt: skip
+
+
+#: A failure reported by a field of a text's ``name=value`` pairs: a non-zero exit code, an
+#: error flag, a false success, an error status (the fields :func:`failure_text` reads in data).
+_FAILURE_PAIR = re.compile(
+    r"""\b(?:exit[_ ]?code|exit[_ ]?status|return[_ ]?code)["']?\s{0,3}[=:]?\s{0,3}-?[1-9]\d*\b
+    |\bis_?error["']?\s{0,3}[=:]\s{0,3}true\b
+    |\b(?:success|ok)["']?\s{0,3}[=:]\s{0,3}false\b
+    |\bstatus["']?\s{0,3}[=:]\s{0,3}["']?(?:error|failed|failure)\b
+    |\breturned\ non-zero\ exit\ status\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: A text that opens with an error, as shells, CLIs and servers print one: ``ERROR: ...``,
+#: ``Error from server (NotFound): ...``, ``fatal: ...``, ``ValueError: ...``,
+#: ``Traceback (most recent call last):``, ``bash: foo: command not found``, ``错误：...``.
+_ERROR_HEAD = re.compile(
+    r"""\s{0,8}
+    (?:(?:error|fatal|failed|failure|exception)(?:\s?\(\w+\)|\ from\ \w+(?:\ \(\w+\))?)?
+        \s?[:：](?!\s*\d+\s*(?:[,;]|$))
+      |\[\s?(?:error|fatal|failed|failure)\s?\]
+      |[A-Z]\w{0,40}(?:Error|Exception|Failure|Fault)\b[^:\n]{0,40}?:
+      |Traceback\ \(most\ recent\ call\ last\)
+      |(?:ba|z|k|c|tc|da)?sh:\ (?:line\ \d+:\ |\d+:\ )?[^:\n]{1,80}:\ (?:command\ )?not\ found
+      |(?:错误|异常|失败|报错)[:：])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+#: How much of a text result is read for such pairs.
+_FAILURE_SCAN = 4096
+
+
+def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str | None:
+    """The error a call's result reports, for tools that return failures as data: an HTTP
+    status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
+    code, ``status`` "error"/"failed", or a non-empty ``error`` field; in a JSON text, the
+    same fields of the data it holds; in prose, the same as ``name=value`` pairs
+    (``exit_code=1``, ``success: false``, ``[exit code 1]``); inside an envelope, the
+    failure of what it wraps (MCP text content, ``data``, ``result``). An error object is
+    told by its type and message (``ValueError: bad id``), not as its JSON. None for a
+    result that reports no failure."""
+    failed = status is not None and status >= 400
+    if not failed and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
+        return None  # no field that could report a failure (most results)
+    if not failed and isinstance(result, str):
+        # the same fields in a text: JSON text read as the data it holds, and name=value
+        # pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
+        if result.lstrip()[:1] == "{":
+            parsed = parse_json_text(result)
+            if isinstance(parsed, dict):
+                return failure_text(parsed, None, _depth + 1)
+        found = _FAILURE_PAIR.search(result, 0, _FAILURE_SCAN)
+        if found is not None:  # the rest is the failure's text, as a data's error field is
+            return (result[: found.start()] + result[found.end() :]).strip() or result
+        if _ERROR_HEAD.match(result) is not None:
+            return result  # a shell's or a server's error text, as the tool handed it back
+        return None
+    if isinstance(result, dict):
+        code = next((result[k] for k in _EXIT_CODES if k in result), None)
+        failed = (
+            failed
+            or result.get("is_error") is True
+            or result.get("isError") is True
+            or result.get("success") is False
+            or result.get("ok") is False
+            or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+            or str(result.get("status", "")).lower() in ("error", "failed", "failure")
+            or result.get("error") not in (None, "", False, [], {})
+        )
+        if not failed:
+            return None if _depth > 2 else _wrapped_failure(result, _depth)
+        for field in _ERROR_TEXT:
+            text = result.get(field)
+            if text not in (None, "", [], {}):
+                return _said(text, 0) or as_text(text)
+        return as_text(result)
+    if not failed:
+        return None
+    return result if isinstance(result, str) else as_text(result)
+
+
+def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:
+    """The failure a result's envelope holds: the text of MCP text content (a shell tool's
+    output as JSON text), a ``data`` / ``result`` / ``structuredContent`` object."""
+    content = result.get("content")
+    if (
+        isinstance(content, list)
+        and content
+        and all(isinstance(part, dict) and part.get("type") == "text" for part in content)
+    ):
+        text = "\n".join(str(part.get("text", "")) for part in content[:32])
+        return failure_text(text, None, depth + 1)
+    for field in _ENVELOPES:
+        inner = result.get(field)
+        if isinstance(inner, dict):
+            return failure_text(inner, None, depth + 1)
+    return None
+
+
+#: The fields of an error object that say what went wrong, in the order they are told.
+_ERROR_PARTS = ("type", "code", "name", "title", "reason", "message", "detail", "text", "msg")
+
+
+def _said(value: Any, depth: int) -> str:
+    """What an error field says, as text: a string as it is; an error object
+    (``{"type": ..., "message": ...}``) by its type and message; a list of parts (MCP text
+    content, a list of errors) by what each says. Its JSON text would make every error look
+    alike once the template masks the quoted values."""
+    if isinstance(value, str):
+        if value.lstrip()[:1] == "{" and depth < 4:  # an error object as JSON text
+            parsed = parse_json_text(value)
+            if isinstance(parsed, dict):
+                return _said(parsed, depth + 1) or value
+        return value
+    if depth > 4:
+        return ""
+    if isinstance(value, dict):
+        if value.get("type") == "text" and "text" in value:  # a text content part (MCP)
+            return _said(value["text"], depth + 1)
+        named = [value[k] for k in _ERROR_PARTS if k in value]
+        if named and not any(isinstance(v, (str, list, dict)) for v in named):
+            return ""  # a bare code ({"code": 7}): its JSON text says it as well
+        parts = [_said(v, depth + 1) for v in named]
+        if not any(parts):
+            parts = [_said(value[k], depth + 1) for k in _ERROR_TEXT if k in value]
+        return ": ".join(p for p in parts if p)
+    if isinstance(value, list):
+        return "\n".join(p for p in (_said(v, depth + 1) for v in value[:32]) if p)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def as_text(value: Any) -> str:
+    """Data as canonical JSON text (its repr when JSON refuses it)."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except Exception:  # too deep, or a key type JSON refuses: keyed by its repr then
+        return safe_repr(value, 4000)
