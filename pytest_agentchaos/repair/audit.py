@@ -30,9 +30,20 @@ from .words import find_word
 
 __all__ = ["audit", "currency_of", "described_currency", "stated_amount", "task_states"]
 
-#: Strategies that replace a value by one not derived from it: a value the task states must
-#: not be replaced by them (it is declined instead).
-_REPLACING = frozenset({"drop_unknown_key", "drop_exclusive_key", "rejected_value_correction"})
+#: Strategies that remove a value: a value the task states must not vanish by them.
+_DROPPING = frozenset({"drop_unknown_key", "drop_exclusive_key"})
+#: Strategies that put another value in a field, not one derived from what was there (a
+#: bound, a cut, a value the rules read elsewhere): a value the task states may be replaced
+#: by them only with another value the task writes. A model's proposal is not among them:
+#: translating what the task says ("pounds" as ``GBP``) is what a model is plugged in for,
+#: and its step names it as the evidence.
+_REPLACING = frozenset({
+    *_DROPPING, "rejected_value_correction", "clamp_value", "length_correction",
+    "infer_missing_param",
+})  # fmt: skip
+#: Strategies that may leave out a value the task states, because the field's description
+#: says leaving it out means that value ("all regions" where none given is all of them).
+_LEAVING_OUT = frozenset({"default_value_assignment", "enum_value_correction"})
 #: Strategies that fill a value by reading the task.
 _READING = frozenset({"infer_missing_param", "rejected_value_correction", "model_proposal"})
 
@@ -95,10 +106,18 @@ def audit(
             new = after.get(path)
             if (
                 step is not None
-                and step.strategy == "rejected_value_correction"
+                and step.strategy in _REPLACING - _DROPPING
+                and path in after
                 and (task_states(new, text) or _spoken(value) == new)
             ):
-                continue  # the tool refused it; the task's own writing of it is evidence
+                continue  # the task's own writing of the new value is its evidence
+            if (
+                not any(p[: len(path)] == path for p in after)  # not even as a list's item
+                and step is not None
+                and step.strategy not in _LEAVING_OUT
+                and not _spread(value, before, after)
+            ):
+                return f"the task states {value!r} ({_field(path)}), and the repair would drop it"
             if step is None or step.strategy in _REPLACING:
                 return (
                     f"the task states {value!r} ({_field(path)}), and the repair would "
@@ -165,6 +184,34 @@ def _survives(
     return mentions <= len(others)
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _spread(value: Any, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> bool:
+    """Whether a value that left its field is carried whole by the call's new values: split
+    into parts ("Alice and Bob" as two names, "52.52, 13.40" as a latitude and a longitude)
+    or merged into one ("-l" into "ls -l"). Every number of it is a new value's number, and
+    every word of it a new value's word but one between two others (the "and" of a pair)."""
+    if not isinstance(value, str):
+        return False
+    new = [v for p, v in after.items() if not (p in before and _same(before[p], v))]
+    new_words = {w for v in new for w in _tokens(str(v)) if not w.isdigit()}
+    new_numbers: set[float] = set()
+    for v in new:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            new_numbers.add(float(v))
+        elif isinstance(v, str):
+            new_numbers.update(float(n) for n in _NUMBER.findall(v))
+    numbers = [float(n) for n in _NUMBER.findall(value)]
+    words = [w for w in _tokens(_NUMBER.sub(" ", value)) if w]
+    if not words and not numbers:
+        return False
+    if any(n not in new_numbers for n in numbers):
+        return False
+    missing = [i for i, w in enumerate(words) if w not in new_words]
+    return not missing or (len(missing) == 1 and 0 < missing[0] < len(words) - 1)
+
+
 def _same(a: Any, b: Any) -> bool:
     if type(a) is type(b) and a == b:
         return True
@@ -211,8 +258,8 @@ def _step_at(steps: Sequence[RepairStep], path: tuple[str | int, ...]) -> Repair
             shown == step.field
             or shown.startswith(step.field + ".")
             or shown.startswith(step.field + "[")
-            or step.field == "(arguments)"
-        ):
+            or (step.field == "(arguments)" and step.strategy != "json_repair")
+        ):  # reading JSON text changes no value: it cites none
             found = step
     return found
 
