@@ -298,3 +298,67 @@ def test_the_repairer_run_on_its_own_output_changes_nothing(
     again = repairer.repair(first.args, task=task, now=NOW)
     assert again.ok and again.args == first.args, again.reason
     assert again.strategy == "none"
+
+
+# -- the unsafe decisions, each as a kind ------------------------------------------
+
+
+def two_fields(first: str, second: str, kind: str = "integer") -> ToolSpec:
+    return ToolSpec.from_schema("tool", {
+        "type": "object",
+        "properties": {first: {"type": kind}, second: {"type": kind}},
+        "required": [first, second],
+        "additionalProperties": False,
+    })  # fmt: skip
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    pair=st.sampled_from([("adults", "children"), ("rooms", "nights"), ("pages", "copies"),
+                          ("width", "height"), ("retries", "workers")]),
+    number=st.integers(2, 99),
+    joiner=st.sampled_from(["and", "with", "for", "plus some"]),
+)  # fmt: skip
+def test_one_task_number_never_fills_two_fields(
+    pair: tuple[str, str], number: int, joiner: str
+) -> None:
+    first, second = pair
+    task = f"Set {number} {first} {joiner} {second}, please."
+    result = ParamRepairer(two_fields(first, second)).repair({first: number}, task=task)
+    assert not result.ok or result.args[second] != number, result.reason
+    # written twice, it may fill both
+    twice = ParamRepairer(two_fields(first, second)).repair(
+        {first: number}, task=f"Set {number} {first} and {number} {second}."
+    )
+    assert not twice.ok or twice.args == {first: number, second: number}
+
+
+@pytest.mark.parametrize(("sent", "want"), [
+    ("26", None), ("tomorrow-ish", None), (26, None),
+    ("26/10/2025", "2025-10-26"), ("Oct 26", "2025-10-26"),  # the next Oct 26 is nearer
+])  # fmt: skip
+def test_a_date_layout_the_description_names_is_checked_in_a_list_item_too(
+    sent: Any, want: str | None
+) -> None:
+    spec = ToolSpec.from_schema("tool", {
+        "type": "object",
+        "properties": {"days": {"type": "array",
+                                "items": {"type": "string", "description": "A day, YYYY-MM-DD"}}},
+        "required": ["days"],
+    })  # fmt: skip
+    result = ParamRepairer(spec).repair({"days": sent}, task="Book it.", now=NOW)
+    if want is None:
+        assert not result.ok, result.args
+    else:
+        assert result.ok and result.args == {"days": [want]}
+    told = ParamRepairer(spec).repair({"days": sent}, task="Book it for 26 October 2025.", now=NOW)
+    assert not told.ok or told.args == {"days": ["2025-10-26"]}
+
+
+def test_a_text_that_is_no_date_in_the_described_layout_is_not_passed_as_valid() -> None:
+    spec = one_field({"type": "string", "description": "The day of the trip, YYYY-MM-DD."})
+    assert not ParamRepairer(spec).repair({"when": "26"}, now=NOW).ok
+    fixed = ParamRepairer(spec).repair({"when": "26 October 2025"}, now=NOW)
+    assert fixed.ok and fixed.args == {"when": "2025-10-26"}
+    kept = ParamRepairer(spec).repair({"when": "2025-10-26"}, now=NOW)
+    assert kept.ok and kept.strategy == "none"

@@ -130,17 +130,28 @@ def audit(
             return f"{_field(path)} = {value!r} is cited by no step of the repair"
     if text:
         read = [s for s in used if s.strategy in _READING and isinstance(s.after, (str, int))]
-        seen: dict[str, str] = {}
+        # the fields a task token fills: those the call sent it in, kept, and those read
+        holders: dict[str, list[str]] = {}
+        for path, value in before.items():
+            if (
+                isinstance(value, (str, int))
+                and path in after
+                and _same(after[path], value)
+                and (task_states(value, text))
+            ):
+                holders.setdefault(str(value).lower(), []).append(_field(path))
         for step in read:
             key = str(step.after).lower()
-            if len(key) < 2 and not isinstance(step.after, int):
+            if isinstance(step.after, bool) or (len(key) < 2 and not isinstance(step.after, int)):
                 continue
-            if key in seen and seen[key] != step.field and _mentions(text, key) < 2:
+            fields = holders.setdefault(key, [])
+            if step.field not in fields:
+                fields.append(step.field)
+            if len(fields) > 1 and _mentions(text, key, len(fields)) < len(fields):
                 return (
-                    f"{step.after!r} fills both {seen[key]} and {step.field}, and the task "
-                    "writes it once"
+                    f"{step.after!r} fills both {fields[0]} and {step.field}, and the task "
+                    "writes it " + _times(_mentions(text, key, len(fields)))
                 )
-            seen[key] = step.field
     for path, value in before.items():
         if path not in after or after[path] == value or not isinstance(value, str):
             continue
@@ -271,9 +282,14 @@ def _field(path: tuple[str | int, ...]) -> str:
     return text or "(arguments)"
 
 
-def _mentions(text: str, key: str) -> int:
+def _times(count: int) -> str:
+    return {0: "nowhere", 1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def _mentions(text: str, key: str, enough: int = 2) -> int:
+    """How often the task writes ``key`` as words of its own, counted up to ``enough``."""
     lowered, count, at = text.casefold(), 0, 0
-    while count < 2:
+    while count < enough:
         at = find_word(lowered, key.casefold(), at)
         if at < 0:
             break

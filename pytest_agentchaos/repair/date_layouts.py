@@ -26,7 +26,7 @@ from .dates import (
 )
 from .fixes import Context, Decline, Fix, shown
 
-__all__ = ["fix_date", "wants_a_day"]
+__all__ = ["described_layout", "fix_date", "wants_a_day"]
 
 _STRATEGY = "date_format_correction"
 #: Layouts a description names, and how to write them.
@@ -48,6 +48,19 @@ class _Layout:
     layout: str = ""
     zone: str = "optional"
     pattern: str | None = None
+
+
+def described_layout(schema: Mapping[str, Any]) -> str | None:
+    """The ``strftime`` layout of a date the description alone names (``YYYY-MM-DD``,
+    ``DD/MM/YYYY``) for a text field with no format, pattern or layout of its own; None
+    otherwise. What a description states is checked like the schema (the effective schema)."""
+    if any(k in schema for k in ("format", "pattern", "x-strftime", "enum", "const")):
+        return None
+    if schema.get("type", "string") != "string":
+        return None
+    description = str(schema.get("description", ""))[:2000].upper()
+    named = {layout for hint, layout in _HINTS if hint in description}
+    return named.pop() if len(named) == 1 else None
 
 
 def wants_a_day(schema: Mapping[str, Any]) -> bool:

@@ -460,6 +460,10 @@ def bare_number_date(
         told = next_occurrence(f"the {number}th", ctx)
         if told is not None:
             return told
+        return (
+            f"{shown(value)} is the day of the month the task writes, and which month is open "
+            "(the last such day is nearer than the next, or no clock is known)"
+        )
     return (
         f"{shown(value)} is a bare number, not a date, and the task gives no date it is part "
         "of: reading it as a day of some month or a count since 1970 would be a guess"

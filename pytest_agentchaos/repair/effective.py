@@ -277,6 +277,10 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
         name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
         schema = spec.schema_at(path)
         rules = rules_for(schema, name)
+        dated = _off_layout(value, schema, path)
+        if dated is not None:
+            found.append(dated)
+            continue
         if rules.empty:
             continue
         if rules.enum and isinstance(value, str) and value not in rules.enum:
@@ -312,6 +316,28 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
                                  f"allows ({rules.provenance.get('range', '')})", "description",
                                  [low, high], value, merged, "description"))  # fmt: skip
     return found
+
+
+def _off_layout(value: Any, schema: Mapping[str, Any], path: Any) -> Problem | None:
+    """A text that is no date in the layout the field's description names (``"26"`` where it
+    says ``YYYY-MM-DD``), as a ``format`` problem; None when it is one, or nothing is named."""
+    import datetime as dt
+
+    from .date_layouts import described_layout
+
+    if not isinstance(value, str):
+        return None
+    layout = described_layout(schema)
+    if layout is None:
+        return None
+    try:
+        dt.datetime.strptime(value, layout)
+    except ValueError:
+        shown = dt.date(2024, 10, 26).strftime(layout)
+        return Problem("format", path, f"{value!r} is not a date written as {shown!r}, as its "
+                       "description asks", "description", None, value, schema,
+                       "description")  # fmt: skip
+    return None
 
 
 def shape_of(example: str) -> str:
