@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
-from .spans import end_from_length
+from .spans import end_from_length, end_from_range
 from .spec import ToolSpec, nullable_branch
 from .zones import holds_zone, zones_named_in
 
@@ -118,7 +118,7 @@ class RuleInferer:
             return None
         types = schema_types(schema)
         words = _name_words(name)
-        ended = end_from_length(name, task, args)
+        ended = end_from_length(name, task, args) or end_from_range(name, task, args)
         if ended is not None:
             return _fix(ended[0], 0.85, ended[1])
         if types and set(types) & {"integer", "number"}:

@@ -33,6 +33,8 @@ from .compound import flatten_wrapper, reshape
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
+from .ordered import STRATEGY as ORDER_STRATEGY
+from .ordered import unswap_ranges
 from .paths import plain
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
@@ -231,6 +233,8 @@ class ParamRepairer(StrategyRounds):
         ignored = _ignored_but_stated(args, self.spec.resolved, task)
         if ignored is not None:
             return RepairResult(False, None, "report_unrecoverable", 0.0, ignored, tuple(steps))
+        if self.policy.allows(ORDER_STRATEGY):
+            unswap_ranges(args, task, now, steps)
         linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
