@@ -100,10 +100,13 @@ def audit(
                 continue
             if path in after and _same(after[path], value):
                 continue
-            if _survives(value, path, before, after_values, text):
-                continue  # moved (renamed, regrouped) or normalised into a list
             step = _step_at(used, path)
             new = after.get(path)
+            # a value a bound, a cut or a rule's reading replaced in its own field survives
+            # only as an exact copy elsewhere, not as a part of a longer value
+            exact = step is not None and step.strategy in _REPLACING and path in after
+            if _survives(value, path, before, after_values, text, exact=exact):
+                continue  # moved (renamed, regrouped) or normalised into a list
             if (
                 step is not None
                 and step.strategy in _REPLACING - _DROPPING
@@ -177,12 +180,14 @@ def _survives(
     before: Mapping[tuple[str | int, ...], Any],
     after_values: list[Any],
     text: str,
+    *,
+    exact: bool = False,
 ) -> bool:
     """Whether a value the task states is still in the repaired call: as many copies as the
     call held, or, where the call held it twice and the task writes it once, one copy (one
     task token fills one field). Another field's value equal only up to case is another
     value (``id`` kept is not ``Id`` kept)."""
-    kept = sum(_same(v, value) or _holds(v, value) for v in after_values)
+    kept = sum(_same(v, value) or (not exact and _holds(v, value)) for v in after_values)
     others = [v for p, v in before.items() if p != path and (_same(v, value) or _holds(v, value))]
     if kept > len(others):
         return True

@@ -234,6 +234,11 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         allowed = schema.get("enum") or values.get("enum")
         if value is not None and (not allowed or value in allowed):
             glosses[_plain(match["w"])] = value
+    for words, raw in _listed_glosses(description):
+        value = _typed(raw, schema)
+        allowed = schema.get("enum") or values.get("enum")
+        if value is not None and (not allowed or value in allowed):
+            glosses.setdefault(_plain(words), value)
     glosses = {k: v for k, v in glosses.items() if v is not None and k}
     if glosses:
         values["glosses"] = glosses
@@ -241,6 +246,40 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     if not values:
         return _EMPTY
     return Rules(**values, provenance=provenance)
+
+
+#: One item of a list of numbered glosses: "1 返回下一级", "2: two levels", "0 - none".
+_GLOSS_ITEM = re.compile(
+    r"^\s*(?P<v>-?\d+)\s*(?:[:：=\-–]\s*|\s+)(?P<w>[^\d\s].{0,40}?)\s*[.。]?\s*$"
+)
+#: Words that say no: in English, and the CJK negators (不 没 無 无 非 未 勿 别 否).
+_NEGATED = re.compile(r"\b(?:no|not|never|none|without|don't|doesn't)\b|[不没沒無无非未勿别否]")
+
+
+def _listed_glosses(description: str) -> list[tuple[str, str]]:
+    """``(words, value)`` of a description that lists numbered glosses, items apart by
+    semicolons or lines ("子级行政区：0 不返回下级行政区；1 返回下一级；2 返回下两级"): two
+    items at least, each value once."""
+    head = description[:1000]
+    pieces = re.split(r"[;；\n]", head)
+    if len(pieces) < 2:
+        return []
+    if "：" in pieces[0] or ":" in pieces[0]:
+        pieces[0] = re.split(r"[:：]", pieces[0], maxsplit=1)[1]
+    found = []
+    for piece in pieces:
+        match = _GLOSS_ITEM.match(piece)
+        if match is not None:
+            found.append((match["w"], match["v"]))
+    values = [v for _, v in found]
+    if len(found) < 2 or len(set(values)) != len(values):
+        return []
+    return found
+
+
+def _stems(text: str) -> str:
+    """Words without a plural's ``s``: "levels" and "level" are one word to a fragment."""
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.split())
 
 
 def _plain(text: str) -> str:
@@ -260,7 +299,20 @@ def gloss(value: Any, rules: Rules) -> Any:
     """The value a word stands for by the description's glosses, or None."""
     if not isinstance(value, str) or not rules.glosses:
         return None
-    return rules.glosses.get(_plain(value))
+    plain = _plain(value)
+    if plain in rules.glosses:
+        return rules.glosses[plain]
+    # a fragment of exactly one gloss ("下一级" of "返回下一级"): for text written without
+    # spaces a run of characters, else whole words; the gloss's other words are its own
+    if len(plain) < 2:
+        return None
+    spaced = " " in plain or plain.isascii()
+    holding = {
+        v for k, v in rules.glosses.items()
+        if (f" {_stems(plain)} " in f" {_stems(k)} " if spaced else plain in k)
+        and not _NEGATED.search(k.replace(plain, " "))  # "下级" of "不返回下级": said no to
+    }  # fmt: skip
+    return holding.pop() if len(holding) == 1 else None
 
 
 def effective_problems(spec: Any, args: Any) -> list[Problem]:
