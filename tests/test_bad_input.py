@@ -734,7 +734,7 @@ PROFILE_CASES = [
         "clamp_value, "
         "length_correction, timezone_correction, date_year_correction, drop_exclusive_key, "
         "rejected_value_correction, unit_conversion, json_repair, model_proposal, unwrap_object, "
-        "range_order_correction",
+        "range_order_correction, person_name_correction",
     ),
     prof(
         "repair-pattern-without-field",

@@ -114,12 +114,14 @@ def audit(
                 and (task_states(new, text) or _spoken(value) == new)
             ):
                 continue  # the task's own writing of the new value is its evidence
+            gone = not any(p[: len(path)] == path for p in after)  # not even as an item
             if (
-                not any(p[: len(path)] == path for p in after)  # not even as a list's item
-                and step is not None
-                and step.strategy not in _LEAVING_OUT
-                and not _spread(value, before, after)
+                gone
+                and (step is None or step.strategy not in _DROPPING)
+                and _spread(value, before, after)
             ):
+                continue  # split into new values or merged into one, each cited by a step
+            if gone and step is not None and step.strategy not in _LEAVING_OUT:
                 return f"the task states {value!r} ({_field(path)}), and the repair would drop it"
             if step is None or step.strategy in _REPLACING:
                 return (

@@ -122,11 +122,15 @@ def rename_keys(
         ("an abbreviation of it", 0.85, "abbreviation"),
         ("in the words its description uses", 0.85, "described"),
     ):
-        for key in unknown:
-            if key in done:
-                continue
-            found = options(key, step)
-            if len(found) == 1:
+        found_by_key = {key: options(key, step) for key in unknown if key not in done}
+        claims: dict[str, int] = {}
+        for found in found_by_key.values():
+            for param in found:
+                claims[param] = claims.get(param, 0) + 1
+        for key, found in found_by_key.items():
+            # a parameter two keys name alike ("first_name" and "last_name" for "name") is
+            # neither one's: which holds what was meant, or whether both do, is open
+            if len(found) == 1 and claims[found[0]] == 1 and found[0] not in taken:
                 renames.append((key, found[0], confidence, how))
                 taken.add(found[0])
                 done.add(key)

@@ -38,6 +38,7 @@ STRATEGIES = (
     "model_proposal",
     "unwrap_object",
     "range_order_correction",
+    "person_name_correction",
 )
 #: What a declined repair may name as its strategy besides those (not switches).
 DECLINERS = ("retry", "alternative_route", "report_unrecoverable", "intent_audit")

@@ -36,6 +36,8 @@ from .lint import lint, rename_all
 from .ordered import STRATEGY as ORDER_STRATEGY
 from .ordered import unswap_ranges
 from .paths import plain
+from .person_names import STRATEGY as NAME_STRATEGY
+from .person_names import person_names
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .progress import gone, moved, renames
@@ -225,6 +227,10 @@ class ParamRepairer(StrategyRounds):
             before = len(steps)
             rename_all(args, self.spec.resolved, self.policy, (), steps, task)
             renamed = renames(steps[before:])
+        if self.policy.allows(NAME_STRATEGY):
+            split = person_names(args, self.spec.resolved, task, steps)
+            if split is not None:
+                return RepairResult(False, None, split.strategy, 0.0, split.reason, tuple(steps))
         if self.policy.allows("unwrap_object"):
             flatten_wrapper(args, self.spec.resolved, steps)
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
