@@ -362,3 +362,42 @@ def test_a_text_that_is_no_date_in_the_described_layout_is_not_passed_as_valid()
     assert fixed.ok and fixed.args == {"when": "2025-10-26"}
     kept = ParamRepairer(spec).repair({"when": "2025-10-26"}, now=NOW)
     assert kept.ok and kept.strategy == "none"
+
+
+# -- an object where a list of objects is due ------------------------------------------------
+
+READINGS = ToolSpec.from_schema("record", {
+    "type": "object",
+    "properties": {"data": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+        "required": ["name", "value"],
+    }}},
+    "required": ["data"],
+})  # fmt: skip
+
+
+def test_an_object_of_entries_is_the_list_of_name_value_pairs() -> None:
+    sent = {"data": {"blood_pressure": "120/80", "heart_rate": "80"}}
+    result = ParamRepairer(READINGS).repair(sent)
+    assert result.ok and result.args == {"data": [
+        {"name": "blood_pressure", "value": "120/80"}, {"name": "heart_rate", "value": "80"},
+    ]}  # fmt: skip
+    one = ParamRepairer(READINGS).repair({"data": {"name": "pulse", "value": "80"}})
+    assert one.ok and one.args == {"data": [{"name": "pulse", "value": "80"}]}
+
+
+def test_an_object_whose_keys_are_none_of_the_items_fields_is_not_wrapped_whole() -> None:
+    """Wrapped whole it validates (the items let other keys pass) and a model or a default
+    filling the item's own fields would send a reading nobody took."""
+    spec = ToolSpec.from_schema("record", {
+        "type": "object",
+        "properties": {"data": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"metric": {"type": "string"}, "reading": {"type": "number"},
+                           "unit": {"type": "string"}},
+        }}},
+        "required": ["data"],
+    })  # fmt: skip
+    result = ParamRepairer(spec).repair({"data": {"heart_rate": 80, "spo2": 97}})
+    assert not result.ok, result.args

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .bare_numbers import number_for_a_day, prefixed_example, standalone, task_spelling
 from .codes import entity_of
 from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
@@ -329,13 +330,13 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         # a number is the text it was meant as where text is made of digits (a zip code, an
         # id) or where the schema can check it; in any other text field it says nothing
         # about what was meant ("origin": 3)
-        spelled = _task_spelling(value, text, ctx.task)
+        spelled = task_spelling(value, text, ctx.task)
         if spelled is not None:
             return _fix(spelled, 0.9, f"the number {value!r} as the task writes it: {spelled!r}")
-        dated = _number_for_a_day(text, schema, ctx)
+        dated = number_for_a_day(text, schema, ctx)
         if dated is not None:
             return dated
-        example = _prefixed_example(str(schema.get("description", "")))
+        example = prefixed_example(str(schema.get("description", "")))
         if example is not None:
             return _no(
                 f"the number {value!r} where the description's example {example!r} has a "
@@ -344,7 +345,7 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         checked = any(k in schema for k in ("pattern", "format", "enum", "const"))
         spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", ctx.name)
         said = ctx.task is not None and any(
-            _standalone(ctx.task, m.start()) for m in re.finditer(
+            standalone(ctx.task, m.start()) for m in re.finditer(
                 rf"(?<![\w.]){re.escape(text)}(?![\w])", ctx.task[:4000])
         )  # fmt: skip
         if checked or _DIGIT_TEXT.search(spaced) or said:
@@ -360,63 +361,6 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     if isinstance(value, list) and value:
         return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")
-
-
-def _task_spelling(value: float, text: str, task: str | None) -> str | None:
-    """The one way the task writes ``value`` when it is not ``text``: the digits a number
-    drops (``02134`` sent as 2134, a timestamp's ``.123400`` as ``.1234``). Digits inside a
-    longer token (the ``0007`` of ``ORD-0007``) are that token's, not a writing of the
-    number."""
-    if not task:
-        return None
-    head = task[:4000]
-    spellings = {
-        match.group(0)
-        for match in re.finditer(r"(?<![\w.,])[-+]?\d+(?:\.\d+)?(?![\w]|[.,]\d)", head)
-        if match.group(0) != text
-        and float(match.group(0)) == value
-        and _standalone(head, match.start())
-    }
-    return spellings.pop() if len(spellings) == 1 else None
-
-
-def _standalone(text: str, at: int) -> bool:
-    """Whether the token starting at ``at`` stands on its own: not the digits after a joining
-    mark of a longer token (``ORD-7``, ``v/7``, ``A:7``)."""
-    return not (at >= 2 and text[at - 1] in "-_/:#" and text[at - 2].isalnum())
-
-
-#: An example a description gives of its values ("e.g. ORD-0001", "for example BK-20455").
-_EXAMPLE = re.compile(
-    r"\b(?:e\.g\.|for example|for instance|example:|such as|like)\s*,?\s*['\"`]?"
-    r"(?P<x>[A-Za-z][A-Za-z0-9]*[-_:#/]?\d[\w-]*)",
-    re.IGNORECASE,
-)
-
-
-def _prefixed_example(description: str) -> str | None:
-    """The description's example of the field's values when it is an id with a prefix of
-    letters before its digits (``ORD-0001``, ``usr_42``, ``BK20455``): a bare number lacks
-    that prefix, and which one it is cannot be guessed."""
-    match = _EXAMPLE.search(description[:2000])
-    if match is None:
-        return None
-    example = match["x"]
-    return example if re.match(r"[A-Za-z]+[-_:#/]?\d", example) else None
-
-
-def _number_for_a_day(text: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
-    """A number sent for a field whose description or layout asks for a date or a time:
-    read by :func:`~.date_layouts.fix_date` (from the task's evidence, or declined), never
-    left as the text of a number. None for any other field."""
-    from .date_layouts import fix_date, wants_a_day
-
-    if not wants_a_day(schema) or re.fullmatch(r"\d{8}", text):
-        return None
-    fixed = fix_date(text, schema, ctx)
-    if fixed is None:
-        return _fix(text, 0.9, f"the number {text} as the text its layout writes")
-    return fixed
 
 
 def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
@@ -444,6 +388,12 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         if _enumerated(parts, ctx.task):  # "Alice and Bob", as the task lists them
             return Fix("wrap_in_list", parts, 0.9, f"the task names {len(parts)} of them")
         return Decline("wrap_in_list", f"{_short(value)} may name several, or be one name")
+    if isinstance(value, dict):
+        from .compound import entries_as_items
+
+        entries = entries_as_items(value, schema.get("items"))
+        if entries is not None:
+            return entries
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
