@@ -401,3 +401,32 @@ def test_an_object_whose_keys_are_none_of_the_items_fields_is_not_wrapped_whole(
     })  # fmt: skip
     result = ParamRepairer(spec).repair({"data": {"heart_rate": 80, "spo2": 97}})
     assert not result.ok, result.args
+
+
+# -- an error that names nothing -------------------------------------------------------------
+
+SLOTS = ToolSpec.from_schema("find_slots", {
+    "type": "object",
+    "properties": {"room": {"type": "string"},
+                   "day": {"type": "string", "description": "Day to search, YYYY-MM-DD"},
+                   "minutes": {"type": "integer", "minimum": 15}},
+    "required": ["room", "day"],
+})  # fmt: skip
+
+
+def test_an_error_naming_nothing_does_not_veto_what_the_call_breaks_by_its_descriptions() -> None:
+    task = "Find a slot in fuji on 12 March 2026."
+    result = ParamRepairer(SLOTS).repair(
+        {"room": "fuji", "day": "12/03/2026"}, "Error executing tool find_slots", task, NOW
+    )
+    assert result.ok and result.args == {"room": "fuji", "day": "2026-03-12"}
+    # the same error on a call that breaks nothing: nothing to repair, declined
+    kept = ParamRepairer(SLOTS).repair(
+        {"room": "fuji", "day": "2026-03-12"}, "Error executing tool find_slots", task, NOW
+    )
+    assert not kept.ok and "names no parameter" in kept.reason
+    # and the day/month order still from the task only
+    open_order = ParamRepairer(SLOTS).repair(
+        {"room": "fuji", "day": "12/03/2026"}, "Error executing tool find_slots", None, NOW
+    )
+    assert not open_order.ok

@@ -250,7 +250,9 @@ class ParamRepairer(StrategyRounds):
         checks = [moved(p, renamed) for p in named if p.source == "error"]
         live = [p for p in checks if not gone(p, args, original, renamed)]
         problems = self._problems(args) + live
-        if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
+        if diagnosis.kind == "unknown" and not _broke_its_schema(steps, problems):
+            # the error points at nothing, and the call broke nothing its schema or its
+            # descriptions state: nothing the passes could have fixed
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
@@ -391,3 +393,11 @@ def _ignored_but_stated(
                 f"states its value {safe_str(value, 60)}: what was asked cannot be sent"
             )
     return None
+
+
+def _broke_its_schema(steps: list[RepairStep], problems: list[Problem]) -> bool:
+    """Whether the call as sent broke what its schema or its fields' descriptions state (a
+    pass fixed a layout, or a problem is left that is no error's): what would be repaired
+    with no error at all is repaired when the error names nothing."""
+    fixed = any(s.ok and s.strategy != "json_repair" for s in steps)
+    return fixed or any(p.source != "error" for p in problems)
