@@ -10,6 +10,7 @@ nothing."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
@@ -430,3 +431,87 @@ def test_an_error_naming_nothing_does_not_veto_what_the_call_breaks_by_its_descr
         {"room": "fuji", "day": "12/03/2026"}, "Error executing tool find_slots", None, NOW
     )
     assert not open_order.ok
+
+
+# -- kinds the fourth dev batch showed ---------------------------------------------------------
+
+DUE = {"type": "string", "format": "date", "description": "Due date (YYYY-MM-DD)."}
+LATE_NOV = dt.datetime(2026, 11, 28, 1, 40, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [("Set the due date to December 10.", "2026-12-10"), ("12月10日上门取件。", "2026-12-10"),
+     ("Due 10 Dec, please.", "2026-12-10")],
+)  # fmt: skip
+def test_a_bare_number_is_the_day_of_a_yearless_date_the_task_gives(task: str, want: str) -> None:
+    result = ParamRepairer(one_field(DUE)).repair({"when": 10}, task=task, now=LATE_NOV)
+    assert result.ok and result.args == {"when": want}
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Due 10 days after the go-live.", "Due December 10 or January 10.",
+     "Due November 10."],  # the last November 10 is nearer than the next: which year is open
+)  # fmt: skip
+def test_a_bare_number_without_one_task_day_is_declined(task: str) -> None:
+    assert not ParamRepairer(one_field(DUE)).repair({"when": 10}, task=task, now=LATE_NOV).ok
+
+
+SENSOR = ToolSpec.from_schema("read_sensor", {
+    "type": "object",
+    "properties": {"sensor_id": {"type": "string", "description": "Sensor id, e.g. 'SNS-000231'."}},
+    "required": ["sensor_id"],
+})  # fmt: skip
+
+
+def test_a_kind_word_refused_is_the_id_shaped_like_the_description_s_example() -> None:
+    error = "Sensor not found: co2 sensor"
+    task = "Read the CO2 sensor SNS-000231 for me."
+    result = ParamRepairer(SENSOR).repair({"sensor_id": "co2 sensor"}, error, task)
+    assert result.ok and result.args == {"sensor_id": "SNS-000231"}
+    # never the task's own case of the refused words: the tool does not have them either
+    alone = ParamRepairer(SENSOR).repair({"sensor_id": "co2 sensor"}, error, "Read the CO2 sensor.")
+    assert not alone.ok, alone.args
+
+
+TICKET = ToolSpec.from_schema("create_ticket", {
+    "type": "object",
+    "properties": {"subject": {"type": "string"},
+                   "type": {"type": "string", "enum": ["question", "task"]},
+                   "due_at": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}],
+                              "default": None}},
+    "required": ["subject"],
+})  # fmt: skip
+_NEEDS = "Value error, due_at is required when type is 'task'"
+NEEDS_DUE = json.dumps({"detail": [{"type": "value_error", "loc": ["body"], "msg": _NEEDS}]})
+
+
+def test_an_error_about_the_whole_call_naming_a_missing_parameter_is_about_it() -> None:
+    call = {"subject": "Rotate the certificates", "type": "task"}
+    task = "Create a task 'Rotate the certificates', due Friday 4 December."
+    result = ParamRepairer(TICKET).repair(call, NEEDS_DUE, task, LATE_NOV)
+    assert result.ok and result.args == {**call, "due_at": "2026-12-04"}
+    # a weekday the date is not: which one is meant is open
+    wrong_day = "Create a task 'Rotate the certificates', due Monday 4 December."
+    assert not ParamRepairer(TICKET).repair(call, NEEDS_DUE, wrong_day, LATE_NOV).ok
+
+
+def test_a_call_refused_for_its_parameters_is_never_sent_back_unchanged() -> None:
+    call = {"subject": "Rotate the certificates", "type": "task"}
+    result = ParamRepairer(TICKET).repair(call, NEEDS_DUE, "Create a task, no due date.")
+    assert not result.ok and result.args is None
+
+
+def test_the_audit_judges_a_renamed_value_where_it_was_moved() -> None:
+    spec = ToolSpec.from_schema("bonus", {
+        "type": "object",
+        "properties": {"amount": {"type": "number"},
+                       "pay_date": {"type": "string", "format": "date"}},
+        "required": ["amount", "pay_date"],
+        "additionalProperties": False,
+    })  # fmt: skip
+    result = ParamRepairer(spec).repair(
+        {"amount": 250, "paydate": "15/12/2026"}, task="250 with the 15/12/2026 payroll"
+    )
+    assert result.ok and result.args == {"amount": 250, "pay_date": "2026-12-15"}

@@ -95,9 +95,10 @@ def audit(
     after = dict(leaf_values(repaired))
     after_values = [v for v in after.values()]
     if text:
-        for path, value in before.items():
+        for sent_at, value in before.items():
             if not (task_states(value, text) or stated_amount(value, text)):
                 continue
+            path = _renamed(sent_at, used)  # judged where the rename pass moved it
             if path in after and _same(after[path], value):
                 continue
             step = _step_at(used, path)
@@ -105,7 +106,7 @@ def audit(
             # a value a bound, a cut or a rule's reading replaced in its own field survives
             # only as an exact copy elsewhere, not as a part of a longer value
             exact = step is not None and step.strategy in _REPLACING and path in after
-            if _survives(value, path, before, after_values, text, exact=exact):
+            if _survives(value, sent_at, before, after_values, text, exact=exact):
                 continue  # moved (renamed, regrouped) or normalised into a list
             if (
                 step is not None
@@ -202,7 +203,7 @@ def _survives(
     return mentions <= len(others)
 
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?")  # "2026-12-15" holds no -12
 
 
 def _spread(value: Any, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> bool:
@@ -265,6 +266,18 @@ def _tokens(text: str) -> list[str]:
 
 def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _renamed(path: tuple[str | int, ...], steps: Sequence[RepairStep]) -> tuple[str | int, ...]:
+    """Where the rename steps moved the key at ``path`` (its own key or a parent's)."""
+    for step in steps:
+        if step.strategy != "rename_key" or not isinstance(step.after, str):
+            continue
+        for depth in range(len(path), 0, -1):
+            if _field(path[:depth]) == step.field:
+                path = (*path[: depth - 1], step.after, *path[depth:])
+                break
+    return path
 
 
 def _step_at(steps: Sequence[RepairStep], path: tuple[str | int, ...]) -> RepairStep | None:

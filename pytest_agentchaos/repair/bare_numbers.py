@@ -11,7 +11,13 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix
 
-__all__ = ["number_for_a_day", "prefixed_example", "standalone", "task_spelling"]
+__all__ = [
+    "example_shape",
+    "number_for_a_day",
+    "prefixed_example",
+    "standalone",
+    "task_spelling",
+]
 
 
 def standalone(text: str, at: int) -> bool:
@@ -37,6 +43,26 @@ def prefixed_example(description: str) -> str | None:
         return None
     example = match["x"]
     return example if re.match(r"[A-Za-z]+[-_:#/]?\d", example) else None
+
+
+def example_shape(description: str) -> re.Pattern[str] | None:
+    """The shape of the ids a description's prefixed example shows (``SNS-000231`` ->
+    capitals, a hyphen, digits), as a regex a value of the field must match whole; None
+    when the description gives no such example."""
+    example = prefixed_example(description)
+    if example is None:
+        return None
+    parts = []
+    for run in re.findall(r"[A-Z]+|[a-z]+|\d+|.", example):
+        if run.isdigit():
+            parts.append(r"\d+")
+        elif run.isupper():
+            parts.append("[A-Z]+")
+        elif run.islower():
+            parts.append("[a-z]+")
+        else:
+            parts.append(re.escape(run))
+    return re.compile("".join(parts))
 
 
 def number_for_a_day(text: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:

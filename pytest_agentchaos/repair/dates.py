@@ -25,7 +25,9 @@ from .fixes import Context, shown
 
 __all__ = [
     "DATE_PHRASE",
+    "YEARLESS_PHRASE",
     "bare_number_date",
+    "yearless_days",
     "next_occurrence",
     "order_told",
     "read_date",
@@ -419,6 +421,14 @@ def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None
 
 
 _BARE_NUMBER = re.compile(r"^\s*(\d{1,6})(?:\.0+)?\s*$")
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+#: A day and month a task writes without the year ("December 10", "10 Dec", "12月10日").
+YEARLESS_PHRASE = re.compile(
+    rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?![a-z])(?!,?\s*\d{{4}})"
+    r"|(?<!\d)\d{1,2}\s*月\s*\d{1,2}\s*[日号]",
+    re.IGNORECASE,
+)
 
 
 def bare_number_date(
@@ -448,6 +458,12 @@ def bare_number_date(
             continue
         if number in (day.day, day.year):
             stated.setdefault(day, written)
+    if not stated:  # a day the task gives without its year: "December 10", "12月10日"
+        for phrase in YEARLESS_PHRASE.finditer(task):
+            written = phrase.group(0).strip()
+            told = next_occurrence(written, ctx)
+            if told is not None and told[0].day == number:
+                stated.setdefault(told[0], written)
     if len(stated) == 1:
         ((day, written),) = stated.items()
         part = "day" if number == day.day else "year"
@@ -468,6 +484,24 @@ def bare_number_date(
         f"{shown(value)} is a bare number, not a date, and the task gives no date it is part "
         "of: reading it as a day of some month or a count since 1970 would be a guess"
     )
+
+
+def yearless_days(task: str, now: _dt.datetime | None) -> set[_dt.date] | None:
+    """The days a task gives without their year ("due Friday 4 December"), each at its next
+    occurrence on the clock; None when one of them is open (the last such day is nearer, or
+    the weekday written beside it is another)."""
+    days: set[_dt.date] = set()
+    ctx = Context(task=task, now=now)
+    for match in YEARLESS_PHRASE.finditer(task[:4000]):
+        told = next_occurrence(match.group(0).strip(), ctx)
+        if told is None:
+            return None
+        before = task[max(0, match.start() - 12) : match.start()].lower()
+        named = [i for i, d in enumerate(_WEEKDAYS) if re.search(rf"\b{d}\b,?\s*$", before)]
+        if named and told[0].weekday() != named[0]:
+            return None  # "Friday 5 December" where the 5th is a Saturday
+        days.add(told[0])
+    return days
 
 
 def _since(value: str, task: str | None) -> bool:

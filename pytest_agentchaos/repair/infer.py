@@ -391,6 +391,10 @@ def _only_date(task: str, now: _dt.datetime | None) -> Fix | None:
         except ValueError:
             return None  # a date the task leaves ambiguous: nothing is inferred
         days.add(day)
+    if not days:  # a day without its year: at its next occurrence, when that is nearer
+        from .dates import yearless_days
+
+        days = yearless_days(task, now) or set()
     if len(days) != 1:
         return None
     day = days.pop()
