@@ -26,6 +26,7 @@ from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
 from .negation import NONE_WORDS, negated_in_task
+from .numbers import percent_of
 from .units import unit_name
 
 __all__ = ["convert", "parse_number"]
@@ -133,6 +134,9 @@ def _to_integer(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
     if isinstance(value, float):
         if value.is_integer():
             return _fix(int(value), 0.95, f"{value!r} is the whole number {int(value)}")
+        percent = percent_of(value, schema, ctx)
+        if percent is not None:
+            return percent
         if _CENTS_HINT.search(str(schema.get("description", ""))):
             minor = _minor_amount(value, ctx)
             if minor is not None:
@@ -216,6 +220,9 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     if _CENTS_HINT.search(description) and re.fullmatch(r"\s*[\d.,]+\s*", value):
         return _no(f"{value!r}: dollars or cents? the field counts the smallest unit")
     if value.strip().endswith("%"):
+        percent = percent_of(value, schema, ctx)
+        if percent is not None:
+            return percent
         number, why = parse_number(value.strip()[:-1])
         if number is not None and _FRACTION_HINT.search(description):
             fraction = round(number / 100, 10)

@@ -1,0 +1,87 @@
+"""Kinds the fourth dev batch showed, each with the declines that limit it: a key whose words
+are the parameter's with one abbreviated, a percentage for a field counted in percent, an
+error body whose ``error`` is a code and whose prose is beside it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_agentchaos.repair import ParamRepairer, ToolSpec
+from pytest_agentchaos.repair.reading import prose_of
+
+
+def tool(props: dict[str, Any], required: list[str]) -> ToolSpec:
+    schema = {"type": "object", "properties": props, "required": required}
+    return ToolSpec.from_schema("t", {**schema, "additionalProperties": False})
+
+
+WITHHOLD = tool({"employee_id": {"type": "string"},
+                 "extra_withholding": {"type": "number", "minimum": 0},
+                 "extra_allowance": {"type": "number", "minimum": 0}}, ["employee_id"])  # fmt: skip
+
+
+@pytest.mark.parametrize(("sent", "want"), [("extra_wh", "extra_withholding"),
+                                            ("extra_allw", "extra_allowance")])  # fmt: skip
+def test_a_key_with_one_word_abbreviated_is_the_parameter(sent: str, want: str) -> None:
+    result = ParamRepairer(WITHHOLD).repair({"employee_id": "E1", sent: 25})
+    assert result.ok and result.args == {"employee_id": "E1", want: 25}
+
+
+@pytest.mark.parametrize("sent", ["extra_w", "xtra_wh", "wh", "extra_a"])
+def test_an_abbreviation_that_is_no_one_parameter_s_is_not_renamed(sent: str) -> None:
+    result = ParamRepairer(WITHHOLD).repair({"employee_id": "E1", sent: 25})
+    assert not result.ok or sent not in result.args and 25 not in result.args.values()
+    assert not result.ok or set(result.args) == {"employee_id"}
+
+
+PERCENT = {"type": "integer", "minimum": 0, "maximum": 100}
+LIGHT = tool({"room": {"type": "string"}, "level_percent": PERCENT, "brightness": PERCENT,
+              "opacity": {"type": "number", "description": "Opacity as a fraction, 0 to 1"}},
+             ["room"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sent", "task", "want"),
+    [({"level_percent": "75%"}, None, {"level_percent": 75}),
+     ({"level_percent": 0.4}, "Set the lights to 40%.", {"level_percent": 40}),
+     ({"level_percent": 0.4}, "Set the lights to 40 percent.", {"level_percent": 40})],
+)  # fmt: skip
+def test_a_percentage_for_a_field_in_percent(sent: dict[str, Any], task: str | None,
+                                             want: dict[str, Any]) -> None:  # fmt: skip
+    result = ParamRepairer(LIGHT).repair({"room": "4.12", **sent}, task=task)
+    assert result.ok and result.args == {"room": "4.12", **want}
+
+
+@pytest.mark.parametrize(
+    ("sent", "task"),
+    [({"level_percent": 0.4}, "Dim the lights a bit."),  # 0.4 of what? the task does not say
+     ({"level_percent": 0.4}, "Set the lights to 4%."),
+     ({"brightness": "75%"}, None),  # nothing says the field counts in percent
+     ({"level_percent": "75.5%"}, None)],  # not whole for an integer
+)  # fmt: skip
+def test_a_percentage_nothing_settles_is_declined(sent: dict[str, Any], task: str | None) -> None:
+    result = ParamRepairer(LIGHT).repair({"room": "4.12", **sent}, task=task)
+    assert not result.ok, result.args
+
+
+def test_a_fraction_field_keeps_its_fraction() -> None:
+    result = ParamRepairer(LIGHT).repair({"room": "4.12", "opacity": "40%"})
+    assert result.ok and result.args == {"room": "4.12", "opacity": 0.4}
+
+
+def test_an_error_code_is_read_with_the_prose_beside_it() -> None:
+    body = {"error": "RecordNotFound", "description": "Ticket TCK-0142 not found"}
+    assert prose_of(body) == "RecordNotFound: Ticket TCK-0142 not found"
+    assert prose_of({"error": "Ticket TCK-0142 not found", "code": "E404"}) == (
+        "Ticket TCK-0142 not found"
+    )
+    spec = tool({"ticket_id": {"type": "string", "pattern": r"^TCK-\d{4}$"},
+                 "reply": {"type": "string"}}, ["ticket_id"])  # fmt: skip
+    call = {"ticket_id": "TCK-0142", "reply": "Fixed."}
+    fixed = ParamRepairer(spec).repair(call, json.dumps(body), "Reply 'Fixed.' on TCK-1042.")
+    assert fixed.ok and fixed.args == {"ticket_id": "TCK-1042", "reply": "Fixed."}
+    as_sent = ParamRepairer(spec).repair(call, json.dumps(body), "Reply 'Fixed.' on TCK-0142.")
+    assert not as_sent.ok  # the task writes it as sent: the ticket is genuinely not there
