@@ -85,3 +85,45 @@ def test_an_error_code_is_read_with_the_prose_beside_it() -> None:
     assert fixed.ok and fixed.args == {"ticket_id": "TCK-1042", "reply": "Fixed."}
     as_sent = ParamRepairer(spec).repair(call, json.dumps(body), "Reply 'Fixed.' on TCK-0142.")
     assert not as_sent.ok  # the task writes it as sent: the ticket is genuinely not there
+
+
+SIGNER = ToolSpec.from_schema("send", {
+    "type": "object",
+    "properties": {"signers": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email_address": {"type": "string"}},
+        "required": ["name", "email_address"],
+    }}},
+    "required": ["signers"],
+})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("task", "want"),
+    [("Send it to Jane Park (jane dot park at northwind dot com).", "jane.park@northwind.com"),
+     ("Send it to Jane Park, jane.park@northwind.com.", "jane.park@northwind.com")],
+)  # fmt: skip
+def test_a_missing_address_is_the_one_the_task_gives_written_or_spoken(
+    task: str, want: str
+) -> None:
+    result = ParamRepairer(SIGNER).repair({"signers": [{"name": "Jane Park"}]}, task=task)
+    assert result.ok and result.args == {"signers": [{"name": "Jane Park", "email_address": want}]}
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Send it to Jane Park.", "Send it to jane@a.io or jane@b.io.", "Meet at home dot com."],
+)
+def test_a_missing_address_the_task_does_not_give_once_is_declined(task: str) -> None:
+    assert not ParamRepairer(SIGNER).repair({"signers": [{"name": "Jane Park"}]}, task=task).ok
+
+
+ROOMS = tool({"room": {"type": "string", "description": "Room number as on the door, e.g. '4.12'."},
+              "level": {"type": "integer"}}, ["room", "level"])  # fmt: skip
+
+
+def test_a_missing_value_is_the_one_token_shaped_like_the_description_s_example() -> None:
+    result = ParamRepairer(ROOMS).repair({"level": 30}, task="Dim meeting room 4.12 to 30 percent.")
+    assert result.ok and result.args == {"room": "4.12", "level": 30}
+    for task in ("Dim room 4.12 or 4.14 to 30.", "Dim the meeting room to 30.", "Dim 4 to 30."):
+        assert not ParamRepairer(ROOMS).repair({"level": 30}, task=task).ok, task
