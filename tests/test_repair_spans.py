@@ -118,3 +118,32 @@ def test_a_missing_end_is_the_other_bound_of_the_task_s_span(task: str, end: str
 def test_a_missing_end_without_one_span_from_the_start_is_declined(task: str) -> None:
     call = {"booking_id": "BK-1", "new_start": "2026-03-13T16:00:00+00:00"}
     assert not ParamRepairer(RESCHEDULE).repair(call, task=task, now=NOW).ok
+
+
+PAYROLL = ToolSpec.from_schema("run_payroll", {
+    "type": "object",
+    "properties": {"group": {"type": "string"},
+                   "pay_period_start": {"type": "string", "format": "date"},
+                   "pay_period_end": {"type": "string", "format": "date"}},
+    "required": ["group", "pay_period_start", "pay_period_end"],
+    "additionalProperties": False,
+})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sent", "start", "end"),
+    [("2026-11", "2026-11-01", "2026-11-30"), ("2024-02", "2024-02-01", "2024-02-29"),
+     ("2026", "2026-01-01", "2026-12-31"), ("2026/12", "2026-12-01", "2026-12-31")],
+)  # fmt: skip
+def test_a_span_sent_under_its_bounds_shared_name_is_its_first_and_last_day(
+    sent: str, start: str, end: str
+) -> None:
+    result = ParamRepairer(PAYROLL).repair({"group": "monthly", "pay_period": sent})
+    assert result.ok and result.args == {
+        "group": "monthly", "pay_period_start": start, "pay_period_end": end,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("sent", ["November", "2026-13", "last month", "2026-11-15", "Q4 2026"])
+def test_a_span_that_is_no_month_or_year_is_declined(sent: str) -> None:
+    assert not ParamRepairer(PAYROLL).repair({"group": "monthly", "pay_period": sent}).ok

@@ -1,11 +1,16 @@
-"""A range sent backwards: two sibling fields that bound one span by their names (``start`` /
-``end``, ``min_price`` / ``max_price``, ``check_in`` / ``check_out``, ``created_gte`` /
-``created_lte``), whose values are in the wrong order (the end before the start).
+"""Spans: two sibling fields that bound one span by their names (``start`` / ``end``,
+``min_price`` / ``max_price``, ``check_in`` / ``check_out``, ``created_gte`` /
+``created_lte``).
 
-They are swapped only when the task gives the order itself: it writes the value that becomes
-the start before the one that becomes the end (``from 2pm to 3pm``, ``16:00-17:00``, ``between
-10 and 20``). A span that may cross midnight or a slip in one value is not for us to guess,
-so without that evidence the call is left as it is (the tool's own check judges it).
+Sent backwards (the end before the start), they are swapped only when the task gives the
+order itself: it writes the value that becomes the start before the one that becomes the end
+(``from 2pm to 3pm``, ``16:00-17:00``, ``between 10 and 20``). A span that may cross
+midnight or a slip in one value is not for us to guess, so without that evidence the call is
+left as it is (the tool's own check judges it).
+
+Sent as one value under the bounds' shared name (``pay_period: "2026-11"`` for
+``pay_period_start`` / ``pay_period_end``, dates), the span is its first and last day: a
+month or a year, nothing coarser or vaguer.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from .paths import field_of
 from .results import RepairStep
 from .words import find_word, name_tokens
 
-__all__ = ["STRATEGY", "unswap_ranges"]
+__all__ = ["STRATEGY", "split_spans", "unswap_ranges"]
 
 STRATEGY = "range_order_correction"
 
@@ -143,4 +148,54 @@ def unswap_ranges(
         for key in (low, high):
             other = args[high] if key == low else args[low]
             steps.append(RepairStep(field_of((*path, key)), "order", STRATEGY, other,
+                                    args[key], 0.9, why, True))  # fmt: skip
+
+
+_MONTH = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})\s*$")
+_YEAR = re.compile(r"^\s*(\d{4})\s*$")
+
+
+def _days_of(value: Any) -> tuple[_dt.date, _dt.date] | None:
+    """The first and last day of a month (``2026-11``) or a year (``2026``) written as one."""
+    if not isinstance(value, str):
+        return None
+    month = _MONTH.match(value)
+    if month is not None:
+        year, number = int(month[1]), int(month[2])
+        if not 1 <= number <= 12 or not 1900 <= year <= 2200:
+            return None
+        following = _dt.date(year + number // 12, number % 12 + 1, 1)
+        return _dt.date(year, number, 1), following - _dt.timedelta(days=1)
+    whole = _YEAR.match(value)
+    if whole is not None and 1900 <= int(whole[1]) <= 2200:
+        return _dt.date(int(whole[1]), 1, 1), _dt.date(int(whole[1]), 12, 31)
+    return None
+
+
+def split_spans(args: dict[str, Any], schema: Mapping[str, Any], steps: list[RepairStep]) -> None:
+    """A span sent under its bounds' shared name, as the bounds (see the module), in place;
+    at the top of the call, for two date fields the call lacks."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return
+    for low, high in list(_pairs({k: None for k in props})):
+        if low in args or high in args:
+            continue
+        if any(
+            props[k].get("format") != "date" for k in (low, high) if isinstance(props[k], Mapping)
+        ):
+            continue
+        a, b = name_tokens(low), name_tokens(high)
+        shared = tuple(w for w, v in zip(a, b, strict=True) if w == v)
+        sent = [k for k in args if k not in props and name_tokens(k) == shared]
+        if len(sent) != 1 or not shared:
+            continue
+        days = _days_of(args[sent[0]])
+        if days is None:
+            continue
+        value = args.pop(sent[0])
+        why = f"{sent[0]} {value!r} is the span from {days[0]} to {days[1]}"
+        for key, day in zip((low, high), days, strict=True):
+            args[key] = day.isoformat()
+            steps.append(RepairStep(field_of((key,)), "missing", STRATEGY, value,
                                     args[key], 0.9, why, True))  # fmt: skip

@@ -35,7 +35,7 @@ from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
 from .ordered import STRATEGY as ORDER_STRATEGY
-from .ordered import unswap_ranges
+from .ordered import split_spans, unswap_ranges
 from .paths import plain
 from .person_names import STRATEGY as NAME_STRATEGY
 from .person_names import person_names
@@ -241,6 +241,7 @@ class ParamRepairer(StrategyRounds):
         if ignored is not None:
             return RepairResult(False, None, "report_unrecoverable", 0.0, ignored, tuple(steps))
         if self.policy.allows(ORDER_STRATEGY):
+            split_spans(args, self.spec.resolved, steps)
             unswap_ranges(args, task, now, steps)
         linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
