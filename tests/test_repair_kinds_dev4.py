@@ -127,3 +127,16 @@ def test_a_missing_value_is_the_one_token_shaped_like_the_description_s_example(
     assert result.ok and result.args == {"room": "4.12", "level": 30}
     for task in ("Dim room 4.12 or 4.14 to 30.", "Dim the meeting room to 30.", "Dim 4 to 30."):
         assert not ParamRepairer(ROOMS).repair({"level": 30}, task=task).ok, task
+
+
+COMMAND = tool({"command": {"type": "string", "description": "The command line"}}, ["command"])
+
+
+def test_an_argv_where_a_command_line_is_due_is_one_line() -> None:
+    result = ParamRepairer(COMMAND).repair({"command": ["wc", "-l", "README.md"]})
+    assert result.ok and result.args == {"command": "wc -l README.md"}
+
+
+@pytest.mark.parametrize("sent", [["git status", "git log"], ["ls", "my dir"], ["ls", ""]])
+def test_a_list_that_may_hold_several_commands_is_not_joined(sent: list[str]) -> None:
+    assert not ParamRepairer(COMMAND).repair({"command": sent}).ok
