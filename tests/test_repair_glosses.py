@@ -51,3 +51,38 @@ def test_a_description_with_one_numbered_item_lists_no_glosses() -> None:
         {"keywords": "x", "depth": "the children"}
     )
     assert not result.ok
+
+
+# -- units named in another script (CLDR's names, through babel) ------------------------------
+
+
+def radius(description: str, kind: str = "integer") -> ToolSpec:
+    return ToolSpec.from_schema("regeo", {
+        "type": "object",
+        "properties": {"radius": {"type": kind, "description": description}},
+        "required": ["radius"],
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("description", "sent", "want"),
+    [("搜索半径，单位：米，取值范围 0~3000", "3公里", 3000),
+     ("搜索半径，单位：米", "500米", 500),
+     ("Search radius in meters", "3公里", 3000),
+     ("搜索半径，单位：公里", "3000米", 3)],
+)  # fmt: skip
+def test_a_unit_written_in_chinese_converts_into_the_field_s(
+    description: str, sent: str, want: int
+) -> None:
+    result = ParamRepairer(radius(description)).repair({"radius": sent})
+    assert result.ok and result.args == {"radius": want}
+
+
+@pytest.mark.parametrize(
+    ("description", "sent"),
+    [("搜索半径", "3公里"),  # the field states no unit
+     ("搜索半径，单位：米", "3小时"),  # another kind of measure
+     ("搜索半径，单位：米", "3里")],  # a unit nobody standard names so
+)  # fmt: skip
+def test_a_unit_in_chinese_nothing_settles_is_declined(description: str, sent: str) -> None:
+    assert not ParamRepairer(radius(description)).repair({"radius": sent}).ok

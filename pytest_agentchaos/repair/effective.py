@@ -87,6 +87,7 @@ _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
+_UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s\d，,。；;（()）:：]{1,6})")
 _UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
 #: An example given as a value's format: digits and marks only (letters are a date's or a
 #: name's layout, read elsewhere), two runs of digits at least.
@@ -210,6 +211,11 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
                 unit = unit_name(word)
                 provenance["unit"] = match.group(0)
                 break
+    if unit is None:  # "单位：米", "単位: キロメートル": a unit named after the word for unit
+        said = _UNIT_SAID.search(description)
+        if said is not None and unit_name(said["u"]) is not None:
+            unit = unit_name(said["u"])
+            provenance["unit"] = said.group(0)
     if unit:
         values["unit"] = unit
     for pattern in (_DEFAULT, _USE_IF):

@@ -38,7 +38,8 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<num>[+-]?\d+(?:\.\d+)?)(?P<mag>[kK]|M)?(?![\w.°])"
-    r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)(?P<unit>[a-zA-Zµ°]+)(?![\w.])"
+    r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)"
+    r"(?P<unit>[a-zA-Zµ°]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,6})(?![\w.])"
 )
 #: A duration in hours and minutes ("1h30", "1 h 30 min", "2 hours and 15 minutes").
 _HOURS_MINUTES = re.compile(
@@ -164,7 +165,9 @@ def _convert(
 def quantity(text: str) -> Any:
     """``"24 hours"``, ``"24h"``, ``"14d"`` as a quantity of the units library; None for
     anything else (or without the library)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12})\s*", text[:40])
+    match = re.fullmatch(
+        r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12}|[^\x00-\x7f\d\s]{1,6})\s*", text[:40]
+    )
     if match is None:
         return None
     unit = _unit(match[2])
