@@ -140,3 +140,27 @@ def test_an_argv_where_a_command_line_is_due_is_one_line() -> None:
 @pytest.mark.parametrize("sent", [["git status", "git log"], ["ls", "my dir"], ["ls", ""]])
 def test_a_list_that_may_hold_several_commands_is_not_joined(sent: list[str]) -> None:
     assert not ParamRepairer(COMMAND).repair({"command": sent}).ok
+
+
+TRANSLATE = tool({"text": {"type": "string"},
+                  "source_lang": {"type": "string", "description": "Language code, e.g. 'DE'"},
+                  "target_lang": {"type": "string", "description": "Language code, e.g. 'EN'"}},
+                 ["text", "source_lang", "target_lang"])  # fmt: skip
+
+
+def test_a_missing_code_is_the_one_entity_the_task_names_that_no_field_holds() -> None:
+    result = ParamRepairer(TRANSLATE).repair(
+        {"text": "Hallo", "target_lang": "NL"}, task="Translate this German note into Dutch."
+    )
+    assert result.ok and result.args == {"text": "Hallo", "target_lang": "NL", "source_lang": "DE"}
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Translate this note into Dutch.",  # the one language named is the target's
+     "Translate this German or French note into Dutch.",  # two left: which is open
+     "Polish the text, then into Dutch."],  # a verb first, not a language
+)  # fmt: skip
+def test_a_missing_code_the_task_does_not_settle_is_declined(task: str) -> None:
+    result = ParamRepairer(TRANSLATE).repair({"text": "Hallo", "target_lang": "NL"}, task=task)
+    assert not result.ok, result.args

@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
-from .shaped import email_in_task, example_shaped
+from .shaped import email_in_task, entity_in_task, example_shaped
 from .spans import end_from_length, end_from_range
 from .spec import ToolSpec, nullable_branch
 from .zones import holds_zone, zones_named_in
@@ -142,6 +142,7 @@ class RuleInferer:
                 or _task_shaped(name, schema, task, strings_in(args))
                 or _pattern_shaped(schema, task, strings_in(args))
                 or email_in_task(name, schema, task, strings_in(args))
+                or entity_in_task(name, schema, task, args)
                 or example_shaped(schema, task, strings_in(args))
             )
         return None

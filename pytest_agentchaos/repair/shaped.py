@@ -1,7 +1,10 @@
-"""Values a call lacks that the task writes in the shape the field takes: the one e-mail
-address the task gives (written out, or spoken: "jane dot park at northwind dot com") for an
-e-mail field, and the one token shaped like the example the field's description gives
-("Room number as on the door, e.g. '4.12'": the task's "4.12")."""
+"""Values a call lacks that the task writes in the shape the field takes: the one country,
+currency or language the task names that no other field holds (by CLDR's tables, in the
+form the field takes: "this German note into Dutch" with ``target_lang: NL`` gives ``DE``
+for ``source_lang``); the one e-mail address the task gives (written out, or spoken: "jane
+dot park at northwind dot com") for an e-mail field; and the one token shaped like the
+example the field's description gives ("Room number as on the door, e.g. '4.12'": the
+task's "4.12")."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any
 from .fixes import Fix
 from .words import name_tokens
 
-__all__ = ["email_in_task", "example_shaped"]
+__all__ = ["email_in_task", "entity_in_task", "example_shaped"]
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
 #: An address read aloud: "jane dot park at northwind dot com".
@@ -93,3 +96,48 @@ def example_shaped(schema: Mapping[str, Any], task: str, taken: set[str]) -> Fix
         return None
     token = tokens.pop()
     return _fix(token, f"the one span of the task shaped like the description's {example!r}")
+
+
+#: A name the task writes: capitalised words, one or two (``German``, ``New Zealand``).
+_PROPER = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?![\w-])")
+
+
+def entity_in_task(
+    name: str, schema: Mapping[str, Any], task: str, args: Mapping[str, Any]
+) -> Fix | None:
+    """The one entity of the field's table (country, currency, language) that the task
+    names and no other field of the call holds, in the form the field takes; None where
+    none or several, or the field holds no table. The task's first word is not read (a
+    verb there, "Polish the text", is no language)."""
+    from .codes import entity_of, recode, table_of
+    from .fixes import Context
+
+    description = str(schema.get("description", ""))
+    table = table_of(name, description)
+    if table is None:
+        return None
+    held = set()
+    for value in args.values():
+        found = entity_of(value, table) if isinstance(value, str) else None
+        if found is not None:
+            held.add(found.code)
+    head = task[:2000]
+    first = re.match(r"\s*\S+", head)
+    named: dict[str, str] = {}
+    for match in _PROPER.finditer(head):
+        if first is not None and match.start() < first.end():
+            continue
+        for words in (match.group(0), *match.group(0).split()):
+            entity = entity_of(words, table)
+            if entity is not None and entity.written_as == "name":
+                named.setdefault(entity.code, words)
+                break
+    candidates = {code: words for code, words in named.items() if code not in held}
+    if len(candidates) != 1:
+        return None
+    ((code, words),) = candidates.items()
+    fixed = recode(words, schema, Context(name, args, task))
+    if not isinstance(fixed, Fix):
+        return None
+    why = f"the one {table} the task names that no field holds: {words!r} ({fixed.value!r})"
+    return _fix(fixed.value, why)
