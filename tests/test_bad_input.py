@@ -733,7 +733,8 @@ PROFILE_CASES = [
         "enum_value_correction, date_format_correction, format_correction, pattern_correction, "
         "clamp_value, "
         "length_correction, timezone_correction, date_year_correction, drop_exclusive_key, "
-        "rejected_value_correction, unit_conversion, json_repair, model_proposal, unwrap_object",
+        "rejected_value_correction, unit_conversion, json_repair, model_proposal, unwrap_object, "
+        "range_order_correction, person_name_correction",
     ),
     prof(
         "repair-pattern-without-field",

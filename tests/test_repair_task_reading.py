@@ -155,9 +155,13 @@ def test_a_zone_an_error_rejects_is_read_with_the_task() -> None:
     # the same error with a task that does not say which zone: declined
     alone = repairer.repair(args, error=error, task="What is 10:00 PST in Berlin?")
     assert not alone.ok and alone.args is None
-    # an error that names no parameter and quotes nothing the repair changed stays unknown
+    # an error that names no parameter vetoes nothing the call breaks by its descriptions
+    # (an IANA name): the repair is the one made with no error at all
     other = repairer.repair(args, error="upstream failure", task="10am Pacific time in Berlin")
-    assert not other.ok
+    assert other.ok and other.args == repairer.repair(args, task="10am Pacific time in Berlin").args
+    # and on a call that breaks nothing, such an error stays unknown: declined
+    fine = {**args, "source_timezone": "America/Los_Angeles"}
+    assert not repairer.repair(fine, error="upstream failure", task="10am Pacific time").ok
 
 
 def test_the_inferer_takes_the_one_enum_item_the_task_names_for_a_list() -> None:

@@ -30,9 +30,20 @@ from .words import find_word
 
 __all__ = ["audit", "currency_of", "described_currency", "stated_amount", "task_states"]
 
-#: Strategies that replace a value by one not derived from it: a value the task states must
-#: not be replaced by them (it is declined instead).
-_REPLACING = frozenset({"drop_unknown_key", "drop_exclusive_key", "rejected_value_correction"})
+#: Strategies that remove a value: a value the task states must not vanish by them.
+_DROPPING = frozenset({"drop_unknown_key", "drop_exclusive_key"})
+#: Strategies that put another value in a field, not one derived from what was there (a
+#: bound, a cut, a value the rules read elsewhere): a value the task states may be replaced
+#: by them only with another value the task writes. A model's proposal is not among them:
+#: translating what the task says ("pounds" as ``GBP``) is what a model is plugged in for,
+#: and its step names it as the evidence.
+_REPLACING = frozenset({
+    *_DROPPING, "rejected_value_correction", "clamp_value", "length_correction",
+    "infer_missing_param",
+})  # fmt: skip
+#: Strategies that may leave out a value the task states, because the field's description
+#: says leaving it out means that value ("all regions" where none given is all of them).
+_LEAVING_OUT = frozenset({"default_value_assignment", "enum_value_correction"})
 #: Strategies that fill a value by reading the task.
 _READING = frozenset({"infer_missing_param", "rejected_value_correction", "model_proposal"})
 
@@ -84,21 +95,35 @@ def audit(
     after = dict(leaf_values(repaired))
     after_values = [v for v in after.values()]
     if text:
-        for path, value in before.items():
+        for sent_at, value in before.items():
             if not (task_states(value, text) or stated_amount(value, text)):
                 continue
+            path = _renamed(sent_at, used)  # judged where the rename pass moved it
             if path in after and _same(after[path], value):
                 continue
-            if _survives(value, path, before, after_values, text):
-                continue  # moved (renamed, regrouped) or normalised into a list
             step = _step_at(used, path)
             new = after.get(path)
+            # a value a bound, a cut or a rule's reading replaced in its own field survives
+            # only as an exact copy elsewhere, not as a part of a longer value
+            exact = step is not None and step.strategy in _REPLACING and path in after
+            if _survives(value, sent_at, before, after_values, text, exact=exact):
+                continue  # moved (renamed, regrouped) or normalised into a list
             if (
                 step is not None
-                and step.strategy == "rejected_value_correction"
+                and step.strategy in _REPLACING - _DROPPING
+                and path in after
                 and (task_states(new, text) or _spoken(value) == new)
             ):
-                continue  # the tool refused it; the task's own writing of it is evidence
+                continue  # the task's own writing of the new value is its evidence
+            gone = not any(p[: len(path)] == path for p in after)  # not even as an item
+            if (
+                gone
+                and (step is None or step.strategy not in _DROPPING)
+                and _spread(value, before, after)
+            ):
+                continue  # split into new values or merged into one, each cited by a step
+            if gone and step is not None and step.strategy not in _LEAVING_OUT:
+                return f"the task states {value!r} ({_field(path)}), and the repair would drop it"
             if step is None or step.strategy in _REPLACING:
                 return (
                     f"the task states {value!r} ({_field(path)}), and the repair would "
@@ -111,17 +136,28 @@ def audit(
             return f"{_field(path)} = {value!r} is cited by no step of the repair"
     if text:
         read = [s for s in used if s.strategy in _READING and isinstance(s.after, (str, int))]
-        seen: dict[str, str] = {}
+        # the fields a task token fills: those the call sent it in, kept, and those read
+        holders: dict[str, list[str]] = {}
+        for path, value in before.items():
+            if (
+                isinstance(value, (str, int))
+                and path in after
+                and _same(after[path], value)
+                and (task_states(value, text))
+            ):
+                holders.setdefault(str(value).lower(), []).append(_field(path))
         for step in read:
             key = str(step.after).lower()
-            if len(key) < 2 and not isinstance(step.after, int):
+            if isinstance(step.after, bool) or (len(key) < 2 and not isinstance(step.after, int)):
                 continue
-            if key in seen and seen[key] != step.field and _mentions(text, key) < 2:
+            fields = holders.setdefault(key, [])
+            if step.field not in fields:
+                fields.append(step.field)
+            if len(fields) > 1 and _mentions(text, key, len(fields)) < len(fields):
                 return (
-                    f"{step.after!r} fills both {seen[key]} and {step.field}, and the task "
-                    "writes it once"
+                    f"{step.after!r} fills both {fields[0]} and {step.field}, and the task "
+                    "writes it " + _times(_mentions(text, key, len(fields)))
                 )
-            seen[key] = step.field
     for path, value in before.items():
         if path not in after or after[path] == value or not isinstance(value, str):
             continue
@@ -147,12 +183,14 @@ def _survives(
     before: Mapping[tuple[str | int, ...], Any],
     after_values: list[Any],
     text: str,
+    *,
+    exact: bool = False,
 ) -> bool:
     """Whether a value the task states is still in the repaired call: as many copies as the
     call held, or, where the call held it twice and the task writes it once, one copy (one
     task token fills one field). Another field's value equal only up to case is another
     value (``id`` kept is not ``Id`` kept)."""
-    kept = sum(_same(v, value) or _holds(v, value) for v in after_values)
+    kept = sum(_same(v, value) or (not exact and _holds(v, value)) for v in after_values)
     others = [v for p, v in before.items() if p != path and (_same(v, value) or _holds(v, value))]
     if kept > len(others):
         return True
@@ -163,6 +201,34 @@ def _survives(
     while at >= 0 and mentions <= len(others):
         mentions, at = mentions + 1, find_word(text, written, at + 1)
     return mentions <= len(others)
+
+
+_NUMBER = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?")  # "2026-12-15" holds no -12
+
+
+def _spread(value: Any, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> bool:
+    """Whether a value that left its field is carried whole by the call's new values: split
+    into parts ("Alice and Bob" as two names, "52.52, 13.40" as a latitude and a longitude)
+    or merged into one ("-l" into "ls -l"). Every number of it is a new value's number, and
+    every word of it a new value's word but one between two others (the "and" of a pair)."""
+    if not isinstance(value, str):
+        return False
+    new = [v for p, v in after.items() if not (p in before and _same(before[p], v))]
+    new_words = {w for v in new for w in _tokens(str(v)) if not w.isdigit()}
+    new_numbers: set[float] = set()
+    for v in new:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            new_numbers.add(float(v))
+        elif isinstance(v, str):
+            new_numbers.update(float(n) for n in _NUMBER.findall(v))
+    numbers = [float(n) for n in _NUMBER.findall(value)]
+    words = [w for w in _tokens(_NUMBER.sub(" ", value)) if w]
+    if not words and not numbers:
+        return False
+    if any(n not in new_numbers for n in numbers):
+        return False
+    missing = [i for i, w in enumerate(words) if w not in new_words]
+    return not missing or (len(missing) == 1 and 0 < missing[0] < len(words) - 1)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -202,6 +268,18 @@ def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
 
+def _renamed(path: tuple[str | int, ...], steps: Sequence[RepairStep]) -> tuple[str | int, ...]:
+    """Where the rename steps moved the key at ``path`` (its own key or a parent's)."""
+    for step in steps:
+        if step.strategy != "rename_key" or not isinstance(step.after, str):
+            continue
+        for depth in range(len(path), 0, -1):
+            if _field(path[:depth]) == step.field:
+                path = (*path[: depth - 1], step.after, *path[depth:])
+                break
+    return path
+
+
 def _step_at(steps: Sequence[RepairStep], path: tuple[str | int, ...]) -> RepairStep | None:
     """The last step whose field is ``path`` or holds it (a step on a list or object)."""
     shown = _field(path)
@@ -211,8 +289,8 @@ def _step_at(steps: Sequence[RepairStep], path: tuple[str | int, ...]) -> Repair
             shown == step.field
             or shown.startswith(step.field + ".")
             or shown.startswith(step.field + "[")
-            or step.field == "(arguments)"
-        ):
+            or (step.field == "(arguments)" and step.strategy != "json_repair")
+        ):  # reading JSON text changes no value: it cites none
             found = step
     return found
 
@@ -224,9 +302,14 @@ def _field(path: tuple[str | int, ...]) -> str:
     return text or "(arguments)"
 
 
-def _mentions(text: str, key: str) -> int:
+def _times(count: int) -> str:
+    return {0: "nowhere", 1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def _mentions(text: str, key: str, enough: int = 2) -> int:
+    """How often the task writes ``key`` as words of its own, counted up to ``enough``."""
     lowered, count, at = text.casefold(), 0, 0
-    while count < 2:
+    while count < enough:
         at = find_word(lowered, key.casefold(), at)
         if at < 0:
             break

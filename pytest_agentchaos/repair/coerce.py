@@ -20,11 +20,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .bare_numbers import number_for_a_day, prefixed_example, standalone, task_spelling
 from .codes import entity_of
 from .effective import rules_for
 from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
 from .negation import NONE_WORDS, negated_in_task
+from .numbers import percent_of
+from .objects import coordinates, lone_field
 from .units import unit_name
 
 __all__ = ["convert", "parse_number"]
@@ -77,7 +80,7 @@ def convert(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Declin
     """``value`` converted to a type ``schema`` allows, or why not; None when the schema names
     no type or the value already has one of its types."""
     types = schema_types(schema)
-    if not types or _has_type(value, types):
+    if not types or has_type(value, types):
         return None
     reasons: list[str] = []
     for target in sorted(types, key=lambda t: t == "null"):  # null last: a value is meant
@@ -93,7 +96,7 @@ def convert(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Declin
     return Decline("schema_type_conversion", reason)
 
 
-def _has_type(value: Any, types: list[str]) -> bool:
+def has_type(value: Any, types: list[str]) -> bool:
     for kind in types:
         if kind == "integer" and _is_int(value):
             return True
@@ -132,6 +135,9 @@ def _to_integer(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | De
     if isinstance(value, float):
         if value.is_integer():
             return _fix(int(value), 0.95, f"{value!r} is the whole number {int(value)}")
+        percent = percent_of(value, schema, ctx)
+        if percent is not None:
+            return percent
         if _CENTS_HINT.search(str(schema.get("description", ""))):
             minor = _minor_amount(value, ctx)
             if minor is not None:
@@ -215,6 +221,9 @@ def _described(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     if _CENTS_HINT.search(description) and re.fullmatch(r"\s*[\d.,]+\s*", value):
         return _no(f"{value!r}: dollars or cents? the field counts the smallest unit")
     if value.strip().endswith("%"):
+        percent = percent_of(value, schema, ctx)
+        if percent is not None:
+            return percent
         number, why = parse_number(value.strip()[:-1])
         if number is not None and _FRACTION_HINT.search(description):
             fraction = round(number / 100, 10)
@@ -329,12 +338,24 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         # a number is the text it was meant as where text is made of digits (a zip code, an
         # id) or where the schema can check it; in any other text field it says nothing
         # about what was meant ("origin": 3)
-        spelled = _task_spelling(value, text, ctx.task)
+        spelled = task_spelling(value, text, ctx.task)
         if spelled is not None:
             return _fix(spelled, 0.9, f"the number {value!r} as the task writes it: {spelled!r}")
+        dated = number_for_a_day(text, schema, ctx)
+        if dated is not None:
+            return dated
+        example = prefixed_example(str(schema.get("description", "")))
+        if example is not None:
+            return _no(
+                f"the number {value!r} where the description's example {example!r} has a "
+                "prefix, which the task does not write with it"
+            )
         checked = any(k in schema for k in ("pattern", "format", "enum", "const"))
         spaced = re.sub(r"([a-z])([A-Z])", r"\1_\2", ctx.name)
-        said = ctx.task is not None and re.search(rf"(?<![\w.]){re.escape(text)}(?![\w])", ctx.task)
+        said = ctx.task is not None and any(
+            standalone(ctx.task, m.start()) for m in re.finditer(
+                rf"(?<![\w.]){re.escape(text)}(?![\w])", ctx.task[:4000])
+        )  # fmt: skip
         if checked or _DIGIT_TEXT.search(spaced) or said:
             return _fix(text, 0.9, f"the number {value!r} as text")
         return _fix(text, 0.6, f"the number {value!r} as text, in a field not made of digits")
@@ -342,25 +363,19 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     plain = isinstance(value, list) and all(
         isinstance(v, (str, int)) and not isinstance(v, bool) for v in value
     )
+    if plain and len(value) > 1 and _COMMAND.search(f"{ctx.name} {described}"):
+        # an argv where a command line is due: one line; items with spaces may each be a
+        # whole command ("git status", "git log"), which one line would not say
+        if any(re.search(r"\s", str(v)) or not str(v) for v in value):
+            return _no(f"{_short(value)}: several commands, or words with spaces, not one line")
+        line = " ".join(str(v) for v in value)
+        return _fix(line, 0.9, f"the command's words as one command line: {line!r}")
     if plain and len(value) > 1 and _JOIN_HINT.search(described):
         joined = ",".join(str(v) for v in value)
         return _fix(joined, 0.9, "the list joined as the field's comma-separated text")
     if isinstance(value, list) and value:
         return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")
-
-
-def _task_spelling(value: float, text: str, task: str | None) -> str | None:
-    """The one way the task writes ``value`` when it is not ``text``: the digits a number
-    drops (``02134`` sent as 2134, a timestamp's ``.123400`` as ``.1234``)."""
-    if not task:
-        return None
-    spellings = {
-        token
-        for token in re.findall(r"(?<![\w.,])[-+]?\d+(?:\.\d+)?(?![\w]|[.,]\d)", task[:4000])
-        if token != text and float(token) == value
-    }
-    return spellings.pop() if len(spellings) == 1 else None
 
 
 def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
@@ -388,6 +403,12 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         if _enumerated(parts, ctx.task):  # "Alice and Bob", as the task lists them
             return Fix("wrap_in_list", parts, 0.9, f"the task names {len(parts)} of them")
         return Decline("wrap_in_list", f"{_short(value)} may name several, or be one name")
+    if isinstance(value, dict):
+        from .compound import entries_as_items
+
+        entries = entries_as_items(value, schema.get("items"))
+        if entries is not None:
+            return entries
     return Fix(
         "wrap_in_list", [value], 0.9, f"one value where a list is asked for: [{_short(value)}]"
     )
@@ -422,6 +443,8 @@ def _limited(schema: Mapping[str, Any], count: int) -> bool:
 
 
 _JOINED = re.compile(r"[,;|]")
+#: A field that holds a command line, by its name or description ("cmd", "The command line").
+_COMMAND = re.compile(r"(?:^|_|\b)(?:cmd|command(?:[ _]?line)?|shell)(?:$|_|\b)", re.IGNORECASE)
 _JOIN_HINT = re.compile(r"comma[- ]separated|separated by commas", re.IGNORECASE)
 
 
@@ -453,66 +476,15 @@ def _to_object(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
             return _fix(parsed, 0.95, "the object was sent as JSON text")
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
         return _unwrap(value, schema, ctx)
-    point = _coordinates(value, schema)
+    point = coordinates(value, schema)
     if point is not None:
         return point
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        held = _holder(value, schema)
+        held = lone_field(value, schema)
         if held is not None:
             return Fix("wrap_in_object", {held: value}, 0.85,
                        f"{_short(value)} is the object's one field {held!r}")  # fmt: skip
     return _no(f"{_short(value)} is not an object")
-
-
-def _coordinates(value: Any, schema: Mapping[str, Any]) -> Fix | None:
-    """``"48.86,2.34"`` for an object of a latitude and a longitude: latitude first, as
-    coordinates are written, when both are in range."""
-    props = schema.get("properties")
-    if not isinstance(value, str) or not isinstance(props, Mapping) or len(value) > 80:
-        return None
-    lat = [k for k in props if re.fullmatch(r"lat(?:itude)?", str(k), re.IGNORECASE)]
-    lng = [k for k in props if re.fullmatch(r"lo?ng?(?:itude)?", str(k), re.IGNORECASE)]
-    match = re.fullmatch(
-        r"\s*\(?\s*(-?\d{1,3}(?:\.\d+)?)\s*,\s*(-?\d{1,3}(?:\.\d+)?)\s*\)?\s*", value
-    )
-    if len(lat) != 1 or len(lng) != 1 or match is None:
-        return None
-    north, east = float(match[1]), float(match[2])
-    if abs(north) > 90 or abs(east) > 180:
-        return None
-    return _fix(
-        {lat[0]: north, lng[0]: east}, 0.9, f"{_short(value)} is a latitude and a longitude"
-    )
-
-
-def _holder(value: Any, schema: Mapping[str, Any]) -> str | None:
-    """The one field of an object schema a lone value can only be (``"a@b.c"`` for
-    ``{"email": ...}``): the one required field, or the one field, whose type takes it; where
-    none is required, the one field whose schema takes the value."""
-    props = schema.get("properties")
-    if not isinstance(props, Mapping) or not props:
-        return None
-    required = [k for k in schema.get("required", []) if k in props]
-    names = required if required else list(props)
-    if len(names) > 1 and not required and len(names) <= 20:
-        # no field required: the one field that takes the value ("cats" for a category's
-        # name beside its integer id), where exactly one does
-        from .spec import checker_for
-
-        names = [n for n in names if isinstance(props[n], Mapping) and props[n]
-                 and checker_for(props[n]).is_valid(value)]  # fmt: skip
-    if len(names) != 1:
-        return None
-    field = props[names[0]]
-    if not isinstance(field, Mapping):
-        return None
-    types = schema_types(field)
-    if types and not _has_type(value, types):
-        return None
-    fmt = field.get("format")
-    if fmt in ("email", "idn-email") and not (isinstance(value, str) and "@" in value):
-        return None
-    return str(names[0])
 
 
 def _to_null(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
@@ -526,7 +498,7 @@ def _unwrap(value: list[Any], schema: Mapping[str, Any], ctx: Context) -> Fix | 
         return Decline("unwrap_list", f"{len(value)} values where one is asked for")
     inner = value[0]
     types = schema_types(schema)
-    if types and not _has_type(inner, types):
+    if types and not has_type(inner, types):
         converted = convert(inner, schema, ctx)
         if isinstance(converted, Fix):
             return Fix(

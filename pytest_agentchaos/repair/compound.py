@@ -24,8 +24,16 @@ from .fixes import Decline, Fix, shown
 from .policy import RepairPolicy
 from .results import RepairStep
 from .spec import nullable_branch
+from .words import name_tokens
 
-__all__ = ["flatten_wrapper", "name_in_task", "regroup", "reshape", "split_compound"]
+__all__ = [
+    "entries_as_items",
+    "flatten_wrapper",
+    "name_in_task",
+    "regroup",
+    "reshape",
+    "split_compound",
+]
 
 _STRATEGY = "split_compound"
 _OWNERS = ("owner", "org", "organization", "organisation", "namespace", "user", "username")
@@ -202,3 +210,36 @@ def flatten_wrapper(
     why = f"the parameters were sent inside {unknown[0]!r}"
     steps.append(RepairStep(unknown[0], "unknown", "unwrap_object", dict(inner), dict(inner),
                             0.9, why, True))  # fmt: skip
+
+
+def entries_as_items(value: Mapping[str, Any], items: Any) -> Fix | Decline | None:
+    """An object sent where a list of objects is due, none of whose keys is a field of the
+    list's items (``{"heart_rate": "80"}`` for items ``{name, value}``): as one item per
+    entry where the items are name/value pairs (a field named for a name or key, the other
+    for a value, each entry fitting), else declined (wrapped whole it would validate where
+    the items let other keys pass, and say nothing the tool reads). None when a key of it is
+    an item's field (one item, sent without its list)."""
+    from .spec import checker_for
+
+    props = items.get("properties") if isinstance(items, Mapping) else None
+    if not isinstance(props, Mapping) or not props or not value:
+        return None
+    if any(k in props for k in value):
+        return None
+    keys = [k for k in props if {"name", "key"} & set(name_tokens(str(k)))]
+    values = [k for k in props if "value" in name_tokens(str(k))]
+    if len(props) == 2 and len(keys) == 1 and len(values) == 1 and keys != values:
+        made = [{keys[0]: k, values[0]: v} for k, v in value.items()]
+        try:
+            fits = all(checker_for(items).is_valid(m) for m in made)
+        except Exception:
+            fits = False
+        if fits:
+            why = f"each entry of the object as a {keys[0]}/{values[0]} pair"
+            return Fix("wrap_in_list", made, 0.9, why)
+    shown_keys = ", ".join(repr(k) for k in list(value)[:4])
+    return Decline(
+        "wrap_in_list",
+        f"an object of {shown_keys} where a list of items with {', '.join(map(repr, props))} "
+        "is due: its keys are none of the items' fields",
+    )

@@ -15,10 +15,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .dates import next_occurrence, order_told, read_date, read_time, task_says_utc, writes_offsets
+from .dates import (
+    bare_number_date,
+    next_occurrence,
+    order_told,
+    read_date,
+    read_time,
+    task_says_utc,
+    writes_offsets,
+)
 from .fixes import Context, Decline, Fix, shown
 
-__all__ = ["fix_date"]
+__all__ = ["described_layout", "fix_date", "wants_a_day"]
 
 _STRATEGY = "date_format_correction"
 #: Layouts a description names, and how to write them.
@@ -42,6 +50,25 @@ class _Layout:
     pattern: str | None = None
 
 
+def described_layout(schema: Mapping[str, Any]) -> str | None:
+    """The ``strftime`` layout of a date the description alone names (``YYYY-MM-DD``,
+    ``DD/MM/YYYY``) for a text field with no format, pattern or layout of its own; None
+    otherwise. What a description states is checked like the schema (the effective schema)."""
+    if any(k in schema for k in ("format", "pattern", "x-strftime", "enum", "const")):
+        return None
+    if schema.get("type", "string") != "string":
+        return None
+    description = str(schema.get("description", ""))[:2000].upper()
+    named = {layout for hint, layout in _HINTS if hint in description}
+    return named.pop() if len(named) == 1 else None
+
+
+def wants_a_day(schema: Mapping[str, Any]) -> bool:
+    """Whether the schema asks for a date, a date-time or a time of day (by its format, its
+    pattern or a layout its description names)."""
+    return _layout(schema) is not None
+
+
 def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """``value`` rewritten as the date, date-time or time the schema asks for, or why not;
     None when the schema asks for no layout this reads."""
@@ -50,8 +77,14 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         return None
     if layout.kind == "time":
         return _fix_time(value, layout)
+    bare = bare_number_date(value, ctx) if not _COMPACT_DAY.match(value.strip()) else None
+    if isinstance(bare, str):
+        return Decline(_STRATEGY, bare)
     try:
-        day, moment, how = read_date(value, ctx.now)
+        if bare is not None:
+            day, moment, how = bare
+        else:
+            day, moment, how = read_date(value, ctx.now)
     except ValueError as exc:
         told = order_told(value, ctx) or next_occurrence(value, ctx)
         if told is None:
@@ -139,6 +172,10 @@ def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
     if fixed == value:
         return None
     return Fix(_STRATEGY, fixed, 0.95, f"{shown(value)} read as {fixed}")
+
+
+#: Eight digits in ISO order, a whole date written compactly (``20241026``): no bare number.
+_COMPACT_DAY = re.compile(r"^\d{8}$")
 
 
 def _matches(pattern: str, text: str) -> bool:

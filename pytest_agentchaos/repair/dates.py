@@ -25,6 +25,9 @@ from .fixes import Context, shown
 
 __all__ = [
     "DATE_PHRASE",
+    "YEARLESS_PHRASE",
+    "bare_number_date",
+    "yearless_days",
     "next_occurrence",
     "order_told",
     "read_date",
@@ -415,6 +418,90 @@ def next_occurrence(value: str, ctx: Context) -> tuple[_dt.date, _dt.time | None
     if (following - today) > (today - last):
         return None  # the last such day is nearer: which one is meant is open
     return following, moment, f"no year given: the next such day on the run's clock ({today})"
+
+
+_BARE_NUMBER = re.compile(r"^\s*(\d{1,6})(?:\.0+)?\s*$")
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+#: A day and month a task writes without the year ("December 10", "10 Dec", "12月10日").
+YEARLESS_PHRASE = re.compile(
+    rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?![a-z])(?!,?\s*\d{{4}})"
+    r"|(?<!\d)\d{1,2}\s*月\s*\d{1,2}\s*[日号]",
+    re.IGNORECASE,
+)
+
+
+def bare_number_date(
+    value: str, ctx: Context
+) -> tuple[_dt.date, _dt.time | None, str] | str | None:
+    """A bare number sent where a date is due (``10``, ``26``, ``2025``), read only from
+    evidence: the one date the task gives whose day or year it is, or the day the task
+    itself writes as a day of the month ("on the 10th"), at its next occurrence. Returns the
+    reading, the reason to decline (a string), or None when ``value`` is no bare number.
+
+    A bare number is never read as a count of days or seconds since 1970, nor as a day of
+    the run's current month: nothing says which month, and a virtual clock at its start makes
+    ``10`` into 1970-01-10."""
+    match = _BARE_NUMBER.match(value)
+    if match is None:
+        return None
+    number = int(match[1])
+    task = (ctx.task or "")[:4000]
+    stated: dict[_dt.date, str] = {}
+    for phrase in DATE_PHRASE.finditer(task):
+        written = phrase.group(0).rstrip(",.")
+        if not re.search(r"\d", written):
+            continue  # "tomorrow" has no part a number could be
+        try:
+            day = read_date(written, ctx.now)[0]
+        except ValueError:
+            continue
+        if number in (day.day, day.year):
+            stated.setdefault(day, written)
+    if not stated:  # a day the task gives without its year: "December 10", "12月10日"
+        for phrase in YEARLESS_PHRASE.finditer(task):
+            written = phrase.group(0).strip()
+            told = next_occurrence(written, ctx)
+            if told is not None and told[0].day == number:
+                stated.setdefault(told[0], written)
+    if len(stated) == 1:
+        ((day, written),) = stated.items()
+        part = "day" if number == day.day else "year"
+        return day, None, f"the {part} of the task's date {written!r}"
+    if len(stated) > 1:
+        return f"{shown(value)} is part of {len(stated)} dates the task gives: which is open"
+    if 1 <= number <= 31 and re.search(
+        rf"(?<![\w.,/:-])(?:the\s+)?{number}(?:st|nd|rd|th)(?![\w])", task, re.IGNORECASE
+    ):
+        told = next_occurrence(f"the {number}th", ctx)
+        if told is not None:
+            return told
+        return (
+            f"{shown(value)} is the day of the month the task writes, and which month is open "
+            "(the last such day is nearer than the next, or no clock is known)"
+        )
+    return (
+        f"{shown(value)} is a bare number, not a date, and the task gives no date it is part "
+        "of: reading it as a day of some month or a count since 1970 would be a guess"
+    )
+
+
+def yearless_days(task: str, now: _dt.datetime | None) -> set[_dt.date] | None:
+    """The days a task gives without their year ("due Friday 4 December"), each at its next
+    occurrence on the clock; None when one of them is open (the last such day is nearer, or
+    the weekday written beside it is another)."""
+    days: set[_dt.date] = set()
+    ctx = Context(task=task, now=now)
+    for match in YEARLESS_PHRASE.finditer(task[:4000]):
+        told = next_occurrence(match.group(0).strip(), ctx)
+        if told is None:
+            return None
+        before = task[max(0, match.start() - 12) : match.start()].lower()
+        named = [i for i, d in enumerate(_WEEKDAYS) if re.search(rf"\b{d}\b,?\s*$", before)]
+        if named and told[0].weekday() != named[0]:
+            return None  # "Friday 5 December" where the 5th is a Saturday
+        days.add(told[0])
+    return days
 
 
 def _since(value: str, task: str | None) -> bool:

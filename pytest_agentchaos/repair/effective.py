@@ -87,6 +87,7 @@ _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
+_UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s\d，,。；;（()）:：]{1,6})")
 _UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
 #: An example given as a value's format: digits and marks only (letters are a date's or a
 #: name's layout, read elsewhere), two runs of digits at least.
@@ -210,6 +211,11 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
                 unit = unit_name(word)
                 provenance["unit"] = match.group(0)
                 break
+    if unit is None:  # "单位：米", "単位: キロメートル": a unit named after the word for unit
+        said = _UNIT_SAID.search(description)
+        if said is not None and unit_name(said["u"]) is not None:
+            unit = unit_name(said["u"])
+            provenance["unit"] = said.group(0)
     if unit:
         values["unit"] = unit
     for pattern in (_DEFAULT, _USE_IF):
@@ -234,6 +240,11 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         allowed = schema.get("enum") or values.get("enum")
         if value is not None and (not allowed or value in allowed):
             glosses[_plain(match["w"])] = value
+    for words, raw in _listed_glosses(description):
+        value = _typed(raw, schema)
+        allowed = schema.get("enum") or values.get("enum")
+        if value is not None and (not allowed or value in allowed):
+            glosses.setdefault(_plain(words), value)
     glosses = {k: v for k, v in glosses.items() if v is not None and k}
     if glosses:
         values["glosses"] = glosses
@@ -241,6 +252,40 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     if not values:
         return _EMPTY
     return Rules(**values, provenance=provenance)
+
+
+#: One item of a list of numbered glosses: "1 返回下一级", "2: two levels", "0 - none".
+_GLOSS_ITEM = re.compile(
+    r"^\s*(?P<v>-?\d+)\s*(?:[:：=\-–]\s*|\s+)(?P<w>[^\d\s].{0,40}?)\s*[.。]?\s*$"
+)
+#: Words that say no: in English, and the CJK negators (不 没 無 无 非 未 勿 别 否).
+_NEGATED = re.compile(r"\b(?:no|not|never|none|without|don't|doesn't)\b|[不没沒無无非未勿别否]")
+
+
+def _listed_glosses(description: str) -> list[tuple[str, str]]:
+    """``(words, value)`` of a description that lists numbered glosses, items apart by
+    semicolons or lines ("子级行政区：0 不返回下级行政区；1 返回下一级；2 返回下两级"): two
+    items at least, each value once."""
+    head = description[:1000]
+    pieces = re.split(r"[;；\n]", head)
+    if len(pieces) < 2:
+        return []
+    if "：" in pieces[0] or ":" in pieces[0]:
+        pieces[0] = re.split(r"[:：]", pieces[0], maxsplit=1)[1]
+    found = []
+    for piece in pieces:
+        match = _GLOSS_ITEM.match(piece)
+        if match is not None:
+            found.append((match["w"], match["v"]))
+    values = [v for _, v in found]
+    if len(found) < 2 or len(set(values)) != len(values):
+        return []
+    return found
+
+
+def _stems(text: str) -> str:
+    """Words without a plural's ``s``: "levels" and "level" are one word to a fragment."""
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.split())
 
 
 def _plain(text: str) -> str:
@@ -260,7 +305,20 @@ def gloss(value: Any, rules: Rules) -> Any:
     """The value a word stands for by the description's glosses, or None."""
     if not isinstance(value, str) or not rules.glosses:
         return None
-    return rules.glosses.get(_plain(value))
+    plain = _plain(value)
+    if plain in rules.glosses:
+        return rules.glosses[plain]
+    # a fragment of exactly one gloss ("下一级" of "返回下一级"): for text written without
+    # spaces a run of characters, else whole words; the gloss's other words are its own
+    if len(plain) < 2:
+        return None
+    spaced = " " in plain or plain.isascii()
+    holding = {
+        v for k, v in rules.glosses.items()
+        if (f" {_stems(plain)} " in f" {_stems(k)} " if spaced else plain in k)
+        and not _NEGATED.search(k.replace(plain, " "))  # "下级" of "不返回下级": said no to
+    }  # fmt: skip
+    return holding.pop() if len(holding) == 1 else None
 
 
 def effective_problems(spec: Any, args: Any) -> list[Problem]:
@@ -277,6 +335,10 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
         name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
         schema = spec.schema_at(path)
         rules = rules_for(schema, name)
+        dated = _off_layout(value, schema, path)
+        if dated is not None:
+            found.append(dated)
+            continue
         if rules.empty:
             continue
         if rules.enum and isinstance(value, str) and value not in rules.enum:
@@ -312,6 +374,28 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
                                  f"allows ({rules.provenance.get('range', '')})", "description",
                                  [low, high], value, merged, "description"))  # fmt: skip
     return found
+
+
+def _off_layout(value: Any, schema: Mapping[str, Any], path: Any) -> Problem | None:
+    """A text that is no date in the layout the field's description names (``"26"`` where it
+    says ``YYYY-MM-DD``), as a ``format`` problem; None when it is one, or nothing is named."""
+    import datetime as dt
+
+    from .date_layouts import described_layout
+
+    if not isinstance(value, str):
+        return None
+    layout = described_layout(schema)
+    if layout is None:
+        return None
+    try:
+        dt.datetime.strptime(value, layout)
+    except ValueError:
+        shown = dt.date(2024, 10, 26).strftime(layout)
+        return Problem("format", path, f"{value!r} is not a date written as {shown!r}, as its "
+                       "description asks", "description", None, value, schema,
+                       "description")  # fmt: skip
+    return None
 
 
 def shape_of(example: str) -> str:

@@ -69,6 +69,12 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
     ErrorPattern(
         "required_property", _FIELD + r" is a required (?:property|field|parameter)", "missing"
     ),
+    ErrorPattern(  # an identifier, not a word of prose: "due_at is required", "dueAt is ..."
+        "is_required",
+        r"(?<![\w.\-'\"`])['\"`]?(?P<field>(?-i:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*))"
+        r"['\"`]? is (?:required|mandatory)\b(?! (?:to|for|in order)\b)",
+        "missing",
+    ),
     ErrorPattern(
         "missing_parameter",
         r"(?:missing|no) (?:required |mandatory )?(?:parameter|argument|field|property|key|value)"
@@ -171,6 +177,7 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "python_unexpected_argument": ("unexpected keyword",),
     "additional_properties": ("additional properties",),
     "required_property": ("required",),
+    "is_required": ("required", "mandatory"),
     "missing_parameter": ("missing", "no "),
     "parameter_required": ("required", "missing"),
     "unknown_parameter": ("unknown", "unrecogni", "unexpected", "invalid", "unsupported"),

@@ -28,7 +28,8 @@ from typing import Any, Protocol, runtime_checkable
 from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
-from .spans import end_from_length
+from .shaped import email_in_task, entity_in_task, example_shaped
+from .spans import end_from_length, end_from_range
 from .spec import ToolSpec, nullable_branch
 from .zones import holds_zone, zones_named_in
 
@@ -118,7 +119,7 @@ class RuleInferer:
             return None
         types = schema_types(schema)
         words = _name_words(name)
-        ended = end_from_length(name, task, args)
+        ended = end_from_length(name, task, args) or end_from_range(name, task, args)
         if ended is not None:
             return _fix(ended[0], 0.85, ended[1])
         if types and set(types) & {"integer", "number"}:
@@ -140,6 +141,9 @@ class RuleInferer:
                 or (_fix(cued[0], 0.85, f"the task says {cued[1]!r}") if cued else None)
                 or _task_shaped(name, schema, task, strings_in(args))
                 or _pattern_shaped(schema, task, strings_in(args))
+                or email_in_task(name, schema, task, strings_in(args))
+                or entity_in_task(name, schema, task, args)
+                or example_shaped(schema, task, strings_in(args))
             )
         return None
 
@@ -391,6 +395,10 @@ def _only_date(task: str, now: _dt.datetime | None) -> Fix | None:
         except ValueError:
             return None  # a date the task leaves ambiguous: nothing is inferred
         days.add(day)
+    if not days:  # a day without its year: at its next occurrence, when that is nearer
+        from .dates import yearless_days
+
+        days = yearless_days(task, now) or set()
     if len(days) != 1:
         return None
     day = days.pop()

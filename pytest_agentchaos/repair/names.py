@@ -109,6 +109,9 @@ def rename_keys(
         elif step == "abbreviation":  # "lng" for longitude, "q" for query
             found = [p for p in free if _abbreviates("".join(ws), _squash(p))]
             found = [p for p in found if _fits(args[key], props[p])]
+        elif step == "word_abbreviation":  # "extra_wh" for extra_withholding
+            found = [p for p in free if _abbreviates_words(ws, words(p))]
+            found = [p for p in found if _fits(args[key], props[p])]
         else:  # "described": every word of the key in the parameter's own description
             found = [p for p in free if _described_by(ws, props[p])]
             found = [p for p in found if _fits(args[key], props[p])]
@@ -120,13 +123,18 @@ def rename_keys(
         ("sharing a word with it", 0.85, "word"),
         ("its initials", 0.85, "initials"),
         ("an abbreviation of it", 0.85, "abbreviation"),
+        ("its words, one abbreviated", 0.85, "word_abbreviation"),
         ("in the words its description uses", 0.85, "described"),
     ):
-        for key in unknown:
-            if key in done:
-                continue
-            found = options(key, step)
-            if len(found) == 1:
+        found_by_key = {key: options(key, step) for key in unknown if key not in done}
+        claims: dict[str, int] = {}
+        for found in found_by_key.values():
+            for param in found:
+                claims[param] = claims.get(param, 0) + 1
+        for key, found in found_by_key.items():
+            # a parameter two keys name alike ("first_name" and "last_name" for "name") is
+            # neither one's: which holds what was meant, or whether both do, is open
+            if len(found) == 1 and claims[found[0]] == 1 and found[0] not in taken:
                 renames.append((key, found[0], confidence, how))
                 taken.add(found[0])
                 done.add(key)
@@ -230,6 +238,18 @@ def _abbreviates(short: str, long: str) -> bool:
             return False
         at += 1
     return True
+
+
+def _abbreviates_words(short: list[str], long: list[str]) -> bool:
+    """Word for word, the same words but abbreviated ones (``extra_wh`` and
+    ``extra_withholding``, ``max_conn`` and ``max_connections``): one word at least the same,
+    one at least abbreviated."""
+    if len(short) != len(long) or len(short) < 2:
+        return False
+    same = [_singular(a) == _singular(b) for a, b in zip(short, long, strict=True)]
+    cut = [not s and len(a) >= 2 and _abbreviates(a, b)
+           for s, a, b in zip(same, short, long, strict=True)]  # fmt: skip
+    return any(same) and any(cut) and all(s or c for s, c in zip(same, cut, strict=True))
 
 
 def _described_by(key_words: list[str], schema: Any) -> bool:

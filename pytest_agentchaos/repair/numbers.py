@@ -5,6 +5,8 @@
   writes the whole text; never when a word changes the number's sense (``"last 20"``,
   ``"at least 5"``, ``"over 10"``);
 - a magnitude suffix: ``"10k"``, ``"1.5M"``;
+- a percentage for a field counted in percent (its name or description says so): ``"75%"``
+  is 75; a fraction (``0.4``) is 40 only where the task writes "40%" itself;
 - a duration in hours and minutes: ``"1h30"``, ``"2 hours 15 minutes"``, into the field's
   unit (``duration_minutes``: 90);
 - a unit: ``"2 km"``, ``"1 hour"``, ``"2h"``, ``"2 weeks"``: converted with a units library
@@ -27,7 +29,7 @@ from .units import registry as _registry
 from .units import unit_of as _unit
 from .words import name_tokens
 
-__all__ = ["labelled_number", "quantity"]
+__all__ = ["in_percent", "labelled_number", "percent_of", "quantity"]
 
 _STRATEGY = "schema_type_conversion"
 _NUMBER_WORDS = {
@@ -36,7 +38,8 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<num>[+-]?\d+(?:\.\d+)?)(?P<mag>[kK]|M)?(?![\w.°])"
-    r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)(?P<unit>[a-zA-Zµ°]+)(?![\w.])"
+    r"|(?<![\w.])(?P<num2>[+-]?\d+(?:\.\d+)?)"
+    r"(?P<unit>[a-zA-Zµ°]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,6})(?![\w.])"
 )
 #: A duration in hours and minutes ("1h30", "1 h 30 min", "2 hours and 15 minutes").
 _HOURS_MINUTES = re.compile(
@@ -162,7 +165,9 @@ def _convert(
 def quantity(text: str) -> Any:
     """``"24 hours"``, ``"24h"``, ``"14d"`` as a quantity of the units library; None for
     anything else (or without the library)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12})\s*", text[:40])
+    match = re.fullmatch(
+        r"\s*(\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,12}|[^\x00-\x7f\d\s]{1,6})\s*", text[:40]
+    )
     if match is None:
         return None
     unit = _unit(match[2])
@@ -172,3 +177,47 @@ def quantity(text: str) -> Any:
         return _registry().Quantity(float(match[1]), unit)
     except Exception:
         return None
+
+
+_PERCENT_WORDS = frozenset({"percent", "percentage", "pct"})
+#: A description that counts in percent, not in a fraction of one.
+_PERCENT_TEXT = re.compile(r"\bpercent(?:age)?\b|\d\s*%", re.IGNORECASE)
+_FRACTION_TEXT = re.compile(r"\bas a (?:decimal|fraction)\b|\b0(?:\.0+)?\s*(?:-|to)\s*1\b")
+
+
+def in_percent(schema: Mapping[str, Any], name: str) -> bool:
+    """Whether a numeric field counts in percent (0-100): its name says so (``level_percent``,
+    ``discount_pct``) or its description does, and nothing says it takes a fraction."""
+    description = str(schema.get("description", ""))[:1000]
+    if _FRACTION_TEXT.search(description):
+        return False
+    maximum = schema.get("maximum")
+    if isinstance(maximum, (int, float)) and not isinstance(maximum, bool) and maximum <= 1:
+        return False
+    return bool(_PERCENT_WORDS & set(name_tokens(name)) or _PERCENT_TEXT.search(description))
+
+
+def percent_of(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | None:
+    """``"75%"`` as 75 for a field in percent; a fraction (0.4) as the percentage the task
+    writes it as ("40%", "40 percent"); None otherwise."""
+    if not in_percent(schema, ctx.name):
+        return None
+    integer = "integer" in schema_types(schema)
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", value)
+        if match is None:
+            return None
+        number = float(match[1])
+        if integer and not number.is_integer():
+            return None
+        shown_number = int(number) if number.is_integer() else number
+        why = f"{shown(value)} in the field's own unit, percent: {shown_number}"
+        return Fix("schema_type_conversion", shown_number, 0.9, why)
+    if isinstance(value, float) and 0 < value < 1 and ctx.task:
+        hundred = round(value * 100, 6)
+        text = f"{hundred:g}"
+        if re.search(rf"(?<![\d.]){re.escape(text)}\s*(?:%|percent\b)", ctx.task[:4000]):
+            number = int(hundred) if hundred.is_integer() else hundred
+            why = f"{value!r} is the fraction; the field is in percent and the task writes {text}%"
+            return Fix("schema_type_conversion", number, 0.9, why)
+    return None

@@ -37,6 +37,8 @@ STRATEGIES = (
     "json_repair",
     "model_proposal",
     "unwrap_object",
+    "range_order_correction",
+    "person_name_correction",
 )
 #: What a declined repair may name as its strategy besides those (not switches).
 DECLINERS = ("retry", "alternative_route", "report_unrecoverable", "intent_audit")

@@ -248,11 +248,24 @@ def prose_of(body: Any, depth: int = 0) -> str | None:
                 if found:
                     return found
                 continue
+            if not re.search(r"\s", inner.strip()):  # a code ("RecordNotFound"): its words too
+                words = _words_beside(body, key)
+                return f"{inner}: {words}" if words else inner
             return inner
         if isinstance(inner, Mapping):
             found = prose_of(inner, depth + 1)
             if found:
                 return found
+    return None
+
+
+def _words_beside(body: Mapping[str, Any], code_key: str) -> str | None:
+    """The prose member of a body beside its code (``{"error": "RecordNotFound",
+    "description": "Ticket TCK-0142 not found"}``), or None."""
+    for key in ("description", "message", "detail", "error_description", "msg", "title"):
+        inner = body.get(key)
+        if key != code_key and isinstance(inner, str) and re.search(r"\s", inner.strip()):
+            return inner
     return None
 
 

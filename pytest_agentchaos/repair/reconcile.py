@@ -118,12 +118,28 @@ def spoken_email(value: str) -> str | None:
 
 
 def _fits(candidate: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether the schema takes ``candidate``, and it has the shape of the ids the field's
+    description shows by example (``SNS-000231``), where it shows one."""
     if not schema:
         return True
+    if isinstance(candidate, str) and not _shaped(candidate, schema):
+        return False
     try:
         return bool(checker_for(schema).is_valid(candidate))
     except Exception:
         return False
+
+
+def _shaped(text: str, schema: Mapping[str, Any]) -> bool:
+    """Whether ``text`` has the shape of the description's prefixed example, a suffix after a
+    mark allowed (True when the description shows none)."""
+    from .bare_numbers import example_shape
+
+    shape = example_shape(str(schema.get("description", "")))
+    if shape is None:
+        return True
+    head = shape.match(text)  # the example's shape, then the end or a mark (SKU-1180-B)
+    return head is not None and (head.end() == len(text) or not text[head.end()].isalnum())
 
 
 def _beside(value: str, task: str) -> Iterator[str]:
@@ -257,7 +273,10 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         t for t in _beside(value, task)
         if _fits(t, schema) and not any(t in other for other in held)
     }  # fmt: skip
-    if len(beside) == 1 and _TYPE_WORD.fullmatch(value):
+    # a type word: words of letters, or any text without the shape the field's ids have
+    # ("co2 sensor" where the description's example is "SNS-000231")
+    kind_word = _TYPE_WORD.fullmatch(value) or not _shaped(value, schema)
+    if len(beside) == 1 and kind_word:
         token = beside.pop()
         why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
         return Fix(_STRATEGY, token, 0.85, why)

@@ -19,6 +19,7 @@ A strategy's fix below the policy's threshold is a decline; so is any fix the po
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,7 +34,11 @@ from .compound import flatten_wrapper, reshape
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
+from .ordered import STRATEGY as ORDER_STRATEGY
+from .ordered import split_spans, unswap_ranges
 from .paths import plain
+from .person_names import STRATEGY as NAME_STRATEGY
+from .person_names import person_names
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .progress import gone, moved, renames
@@ -223,6 +228,10 @@ class ParamRepairer(StrategyRounds):
             before = len(steps)
             rename_all(args, self.spec.resolved, self.policy, (), steps, task)
             renamed = renames(steps[before:])
+        if self.policy.allows(NAME_STRATEGY):
+            split = person_names(args, self.spec.resolved, task, steps)
+            if split is not None:
+                return RepairResult(False, None, split.strategy, 0.0, split.reason, tuple(steps))
         if self.policy.allows("unwrap_object"):
             flatten_wrapper(args, self.spec.resolved, steps)
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
@@ -231,16 +240,23 @@ class ParamRepairer(StrategyRounds):
         ignored = _ignored_but_stated(args, self.spec.resolved, task)
         if ignored is not None:
             return RepairResult(False, None, "report_unrecoverable", 0.0, ignored, tuple(steps))
+        if self.policy.allows(ORDER_STRATEGY):
+            split_spans(args, self.spec.resolved, steps)
+            unswap_ranges(args, task, now, steps)
         linted = lint(args, self.spec.resolved, self.policy, (), steps, task, now)
         if linted is not None:
             return RepairResult(False, None, linted.strategy, 0.0, linted.reason, tuple(steps))
         # each problem the error named, where the passes moved its field, re-judged against
         # the call as it is now: a problem the passes solved is gone (a success, not a decline)
-        named = narrow_refused(diagnosis.problems, original, task)
+        named = narrow_refused(
+            [_aimed(p, self.spec, original) for p in diagnosis.problems], original, task
+        )
         checks = [moved(p, renamed) for p in named if p.source == "error"]
         live = [p for p in checks if not gone(p, args, original, renamed)]
         problems = self._problems(args) + live
-        if diagnosis.kind == "unknown":  # the error points at nothing the passes could have fixed
+        if diagnosis.kind == "unknown" and not _broke_its_schema(steps, problems):
+            # the error points at nothing, and the call broke nothing its schema or its
+            # descriptions state: nothing the passes could have fixed
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
@@ -257,6 +273,15 @@ class ParamRepairer(StrategyRounds):
                 return RepairResult(
                     True, dict(args), strategy, confidence, reason, tuple(steps), diagnosis
                 )
+            if error is not None and diagnosis.kind == "parameter" and diagnosis.problems:
+                # the tool refused the call for its parameters, and nothing the error says is
+                # found in it: sent again as it is, it is refused again
+                reason = (
+                    f"the tool refused the call ({diagnosis.reason}), and nothing in it is "
+                    "found to repair"
+                )
+                return RepairResult(False, None, "report_unrecoverable", 0.0, reason, (),
+                                    diagnosis)  # fmt: skip
             return RepairResult(True, dict(args), "none", 1.0, "nothing to repair", (), diagnosis)
         text = (
             error
@@ -381,3 +406,31 @@ def _ignored_but_stated(
                 f"states its value {safe_str(value, 60)}: what was asked cannot be sent"
             )
     return None
+
+
+def _broke_its_schema(steps: list[RepairStep], problems: list[Problem]) -> bool:
+    """Whether the call as sent broke what its schema or its fields' descriptions state (a
+    pass fixed a layout, or a problem is left that is no error's): what would be repaired
+    with no error at all is repaired when the error names nothing."""
+    fixed = any(s.ok and s.strategy != "json_repair" for s in steps)
+    return fixed or any(p.source != "error" for p in problems)
+
+
+def _aimed(problem: Problem, spec: ToolSpec, call: Mapping[str, Any]) -> Problem:
+    """An error's problem about the whole call whose message names one of its parameters
+    ("due_at is required when type is 'task'", reported at the request's body) as a problem
+    of that parameter: for a missing value, the one named the call lacks."""
+    if problem.path or problem.source != "error" or problem.kind not in ("missing", "other"):
+        return problem
+    from .words import find_word
+
+    props = spec.resolved.get("properties")
+    if not isinstance(props, Mapping):
+        return problem
+    text = problem.message[:2000]
+    named = [k for k in props if isinstance(k, str) and len(k) > 2 and find_word(text, k) >= 0]
+    if problem.kind == "missing":
+        named = [k for k in named if k not in call]
+    if len(named) != 1:
+        return problem
+    return dataclasses.replace(problem, path=(named[0],), schema=props[named[0]])

@@ -1,5 +1,7 @@
 """An end the task gives as a length: "a one-hour interview starting 10:00" is a start and a
-duration, and the missing ``end`` is the start plus the duration, written as the start is."""
+duration, and the missing ``end`` is the start plus the duration, written as the start is; or
+as the other bound of a span of times it writes ("16:00-17:00", "from 2pm to 3pm") whose
+first bound is the start's time of day."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["end_from_length"]
+__all__ = ["end_from_length", "end_from_range"]
 
 _WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -80,3 +82,52 @@ def _shifted(start: Any, length: _dt.timedelta) -> Any:
             return None
         return {**start, keys[0]: _shifted(start[keys[0]], length)}
     return None
+
+
+#: Two times of day bounding a span: "16:00-17:00", "2pm to 3pm", "from 9:30 am until 11".
+_TIME = r"\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?"
+_SPAN = re.compile(
+    rf"(?<![\w:.])(?P<a>{_TIME})\s*(?:-|–|—|~|to|until|till)\s*(?P<b>{_TIME})(?![\w:])",
+    re.IGNORECASE,
+)
+
+
+def end_from_range(name: str, task: str, args: Mapping[str, Any]) -> tuple[Any, str] | None:
+    """``(end, reason)`` for the missing end field ``name`` when ``args`` holds its start (an
+    ISO date-time) and the task writes one span of times whose first bound is the start's
+    time of day: the end is the same day at the second bound. None when the span would cross
+    midnight (which day is not for us to say) or the task writes no such span, or several."""
+    from .dates import read_time
+
+    start_name = _start_of(name)
+    if start_name is None or not isinstance(args.get(start_name), str):
+        return None
+    start = args[start_name]
+    try:
+        moment = _dt.datetime.fromisoformat(start.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if "T" not in start.upper() and " " not in start.strip():
+        return None
+    ends = set()
+    text, at = task[:4000], 0
+    while (match := _SPAN.search(text, at)) is not None:
+        at = match.start("b")  # spans may share a bound: "1 to 16:00-17:00"
+        a, b = match["a"], match["b"]
+        half = re.search(r"[ap]\.?m\.?", b, re.I)
+        if half is not None and not re.search(r"[ap]\.?m|:", a, re.I):
+            a = a + half.group(0)  # "2 to 3pm": both in the afternoon
+        try:
+            first, second = read_time(a), read_time(b)
+        except ValueError:
+            continue
+        if (first.hour, first.minute) == (moment.hour, moment.minute) and second > first.replace(
+            tzinfo=second.tzinfo
+        ):
+            ends.add(moment.replace(hour=second.hour, minute=second.minute, second=second.second))
+    if len(ends) != 1:
+        return None
+    text = ends.pop().isoformat()
+    if start.endswith("Z") and text.endswith("+00:00"):
+        text = text[:-6] + "Z"
+    return text, f"the task writes the span's end after the start's time, {start_name!r}"

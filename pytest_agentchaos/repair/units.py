@@ -51,7 +51,10 @@ def unit_of(word: str) -> Any:
     try:
         found = units.parse_unit_name(word)
     except Exception:
-        return None
+        found = ()
+    if not found and not word.isascii():  # a unit's name in another script: CLDR (babel)
+        named = _cldr_names().get(word.strip())
+        return units.Unit(named) if named is not None else None
     for prefix, unit, _suffix in found:
         if not prefix or word.lower().startswith(prefix) or len(word) <= 3:
             try:
@@ -59,6 +62,46 @@ def unit_of(word: str) -> Any:
             except Exception:
                 return None
     return None
+
+
+#: Locales whose unit names are read (CLDR, through babel), and the kinds of unit.
+_LOCALES = ("zh", "zh_Hant", "ja", "ko")
+_KINDS = ("length-", "mass-", "duration-", "digital-", "volume-")
+
+
+@lru_cache(maxsize=1)
+def _cldr_names() -> dict[str, str]:
+    """CLDR's names of units in scripts other than Latin (``公里`` -> ``kilometer``, ``米`` ->
+    ``meter``, ``小时`` -> ``hour``), long, short and narrow, for the units the library knows;
+    a name two units share is left out. Empty without babel."""
+    try:
+        from babel import Locale
+        from babel.units import get_unit_name
+    except ImportError:
+        return {}
+    found: dict[str, set[str]] = {}
+    units = registry()
+    for code in _LOCALES:
+        try:
+            ids = [
+                u for u in Locale.parse(code)._data["unit_display_names"] if u.startswith(_KINDS)
+            ]
+        except Exception:
+            continue
+        for unit_id in ids:
+            name = unit_id.split("-", 1)[1].replace("-", "_")
+            try:
+                units.Unit(name)
+            except Exception:
+                continue
+            for length in ("long", "short", "narrow"):
+                try:
+                    written = get_unit_name(unit_id, length=length, locale=code)
+                except Exception:
+                    continue
+                if written and not written.isascii():
+                    found.setdefault(written.strip(), set()).add(name)
+    return {k: v.pop() for k, v in found.items() if len(v) == 1}
 
 
 @lru_cache(maxsize=1024)
