@@ -23,7 +23,7 @@ loaded machine as on an idle one).
 Goals (issue 29, on the test half): precision >= 0.97, recall >= 0.92, no early halt,
 Chinese recall >= 0.85, <= 2 encodes per step.
 
-Run: .venv/bin/python bench/bench_halt_corpus.py [-v] [--lexical] [--split dev|test|all]
+Run: .venv/bin/python bench/bench_halt_corpus.py [-h] [-v] [--lexical] [--split dev|test|all]
 """
 
 from __future__ import annotations
@@ -158,7 +158,19 @@ def fail3(run: Run) -> int | None:
 BASELINES: dict[str, Callable[[Run], int | None]] = {"exact3": exact3, "fail3": fail3}
 
 
+KNOWN_FLAGS = ("-v", "--lexical", "--split")
+
+
 def main(argv: list[str]) -> int:
+    args = argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return 0
+    for at, arg in enumerate(args):
+        if arg not in KNOWN_FLAGS and not (at > 0 and args[at - 1] == "--split"):
+            # An unknown flag must not fall through to measuring the default (test) half.
+            print(f"unknown argument {arg!r}; allowed: {', '.join(KNOWN_FLAGS)} (see --help)")
+            return 2
     verbose = "-v" in argv
     split = "test"
     if "--split" in argv:
