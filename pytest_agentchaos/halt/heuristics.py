@@ -42,7 +42,7 @@ from .observation import Heuristic, Observation, Signal, check_heuristics, heuri
 from .policy import HEURISTICS, HaltPolicy
 from .similarity import CLOSE, Match, redoes, says_again, similar
 from .streaks import Failures
-from .text import names
+from .text import names, tokens
 
 __all__ = [
     "CLOSE",
@@ -85,6 +85,8 @@ class Watch:
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
     returned_at: int = -2
+    #: the task's words (a query of them is no new query)
+    task_tokens: frozenset[str] = frozenset()
     #: the latest step that waited (:func:`_waits`), and the repeats spaced by waits so far
     waited_at: int = -1
     spaced: int = 0
@@ -92,6 +94,7 @@ class Watch:
     def __post_init__(self) -> None:
         self.topic = Topic(self.task)
         self.named = set(names(self.task))
+        self.task_tokens = tokens(self.task)
         self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
             self.strikes[name] = deque()
@@ -141,7 +144,7 @@ class Watch:
         # a counter that rises while the output says the same again (in any words) is no
         # progress; a tool call that worked and neither repeats nor redoes an earlier step
         # did something
-        acted = step.ok is True and not similar and not redone
+        acted = step.ok is True and not similar and not redone and not _confirms(step, close)
         # a rising counter excuses a bare status line said again ("still importing"), not a
         # step that says the same about the same items (an item counted again) nor the very
         # same text
@@ -151,8 +154,13 @@ class Watch:
         moved = step.state is not None and step.state not in self.state_at
         informative = news or (rising and not counted_again) or acted or moved
         # a repetition counts when nothing informative happened since what it repeats (a
-        # poll's "waiting" between rising counts is no spiral)
-        similar = [s for s in similar if s[0].index >= self.last_informative]
+        # poll's "waiting" between rising counts is no spiral); a reply with no call that
+        # hands back an artefact handed back before is a repeat whatever came between (the
+        # user turned it down, asked again, and gets it again)
+        similar = [
+            s for s in similar
+            if s[0].index >= self.last_informative or (s[1] == "artefact" and step.tool is None)
+        ]  # fmt: skip
         # a step that says again a value of a repetition (the same total worked out once
         # more, with a new intermediate sum) brings something, but does not end it
         restates = informative and not similar and not rising and self._restates(step)
@@ -213,7 +221,8 @@ class Watch:
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again
         (:func:`.similarity.redoes`)."""
-        return redoes(step, matches, list(self.history)[-self.policy.window :], self.named)
+        recent = list(self.history)[-self.policy.window :]
+        return redoes(step, matches, recent, self.named, self.task_tokens)
 
     # -- the heuristics -------------------------------------------------------------------------
 
@@ -347,7 +356,14 @@ class Watch:
         )  # fmt: skip
 
     def _oscillation(self, step: Observation, similar: list[Any], informative: bool) -> Signal:
+        """Two answers, or two calls, in turn (A -> B -> A): a step joins the cluster of the
+        earlier steps it says again, or whose very call (tool and arguments) it makes again
+        (an edit applied, undone, applied again, whatever the words around it)."""
         olds = [old.index for old, _, _ in similar]
+        calls = []
+        if step.args is not None:
+            calls = [o.index for o in self.history if o.tool == step.tool and o.args == step.args]
+            olds += calls
         known = [self.cluster_of[i] for i in olds if i in self.cluster_of]
         cluster = min(known) if known else step.index
         self.cluster_of[step.index] = cluster
@@ -359,7 +375,8 @@ class Watch:
             c.popleft()
         strike = (
             len(c) >= 3 and c[-1] == c[-3] and c[-1] != c[-2]
-            and (len(c) < 4 or c[-2] == c[-4]) and not informative
+            # (a call made again: its first return is a strike, whatever came before)
+            and (len(c) < 4 or c[-2] == c[-4] or bool(calls)) and not informative
         )  # fmt: skip
         if not strike and informative:
             self._decay("oscillation")
@@ -475,6 +492,15 @@ _WAIT = re.compile(
     r"back(?:ing)? off|idl(?:e|ing))\b)|^\W*(?:等待|等候|稍等|休眠|暂停|等\s*\d)",
     re.IGNORECASE,
 )
+
+
+def _confirms(step: Observation, close: list[Match]) -> bool:
+    """Whether a call that worked only confirms what an earlier step said: it states values,
+    all known to the run (none new, no new name), and its words are at least close to an
+    earlier step stating them all (the same finding, checked through another tool)."""
+    if not step.info or step.new_info or step.new_names:
+        return False
+    return any(step.info <= old.info for old, _, _ in close)
 
 
 def _waits(step: Observation) -> bool:
