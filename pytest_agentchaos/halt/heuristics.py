@@ -36,6 +36,7 @@ from typing import Any
 
 from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
+from .content import changes_approach
 from .drift import Topic
 from .embed import CachedEmbedder
 from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
@@ -79,6 +80,9 @@ class Watch:
     claimed_at: int | None = None
     last_informative: int = -1
     last_news: int = -1
+    #: the latest step informative on its own, and the latest announced change taken as news
+    real_at: int = -1
+    changed_at: int = -2
     rose_at: int = -1
     named: set[str] = field(default_factory=set)
     stale: int = 0
@@ -131,7 +135,8 @@ class Watch:
                 for name in HEURISTICS
             ]  # (a wait ages no strike out: the window is the next step's)
             return signals + self._custom(step)
-        similar, close = self._similar(step)
+        known = self._known()
+        similar, close = self._similar(step, known)
         redone = self._redoes(step, close)
         self.named |= names(step.masked or step.output)
         rising = self._progress_rises(step)
@@ -139,8 +144,6 @@ class Watch:
         exact = any(how == "exact" for _, how, _ in similar)
         handed_back = any(how == "artefact" for _, how, _ in similar)
         news = (bool(step.new_info) or (bool(step.new_names) and not close)) and not handed_back
-        if news:
-            self.last_news = step.index
         # a counter that rises while the output says the same again (in any words) is no
         # progress; a tool call that worked and neither repeats nor redoes an earlier step
         # did something
@@ -153,6 +156,21 @@ class Watch:
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
         informative = news or (rising and not counted_again) or acted or moved
+        if informative:
+            self.real_at = step.index
+        elif (
+            self.real_at > self.changed_at
+            and not exact
+            and not handed_back
+            and not redone
+            and changes_approach(step, known)
+        ):
+            # an announced change of approach naming what it does now (a nudge worked) is
+            # news once: a second change with nothing new since is a spiral's "another way"
+            self.changed_at = step.index
+            news = informative = True
+        if news:
+            self.last_news = step.index
         # a repetition counts when nothing informative happened since what it repeats (a
         # poll's "waiting" between rising counts is no spiral); a reply with no call that
         # hands back an artefact handed back before is a repeat whatever came between (the
@@ -209,14 +227,21 @@ class Watch:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def _similar(self, step: Observation) -> tuple[list[Match], list[Match]]:
+    def _known(self) -> frozenset[str]:
+        """The words and values said so far: the task's and the remembered steps'."""
+        return self.task_tokens.union(*(o.tokens | o.info for o in self.history))
+
+    def _similar(
+        self, step: Observation, known: frozenset[str] = frozenset()
+    ) -> tuple[list[Match], list[Match]]:
         """Earlier outputs in the window that say the same as ``step``, and those at least
         close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
         seen = frozenset().union(*(o.tokens | o.info for o in self.history))
         return similar(
-            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen
-        )
+            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen,
+            known,
+        )  # fmt: skip
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again

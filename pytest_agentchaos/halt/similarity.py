@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .content import says_more
 from .embed import CachedEmbedder, cosine
 from .observation import Observation
 from .policy import HaltPolicy
@@ -39,6 +40,7 @@ def similar(
     named: set[str],
     cjk_embedder: CachedEmbedder | None = None,
     seen: frozenset[str] = frozenset(),
+    known: frozenset[str] = frozenset(),
 ) -> tuple[list[Match], list[Match]]:
     """The outputs of ``recent`` that say the same as ``step`` (which, how, score), and every
     one that is at least *close* to it: a paraphrase, its similarity :data:`CLOSE` below the
@@ -46,7 +48,9 @@ def similar(
     very same values say the same ("pinning 2.6.4" after "pinning 1.10.13" reads alike, but
     is the other answer). The same artefact handed back (code, a query, a formula) says the
     same whatever the words around it, and so does a short answer restating the same values
-    with nothing else new (no name outside ``named``, the names said so far). CJK text is
+    with nothing else new (no name outside ``named``, the names said so far; no new content
+    words or announced change of approach beyond ``known``, the words the run and its task
+    said so far: :func:`.content.says_more`). CJK text is
     compared by its character bigrams, then (``cjk_embedder``, a multilingual model) by the
     cosine of its masked text against ``cjk_semantic_similarity``; never by ``embedder``, an
     English model that scores unrelated Chinese sentences 0.44-0.54."""
@@ -57,6 +61,8 @@ def similar(
     pending: list[Observation] = []
     pending_cjk: list[Observation] = []
     short = len(step.tokens) <= _SHORT
+    # a short answer that says something new besides its values restates nothing
+    more = short and says_more(step, known | seen)
     for old in recent:
         if not old.output.strip():
             continue
@@ -77,6 +83,7 @@ def similar(
             and old.tool == step.tool
             and old.args == step.args
             and _restates(step, old, named)
+            and not more
         ):
             found.append((old, "restated", 1.0))
             continue
