@@ -9,12 +9,13 @@ is caught when the monitor halts no earlier than one step before the step its la
 prefix), and any halt of a healthy run however late is a false positive. Precision counts
 both against the monitor.
 
-Printed per slice, each derived from the runs themselves: kind, language, the representation
-of the outputs (prose, JSON text, JSON objects), failures with or without error text, state
-given or not, chat-only runs (no tool at all) or not, ReAct-formatted or not. Each slice shows
-precision, recall, early halts and lateness (steps from the justified step to the halt), next
-to two simple baselines measured on the same runs: ``exact3`` (halt at the third identical
-output) and ``fail3`` (halt at the third failure in a row of one tool).
+Printed per slice, each derived from the runs themselves: the file (a batch of the corpus),
+kind, language, the representation of the outputs (prose, JSON text, JSON objects), failures
+with or without error text, state given or not, chat-only runs (no tool at all) or not,
+ReAct-formatted or not. Each slice shows precision, recall, early halts and lateness (steps
+from the justified step to the halt), next to two simple baselines measured on the same runs:
+``exact3`` (halt at the third identical output) and ``fail3`` (halt at the third failure in a
+row of one tool).
 
 Cost: ms per ``observe()`` over the corpus, and the same in units of one uncached MiniLM
 encode of a corpus text timed in this process (goal: <= 2 encodes per step, which holds on a
@@ -23,7 +24,7 @@ loaded machine as on an idle one).
 Goals (issue 29, on the test half): precision >= 0.97, recall >= 0.92, no early halt,
 Chinese recall >= 0.85, <= 2 encodes per step.
 
-Run: .venv/bin/python bench/bench_halt_corpus.py [-v] [--lexical] [--split dev|test|all]
+Run: .venv/bin/python bench/bench_halt_corpus.py [-h] [-v] [--lexical] [--split dev|test|all]
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def slices(run: Run) -> list[str]:
     text = " ".join(o if isinstance(o, str) else json.dumps(o) for o in outputs)
     react = "Thought:" in text and ("Action" in text or "Observation:" in text)
     return [
+        f"file:{Path(run.file).stem}",
         f"kind:{run.kind}",
         f"lang:{run.language}",
         f"repr:{representation}",
@@ -158,7 +160,19 @@ def fail3(run: Run) -> int | None:
 BASELINES: dict[str, Callable[[Run], int | None]] = {"exact3": exact3, "fail3": fail3}
 
 
+KNOWN_FLAGS = ("-v", "--lexical", "--split")
+
+
 def main(argv: list[str]) -> int:
+    args = argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return 0
+    for at, arg in enumerate(args):
+        if arg not in KNOWN_FLAGS and not (at > 0 and args[at - 1] == "--split"):
+            # An unknown flag must not fall through to measuring the default (test) half.
+            print(f"unknown argument {arg!r}; allowed: {', '.join(KNOWN_FLAGS)} (see --help)")
+            return 2
     verbose = "-v" in argv
     split = "test"
     if "--split" in argv:

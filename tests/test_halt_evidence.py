@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.halt import HaltMonitor
+from pytest_agentchaos.halt.artefacts import artefacts
 from pytest_agentchaos.halt.monitor import as_text
 from pytest_agentchaos.halt.state import state_key
 from pytest_agentchaos.halt.streaks import error_class, signature
-from pytest_agentchaos.halt.values import Counters, artefacts, fold, masked, number, read, values
+from pytest_agentchaos.halt.values import Counters, fold, masked, number, read, values
 
 
 def halt_at(steps: list[dict[str, Any]], task: str = "", **kwargs: Any) -> int | None:

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_agentchaos.halt import HaltMonitor
+from pytest_agentchaos.halt.artefacts import artefacts, renamed
 from pytest_agentchaos.halt.streaks import error_classes
-from pytest_agentchaos.halt.values import artefacts, loop_place, read, renamed
+from pytest_agentchaos.halt.values import loop_place, read
 
 
 def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:

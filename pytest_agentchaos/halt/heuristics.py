@@ -36,13 +36,14 @@ from typing import Any
 
 from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
+from .content import changes_approach
 from .drift import Topic
 from .embed import CachedEmbedder
 from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
 from .policy import HEURISTICS, HaltPolicy
 from .similarity import CLOSE, Match, redoes, says_again, similar
 from .streaks import Failures
-from .text import names
+from .text import names, tokens
 
 __all__ = [
     "CLOSE",
@@ -79,12 +80,17 @@ class Watch:
     claimed_at: int | None = None
     last_informative: int = -1
     last_news: int = -1
+    #: the latest step informative on its own, and the latest announced change taken as news
+    real_at: int = -1
+    changed_at: int = -2
     rose_at: int = -1
     named: set[str] = field(default_factory=set)
     stale: int = 0
     state_at: dict[str, int] = field(default_factory=dict)
     states: deque[str] = field(default_factory=deque)
     returned_at: int = -2
+    #: the task's words (a query of them is no new query)
+    task_tokens: frozenset[str] = frozenset()
     #: the latest step that waited (:func:`_waits`), and the repeats spaced by waits so far
     waited_at: int = -1
     spaced: int = 0
@@ -92,6 +98,7 @@ class Watch:
     def __post_init__(self) -> None:
         self.topic = Topic(self.task)
         self.named = set(names(self.task))
+        self.task_tokens = tokens(self.task)
         self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
             self.strikes[name] = deque()
@@ -128,7 +135,8 @@ class Watch:
                 for name in HEURISTICS
             ]  # (a wait ages no strike out: the window is the next step's)
             return signals + self._custom(step)
-        similar, close = self._similar(step)
+        known = self._known()
+        similar, close = self._similar(step, known)
         redone = self._redoes(step, close)
         self.named |= names(step.masked or step.output)
         rising = self._progress_rises(step)
@@ -136,12 +144,10 @@ class Watch:
         exact = any(how == "exact" for _, how, _ in similar)
         handed_back = any(how == "artefact" for _, how, _ in similar)
         news = (bool(step.new_info) or (bool(step.new_names) and not close)) and not handed_back
-        if news:
-            self.last_news = step.index
         # a counter that rises while the output says the same again (in any words) is no
         # progress; a tool call that worked and neither repeats nor redoes an earlier step
         # did something
-        acted = step.ok is True and not similar and not redone
+        acted = step.ok is True and not similar and not redone and not _confirms(step, close)
         # a rising counter excuses a bare status line said again ("still importing"), not a
         # step that says the same about the same items (an item counted again) nor the very
         # same text
@@ -150,9 +156,29 @@ class Watch:
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
         informative = news or (rising and not counted_again) or acted or moved
+        if informative:
+            self.real_at = step.index
+        elif (
+            self.real_at > self.changed_at
+            and not exact
+            and not handed_back
+            and not redone
+            and changes_approach(step, known)
+        ):
+            # an announced change of approach naming what it does now (a nudge worked) is
+            # news once: a second change with nothing new since is a spiral's "another way"
+            self.changed_at = step.index
+            news = informative = True
+        if news:
+            self.last_news = step.index
         # a repetition counts when nothing informative happened since what it repeats (a
-        # poll's "waiting" between rising counts is no spiral)
-        similar = [s for s in similar if s[0].index >= self.last_informative]
+        # poll's "waiting" between rising counts is no spiral); a reply with no call that
+        # hands back an artefact handed back before is a repeat whatever came between (the
+        # user turned it down, asked again, and gets it again)
+        similar = [
+            s for s in similar
+            if s[0].index >= self.last_informative or (s[1] == "artefact" and step.tool is None)
+        ]  # fmt: skip
         # a step that says again a value of a repetition (the same total worked out once
         # more, with a new intermediate sum) brings something, but does not end it
         restates = informative and not similar and not rising and self._restates(step)
@@ -201,19 +227,27 @@ class Watch:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def _similar(self, step: Observation) -> tuple[list[Match], list[Match]]:
+    def _known(self) -> frozenset[str]:
+        """The words and values said so far: the task's and the remembered steps'."""
+        return self.task_tokens.union(*(o.tokens | o.info for o in self.history))
+
+    def _similar(
+        self, step: Observation, known: frozenset[str] = frozenset()
+    ) -> tuple[list[Match], list[Match]]:
         """Earlier outputs in the window that say the same as ``step``, and those at least
         close to it (:func:`.similarity.similar`)."""
         recent = list(self.history)[-self.policy.window :]
         seen = frozenset().union(*(o.tokens | o.info for o in self.history))
         return similar(
-            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen
-        )
+            step, recent, self.policy, self.embedder, self.named, self.cjk_embedder, seen,
+            known,
+        )  # fmt: skip
 
     def _redoes(self, step: Observation, matches: list[Match]) -> list[Observation]:
         """The earlier steps in the window that ``step`` does again
         (:func:`.similarity.redoes`)."""
-        return redoes(step, matches, list(self.history)[-self.policy.window :], self.named)
+        recent = list(self.history)[-self.policy.window :]
+        return redoes(step, matches, recent, self.named, self.task_tokens)
 
     # -- the heuristics -------------------------------------------------------------------------
 
@@ -347,7 +381,14 @@ class Watch:
         )  # fmt: skip
 
     def _oscillation(self, step: Observation, similar: list[Any], informative: bool) -> Signal:
+        """Two answers, or two calls, in turn (A -> B -> A): a step joins the cluster of the
+        earlier steps it says again, or whose very call (tool and arguments) it makes again
+        (an edit applied, undone, applied again, whatever the words around it)."""
         olds = [old.index for old, _, _ in similar]
+        calls = []
+        if step.args is not None:
+            calls = [o.index for o in self.history if o.tool == step.tool and o.args == step.args]
+            olds += calls
         known = [self.cluster_of[i] for i in olds if i in self.cluster_of]
         cluster = min(known) if known else step.index
         self.cluster_of[step.index] = cluster
@@ -359,7 +400,8 @@ class Watch:
             c.popleft()
         strike = (
             len(c) >= 3 and c[-1] == c[-3] and c[-1] != c[-2]
-            and (len(c) < 4 or c[-2] == c[-4]) and not informative
+            # (a call made again: its first return is a strike, whatever came before)
+            and (len(c) < 4 or c[-2] == c[-4] or bool(calls)) and not informative
         )  # fmt: skip
         if not strike and informative:
             self._decay("oscillation")
@@ -475,6 +517,15 @@ _WAIT = re.compile(
     r"back(?:ing)? off|idl(?:e|ing))\b)|^\W*(?:等待|等候|稍等|休眠|暂停|等\s*\d)",
     re.IGNORECASE,
 )
+
+
+def _confirms(step: Observation, close: list[Match]) -> bool:
+    """Whether a call that worked only confirms what an earlier step said: it states values,
+    all known to the run (none new, no new name), and its words are at least close to an
+    earlier step stating them all (the same finding, checked through another tool)."""
+    if not step.info or step.new_info or step.new_names:
+        return False
+    return any(step.info <= old.info for old, _, _ in close)
 
 
 def _waits(step: Observation) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import ChaosConfigError
 from ..escape.normalize import mask_text
 from ..saferepr import safe_str
+from .artefacts import artefacts
 from .embed import (
     MISSING_EXTRA,
     MULTILINGUAL_PACKAGE,
@@ -41,10 +42,11 @@ from .heuristics import (
     heuristic_name,
 )
 from .policy import HaltPolicy
+from .quantities import Known
 from .state import plain, state_key
 from .streaks import error_class, error_classes, signature
-from .text import MAX_TEXT, acronyms, cjk_share, digest, names, tokens
-from .values import Counters, artefacts, loop_place, read
+from .text import MAX_TEXT, acronyms, capitalised, cjk_share, digest, names, tokens
+from .values import Counters, loop_place, read
 
 __all__ = ["HaltDecision", "HaltMonitor"]
 
@@ -130,6 +132,8 @@ class HaltMonitor:
         #: every word said so far (a quoted text of them, reordered, is no news)
         self._seen_words: set[str] = set()
         self._counters = Counters()
+        self._known = Known()
+        self._learn_task(task)
         # each tool's last failure without error text: (signature, counts, error classes, values)
         self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
 
@@ -157,9 +161,38 @@ class HaltMonitor:
         self._seen_info = set()
         self._seen_words = set()
         self._counters = Counters()
+        self._known = Known()
+        self._learn_task(self.watch.task)
         self._quiet = {}
         if self.run_watch is not None:
             self.run_watch.halted = None
+
+    def _learn_task(self, task: str) -> None:
+        """What the task says is known from the start: a value or a name it gives ("the
+        199 prefix", "Cannot use import statement") said again by the agent is no news."""
+        if not task:
+            return
+        reading = read(task)
+        self._known.restated([v for _, v in reading.numbers], reading.quantities)
+        self._seen_info |= reading.values
+        self._seen_info |= {f"name:{n}" for n in capitalised(reading.masked)}
+        self._seen_words |= tokens(task)
+
+    def _part_of_seen(self, value: str) -> bool:
+        """Whether ``value`` (with a letter, three characters or more) is a part of a longer
+        value said before, standing apart in it (not "1.2.3" of "1.2.30")."""
+        if len(value) < 3 or len(value) > 200 or not any(c.isalpha() for c in value):
+            return False
+        for seen in self._seen_info:
+            at = seen.find(value) if len(seen) > len(value) else -1
+            while at >= 0:
+                end = at + len(value)
+                if (at == 0 or not seen[at - 1].isalnum()) and (
+                    end == len(seen) or not seen[end].isalnum()
+                ):
+                    return True
+                at = seen.find(value, at + 1)
+        return False
 
     def _watch(self, task: str) -> Watch:
         return Watch(
@@ -209,6 +242,11 @@ class HaltMonitor:
         # error says is news too ("4 failed" after "12 failed")
         reading = read(text)
         counters = self._counters.drop(index, reading.numbers)
+        # a number said before in another writing or unit ("1.28 km" after "1,280 m", "1.2k"
+        # after "1203") is that number: compared as it, and no news
+        restated = self._known.restated(
+            [v for _, v in reading.numbers], reading.quantities, reading.approximate
+        )
         canonical = None if args is None else _canonical(args)
         # a call that worked names the item it worked on ("page 4"): its number is no loop
         # counter there, unless a word says it counts the agent's own repetitions ("[iter
@@ -217,10 +255,12 @@ class HaltMonitor:
         if ok is True:
             loops = {v for place, v in reading.numbers if loop_place(place)}
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
-        info = (reading.values - counters) - reading.weak
+        info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
         if error_text:
             info |= read(error_text).values
-        new = frozenset(info - self._seen_info)
+        # a part of a value said before ("stg-db:5432/app" of "DATABASE_URL=postgres://stg-
+        # db:5432/app") is no news either
+        new = frozenset(v for v in info - self._seen_info if not self._part_of_seen(v))
         # a quoted text whose every word the run has said before is those words reordered
         # (the same query shuffled), not news
         words = tokens(text)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .content import says_more
 from .embed import CachedEmbedder, cosine
 from .observation import Observation
 from .policy import HaltPolicy
-from .text import acronyms, names, overlap, stems
+from .text import STOPWORDS, acronyms, names, overlap, stems, tokens
 
-__all__ = ["CLOSE", "Match", "redoes", "says_again", "similar"]
+__all__ = ["CLOSE", "Match", "redoes", "requery", "says_again", "similar"]
 
 #: How far below the policy's limit for "says the same" (``semantic_similarity``, or
 #: ``cjk_overlap`` for CJK text) two outputs are still *close*: a paraphrase. Close is no
@@ -39,6 +40,7 @@ def similar(
     named: set[str],
     cjk_embedder: CachedEmbedder | None = None,
     seen: frozenset[str] = frozenset(),
+    known: frozenset[str] = frozenset(),
 ) -> tuple[list[Match], list[Match]]:
     """The outputs of ``recent`` that say the same as ``step`` (which, how, score), and every
     one that is at least *close* to it: a paraphrase, its similarity :data:`CLOSE` below the
@@ -46,7 +48,9 @@ def similar(
     very same values say the same ("pinning 2.6.4" after "pinning 1.10.13" reads alike, but
     is the other answer). The same artefact handed back (code, a query, a formula) says the
     same whatever the words around it, and so does a short answer restating the same values
-    with nothing else new (no name outside ``named``, the names said so far). CJK text is
+    with nothing else new (no name outside ``named``, the names said so far; no new content
+    words or announced change of approach beyond ``known``, the words the run and its task
+    said so far: :func:`.content.says_more`). CJK text is
     compared by its character bigrams, then (``cjk_embedder``, a multilingual model) by the
     cosine of its masked text against ``cjk_semantic_similarity``; never by ``embedder``, an
     English model that scores unrelated Chinese sentences 0.44-0.54."""
@@ -57,6 +61,8 @@ def similar(
     pending: list[Observation] = []
     pending_cjk: list[Observation] = []
     short = len(step.tokens) <= _SHORT
+    # a short answer that says something new besides its values restates nothing
+    more = short and says_more(step, known | seen)
     for old in recent:
         if not old.output.strip():
             continue
@@ -72,8 +78,13 @@ def similar(
             continue
         if not old.tokens or not step.tokens or not step.info <= old.info:
             continue  # naming a value that one did not: about something else (unencoded)
-        if (short and step.info and old.tool == step.tool
-                and old.args == step.args and _names(step) <= named):  # fmt: skip
+        if (
+            short
+            and old.tool == step.tool
+            and old.args == step.args
+            and _restates(step, old, named)
+            and not more
+        ):
             found.append((old, "restated", 1.0))
             continue
         jaccard = overlap(old.tokens, step.tokens)
@@ -96,6 +107,18 @@ def similar(
         )
         _cosines(vectors, pending_cjk, policy.cjk_semantic_similarity, found, close)
     return found, found + close
+
+
+def _restates(step: Observation, old: Observation, named: set[str]) -> bool:
+    """Whether the short answer ``step`` restates ``old``: it names no name the run has not
+    said (``named``), and either states values, all of them ``old``'s, or states none but
+    names only names ``old`` named ("The owner is Dana Ortiz" after "reach Dana Ortiz")."""
+    mine = _names(step)
+    if not mine <= named:
+        return False
+    if step.info:
+        return True  # (its values are all old's: checked by the caller)
+    return bool(mine) and mine <= _names(old)
 
 
 def _retouched(mine: frozenset[str], theirs: frozenset[str], seen: frozenset[str]) -> bool:
@@ -142,12 +165,17 @@ def _cosines(
 
 
 def redoes(
-    step: Observation, matches: list[Match], recent: Sequence[Observation], named: set[str]
+    step: Observation,
+    matches: list[Match],
+    recent: Sequence[Observation],
+    named: set[str],
+    task: frozenset[str] = frozenset(),
 ) -> list[Observation]:
     """The steps of ``recent`` that ``step`` does again: the same call (tool and arguments,
-    when both are known), or the same tool (or none) saying the same or nearly the same
-    (``matches``) about nothing that step did not name. A step with new information, or a
-    call with other arguments, does something else."""
+    when both are known) or the same query reworded (:func:`requery`; ``task``: the task's
+    words), or the same tool (or none) saying the same or nearly the same (``matches``) about
+    nothing that step did not name. A step with new information, or a call with other
+    arguments, does something else."""
     if step.new_info:
         return []
     found = {}
@@ -155,6 +183,7 @@ def redoes(
     if step.args is not None:
         mine = _call(step)
         found = {o.index: o for o in recent if o.args is not None and _call(o) == mine}
+        found.update((o.index, o) for o in requery(step, recent, task))
     # it says it does something again: what it names that a step of the same tool did
     again = stems(step.tokens | step.info) if _AGAIN.search(step.output[:4000]) else frozenset()
     # words close to an earlier step's but about a thing not named before: the next item
@@ -167,6 +196,34 @@ def redoes(
         if (old.index in close and not fresh) or again & stems(old.tokens | old.info):
             found[old.index] = old
     return [found[i] for i in sorted(found)]
+
+
+def requery(
+    step: Observation, recent: Sequence[Observation], task: frozenset[str] = frozenset()
+) -> list[Observation]:
+    """The earlier calls of ``step``'s tool that it only asks again in other words: its
+    arguments' words are the words of those calls and of the ``task``, in any order, and it
+    shares at least half its words with one of them (the same query shuffled, trimmed or
+    with a task word put back). A word asked for the first time makes it another query."""
+    if step.args is None:
+        return []
+    mine = _ask(step.args)
+    olds = [o for o in recent if o.tool == step.tool and o.args is not None and o.args != step.args]
+    if len(mine) < 2 or not olds:
+        return []
+    asked = frozenset().union(*(_ask(o.args or "") for o in olds))
+    if not mine <= asked | task:
+        return []
+    return [o for o in olds if overlap(mine, _ask(o.args or "")) >= 0.5]
+
+
+def _ask(args: str) -> frozenset[str]:
+    """The words an argument text asks for (keys and stopwords aside)."""
+    return frozenset(w for w in tokens(_KEYS.sub(" ", args)) if w not in STOPWORDS)
+
+
+#: A JSON key ("q": ...): the call's format, not what it asks.
+_KEYS = re.compile(r'"[^"\n]{1,40}"\s*:')
 
 
 def says_again(step: Observation) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 __all__ = [
     "MAX_TEXT",
     "acronyms",
+    "capitalised",
     "cjk_share",
     "digest",
     "information",
@@ -46,6 +47,9 @@ _QUOTED = re.compile(
 #: slash or an inner capital (``auth.py``, ``user_42``, ``src/app``, ``fetchInvoices``).
 _INFO_TOKEN = re.compile(r"\d|[\w\-][._/][\w\-]|[a-z][A-Z]|://")
 _NUMBER = re.compile(r"^\d[\d,.]*$")
+#: Single letters each with its dot ("i.e.", "e.g.", "U.S."): an abbreviation, not an
+#: identifier ("x.c" is a file).
+_ABBREVIATION = re.compile(r"^(?:[^\W\d_]\.){2,}$")
 _EDGES = "\"'`()[]{}<>,;:!?。，；：！？、“”‘’"
 #: Where words break for information (NFKC text): spaces, CJK text and CJK punctuation.
 _WORD_BREAK = re.compile(rf"[\s{_CJK}\u3000-\u303f]+")
@@ -110,7 +114,8 @@ def information(text: str) -> frozenset[str]:
     raw = [w for w in _WORD_BREAK.split(head) if w]
     words = [_POSSESSIVE.sub("", w.strip(_EDGES).rstrip(".")) for w in raw]
     for i, word in enumerate(words):
-        if 0 < len(word) <= 200 and _INFO_TOKEN.search(word):
+        abbreviation = _ABBREVIATION.match(raw[i].strip(_EDGES.replace(".", "")))
+        if 0 < len(word) <= 200 and _INFO_TOKEN.search(word) and not abbreviation:
             found.add(word.casefold())
             found.update(_names(word.casefold()))
             if _counts(raw, words, i):
@@ -152,10 +157,19 @@ def names(text: str) -> frozenset[str]:
     templated step changes when its items are plain words, not values."""
     found = set()
     for match in _NAME.finditer(text[:MAX_TEXT]):
-        before = text[: match.start()].rstrip()[-1:]
-        if before and before not in _OPENERS and match[0] not in _PRONOUNS:
-            found.add(match[0].casefold())
+        gap = text[max(0, match.start() - 40) : match.start()]
+        before = gap.rstrip()[-1:]
+        # a capital after a line break opens a line (a reply after a quoted turn)
+        line = "\n" in gap[len(gap.rstrip()) :]
+        if before and not line and before not in _OPENERS and match[0] not in _PRONOUNS:
+            found.add(_POSSESSIVE.sub("", match[0]).casefold())
     return frozenset(found)
+
+
+def capitalised(text: str) -> frozenset[str]:
+    """Every capitalised word of ``text``, casefolded, opening a sentence or not: the names a
+    text may give (a task's "Cannot use import statement" names the error a step names)."""
+    return frozenset(m[0].casefold() for m in _NAME.finditer(text[:MAX_TEXT]))
 
 
 def acronyms(text: str) -> frozenset[str]:

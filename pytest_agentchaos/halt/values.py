@@ -25,11 +25,10 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .quantities import Quantity, unit_at
 from .text import MAX_TEXT, information
 
-__all__ = [
-    "Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "renamed", "values",
-]  # fmt: skip
+__all__ = ["Counters", "Reading", "fold", "loop_place", "masked", "number", "read", "values"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 #: CJK punctuation that NFKC leaves alone, as its plain counterpart.
@@ -249,7 +248,7 @@ _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 #: A number with its place in the text: the word before it and the unit or word after it.
 _NUMBER_WORDS = "|".join([*_ONES, *_TENS])
 _NUMBER_IN_TEXT = re.compile(
-    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])"
+    r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)"
     rf"|(?<!周)(?<!星期)(?<!礼拜)[{_HAN}]+"
     rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
@@ -273,6 +272,10 @@ class Reading:
     masked: str
     counted: frozenset[str] = frozenset()  # "N word" pairs: counts with what they count
     weak: frozenset[str] = frozenset()  # values only written as small number words
+    #: the numbers written with a unit ("1.28 km", "4,200 feet", "三公里")
+    quantities: tuple[Quantity, ...] = ()
+    #: the numbers said to be rounded ("about 1,200", "1.2k", "一千二百左右")
+    approximate: frozenset[str] = frozenset()
 
 
 def read(text: str) -> Reading:
@@ -284,7 +287,11 @@ def read(text: str) -> Reading:
     plain = _VOLATILE.sub(" ", plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
+    plain = _SCALED.sub(_scaled, plain)
+    plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
+    quantities: list[Quantity] = []
+    approximate: set[str] = set()
     places: dict[str, list[str]] = {}
     for match in _NUMBER_IN_TEXT.finditer(plain):
         raw = match["num"]
@@ -303,6 +310,13 @@ def read(text: str) -> Reading:
         weak = raw.casefold() in ("one", "一") and not (before and before[1] == "第")
         numbers.append((place, value, weak))
         places.setdefault(place, []).append(value)
+        if _ROUGHLY_BEFORE.search(plain[max(0, match.start() - 16) : match.start()]) or (
+            _ROUGHLY_AFTER.match(plain[match.end() : match.end() + 8])
+        ):
+            approximate.add(value)
+        quantity = unit_at(value, plain[match.end() : match.end() + 16])
+        if quantity is not None:
+            quantities.append(quantity)
     # an enumeration inside one text (第一步 ... 第二步 ..., step one ... step two): markers
     enumerated = {
         p for p, vs in places.items() if len(vs) >= 2 and vs == [str(i + 1) for i in range(len(vs))]
@@ -321,7 +335,7 @@ def read(text: str) -> Reading:
             if "." not in pair[1]:
                 counted.add(f"{number(pair[1]) or pair[1]} {pair[2]}")
             continue
-        token = token.lstrip("#$€£¥￥")
+        token = token.lstrip("#$€£¥￥~≈")
         value = (
             number(token.rstrip("%")) if token[:1].isdigit() or _HAN_NUMBER.match(token) else None
         )
@@ -334,8 +348,32 @@ def read(text: str) -> Reading:
             token = " ".join(sorted(words))  # quoted text: its words, in any order
         found.add(token)
     return Reading(
-        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found)
-    )
+        frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found),
+        tuple(quantities), frozenset(approximate),
+    )  # fmt: skip
+
+
+#: Words that say a number is rounded: before it ("about", "~", 约) or after it (左右).
+_ROUGHLY_BEFORE = re.compile(
+    r"(?:\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|circa|ca\.)"
+    r"|[~≈≃]|约|大约|大概|差不多|将近|接近)\s*$",
+    re.IGNORECASE,
+)
+_ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b)")
+
+
+#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|(万|亿))")
+_MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
+
+
+def _scaled(match: re.Match[str]) -> str:
+    factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
+    return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
+
+
+#: A number glued to its unit ("1.28km", "80kg"): a space between, so the number reads alone.
+_GLUED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(km|cm|mm|ft|mi|kg|mg|lbs?|oz)\b")
 
 
 _SMALL_WORD = re.compile(
@@ -345,11 +383,11 @@ _SMALL_WORD = re.compile(
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
-_EDGES = "\"'`()[]{}<>,;:!?."
+_EDGES = "\"'`()[]{}<>,;:!?.~≈"
 #: A token with a digit starts at most 64 characters before its first digit: a long run with no
 #: digit (a hostile "xxx...") is then scanned in linear time, not once per letter.
 _MASK = re.compile(
-    r"(?=[A-Za-z0-9_.\-/:#]{0,64}\d)[A-Za-z0-9_.\-/:#]*\d[A-Za-z0-9_.\-/:%]*"
+    r"(?=[A-Za-z0-9_.\-/:#]{0,64}\d)[A-Za-z0-9_.\-/:#]*\d(?:[A-Za-z0-9_.\-/:%]*[A-Za-z0-9_%])?"
     rf"|[{_HAN}]{{1,12}}(?=[^\s{_CJK}]|[个条件次步页项位笔元块只天年月日号]|$)"
     rf"|\b(?:{'|'.join([*_ONES, *_TENS, *_SCALES])})\b",
     re.IGNORECASE,
@@ -404,6 +442,8 @@ class Counters:
 
     last: dict[str, tuple[int, float]] = field(default_factory=dict)
     limit: int = 256
+    #: the places whose number has risen: a counter there that stays put is no news either
+    counting: set[str] = field(default_factory=set)
 
     def drop(self, index: int, numbers: Iterable[tuple[str, str]]) -> frozenset[str]:
         """The values of step ``index`` that are counters' numbers (and only that: a value
@@ -418,74 +458,13 @@ class Counters:
                 continue
             before = self.last.get(place)
             rises = before is not None and index - before[0] <= 3 and 0 < now - before[1] <= 2
-            (counter if rises else other).add(value)
+            stays = before is not None and place in self.counting and now == before[1]
+            if rises and len(self.counting) < self.limit:
+                self.counting.add(place)
+            (counter if rises or stays else other).add(value)
             seen.setdefault(place, now)
         for place, now in seen.items():
             self.last[place] = (index, now)
         while len(self.last) > self.limit:
             self.last.pop(next(iter(self.last)))
         return frozenset(counter - other)
-
-
-# -- artefacts ---------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|$)", re.DOTALL)
-_SQL = re.compile(
-    r"\b(?:SELECT|WITH|INSERT\s+INTO|UPDATE|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\b"
-    r"[^;]{8,}?(?:;|$)",
-    re.DOTALL,
-)
-_FORMULA = re.compile(r"(?<![\w=])=\s*[A-Z][A-Z0-9.]*\([^\n]{2,}")
-_SPACES = re.compile(r"\s+")
-
-
-def artefacts(text: str) -> frozenset[str]:
-    """The artefacts a reply hands back (fenced code, an SQL statement, a spreadsheet
-    formula), each with its spacing and case normalised: what an apology loop hands back
-    again in new words."""
-    head = fold(text)
-    found = [m[1] for m in _FENCE.finditer(head) if m[1].strip()]
-    if not found:
-        found = [m[0] for m in _SQL.finditer(head)] + [m[0] for m in _FORMULA.finditer(head)]
-    return frozenset(
-        _SPACES.sub(" ", renamed(a)).strip(" ;").casefold() for a in found if len(a.strip()) >= 6
-    )
-
-
-#: Where code binds a name of its own: after ``def``/``class``/``function``/``lambda``/
-#: ``let``/``const``/``var``/``for``/``as`` (an SQL alias too), a function's parameters, and
-#: the targets of an assignment opening a line.
-_BINDER = re.compile(
-    r"\b(?:def|class|function|let|const|var|for|as)\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
-    r"|^[ \t]*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)",
-    re.MULTILINE | re.IGNORECASE,
-)
-_PARAMS = re.compile(r"\b(?:def|function)\s*\w*\s*\(([^)]{0,200})\)|\blambda\s+([^:]{0,100}):")
-_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
-
-
-def renamed(code: str) -> str:
-    """``code`` with the names it binds itself (its function's parameters, its variables, an
-    SQL alias) renamed ``v0``, ``v1``, ... in order of first use: the same code handed back with
-    its variables renamed reads the same (a clone); the names it only uses (columns, tables,
-    functions of a library, attributes) are kept."""
-    bound: set[str] = set()
-    for match in [*_BINDER.finditer(code[:MAX_TEXT]), *_PARAMS.finditer(code[:MAX_TEXT])]:
-        for group in match.groups():
-            if group:
-                bound.update(p.split("=")[0].split(":")[0].strip() for p in group.split(","))
-    bound = {b.lstrip("*") for b in bound if b} - _KEEP
-    if not bound:
-        return code
-    order: dict[str, str] = {}
-
-    def rename(m: re.Match[str]) -> str:
-        name = m[0]
-        if name not in bound:
-            return name
-        return order.setdefault(name, f"v{len(order)}")
-
-    return _IDENT.sub(rename, code[:MAX_TEXT])
-
-
-_KEEP = frozenset({"self", "cls", "in", "if", "else", "not", "and", "or", "is", "None"})
