@@ -34,10 +34,10 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
     import bench_repair_corpus
 
     got = _result(capsys, bench_repair_corpus.main, "bench_repair_corpus.py", "--split", "test")
-    # recorded 2 of 91: both in the fourth test batch, measured on arrival (issue 30 is open);
-    # the first 62 declines of the test half are all declined
-    assert got["invented"] <= 2, got
-    assert got["fixed"] >= 0.58, got  # recorded 0.599 (0.620 before the fourth batch: 0.565)
+    # recorded 1 of 91 (2 on the fourth test batch's arrival; issue 30 is open); the first 62
+    # declines of the test half are all declined
+    assert got["invented"] <= 1, got
+    assert got["fixed"] >= 0.60, got  # recorded 0.612 (0.599 before the fifth round: 0.565)
 
 
 def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,8 +45,8 @@ def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -
     import bench_halt_corpus
 
     got = _result(capsys, bench_halt_corpus.main, "bench_halt_corpus.py", "--split", "test")
-    # recorded 0.922 / 0.612 with the fourth test batch (0.955 / 0.636 before it; before issue
-    # 29: 0.690 / 0.439)
+    # recorded 0.927 / 0.655 (0.922 / 0.612 with the fourth test batch, before the guarded
+    # restatement round; before issue 29: 0.690 / 0.439)
     assert got["precision"] >= 0.91, got
-    assert got["recall"] >= 0.60, got
+    assert got["recall"] >= 0.64, got
     assert got["early"] == 0, got
