@@ -142,7 +142,26 @@ def _slice_rows(cases: list[Case], detectors: list[tuple[str, Any, bool]]) -> li
     return failing
 
 
+def _refused(argv: list[str]) -> int | None:
+    """``--help`` prints the usage (0); an unknown argument is refused (2): neither may fall
+    through to measuring the default split, which is the test half."""
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return 0
+    for i, arg in enumerate(argv):
+        if arg in ("-v", "--split") or arg.startswith("--split="):
+            continue
+        if i > 0 and argv[i - 1] == "--split":
+            continue
+        print(f"unknown argument {arg!r}; allowed: -v, --split dev|test|all (see --help)")
+        return 2
+    return None
+
+
 def main(argv: list[str]) -> int:
+    refused = _refused(argv)
+    if refused is not None:
+        return refused
     verbose = "-v" in argv
     split = _split(argv)
     cases: list[Case] = load(split=split)
