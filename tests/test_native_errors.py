@@ -107,6 +107,26 @@ def test_templates_copy_one_build_per_failure_into_fresh_exceptions():
     assert templates(body) is not None and len(built) == 2
 
 
+def test_what_one_handler_changes_in_its_errors_body_never_reaches_the_next_error():
+    response = object()  # shared: its readers (retry loops) never change it
+
+    def build(failure: Failure) -> BaseException:
+        exc = Upstream(failure.message, code=failure.status or 0)
+        exc.body = {"error": {"message": "slow down"}}  # type: ignore[attr-defined]
+        exc.headers = ["retry-after: 30"]  # type: ignore[attr-defined]
+        exc.response = response  # type: ignore[attr-defined]
+        return exc
+
+    templates = Templates(build)
+    first = templates(RATE_LIMIT)
+    first.body["handled"] = True  # type: ignore[attr-defined]
+    first.headers.append("x-seen: 1")  # type: ignore[attr-defined]
+    second = templates(RATE_LIMIT)
+    assert second.body == {"error": {"message": "slow down"}}  # type: ignore[attr-defined]
+    assert second.headers == ["retry-after: 30"]  # type: ignore[attr-defined]
+    assert second.response is first.response is response  # type: ignore[attr-defined]
+
+
 def test_a_builder_that_fails_falls_back_to_the_built_in_error_and_says_why():
     def broken(failure: Failure) -> BaseException:
         raise RuntimeError("no such SDK attribute")
