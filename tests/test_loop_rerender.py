@@ -409,7 +409,7 @@ def test_a_named_whole_number_in_prose_is_kept_as_in_data() -> None:
     text = "rows_done=1000000, rows_total=5000000, sent_at=1732700000, ref 12345678"
     assert (
         mask_value_text(text)
-        == "rows_done=1000000, rows_total=5000000, sent_at=<volatile>, ref <num>"
+        == "rows_done=1000000, rows_total=5000000, sent_at=<volatile>, ref <id>"
     )
     keyer = Keyer()
     states = [keyer.state(f"phase=import, rows_done={n}000000") for n in (1, 2, 3)]

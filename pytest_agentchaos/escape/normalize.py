@@ -75,7 +75,7 @@ _TOKENS = rf"""
         (?![A-Za-z]))
     |(?P<wait>(?:\b(?:took|elapsed|after|in|duration|latency|waited|wait)|耗时|用时|历时)
         \s*[:：]?\s*)(?:\d+(?:\.\d+)?\ ?(?:{_UNITS}|毫秒|秒|分钟))+(?![A-Za-z])
-    |(?P<epoch>(?<![0-9A-Za-z.])1\d{{9}}(?:\d{{3}})?(?:\.\d+)?(?![0-9]))
+    |(?P<epoch>(?<![0-9A-Za-z.])1\d{{9}}(?:\d{{3}})?(?:\.\d+)?(?![0-9A-Za-z]))
     |(?P<pod>(?<![0-9A-Za-z])(?=[a-z0-9]{{6,10}}-)(?=[a-z0-9]*[0-9])(?-i:[a-z0-9]{{6,10}}
         -[a-z0-9]{{5}})(?![0-9A-Za-z-]))
     |(?P<id>{_NOT_ALNUM_BEFORE}(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[A-Za-z])[0-9A-Za-z]{{16,128}}
@@ -95,11 +95,14 @@ _PLAIN = {
     "time": "<time>",
     "tmp": "<tmp>",
     "duration": "<duration>",
-    "epoch": "<epoch>",
+    # one class for these four: an issued id of fixed length and alphabet falls in any of them
+    # by chance (a 12-digit hex id is all digits one time in 280, and a 10-digit one of those
+    # that starts with 1 is an epoch), and a stuck agent's laps must key alike whichever it drew
+    "epoch": "<id>",
     "id": "<id>",
-    "hex": "<hex>",
+    "hex": "<id>",
     "pod": "<pod>",
-    "digits": "<num>",
+    "digits": "<id>",
 }
 #: What a string holds when it may hold a volatile token: a digit, or a temp path (the names
 #: ``mkdtemp`` makes have no digit one time in twelve).
@@ -123,10 +126,12 @@ def _replace(match: re.Match[str]) -> str:
 
 def mask_text(text: str) -> str:
     """``text`` with every volatile token replaced by its type: ``<uuid>``, ``<time>`` (ISO and
-    RFC timestamps, times of day with seconds), ``<epoch>``, ``<tmp>`` (temp paths and names),
-    ``<duration>`` (``1.83s``, ``412ms``, ``took 3s``), ``<id>`` and ``<hex>`` (mixed
-    letters and digits, 16 to 128 of them; hex runs of 8 to 128), ``<n>`` after
-    ``attempt``/``retry``/``pid``/``seq``... and in ``第4次``, ``<num>`` (7 to 40 digits).
+    RFC timestamps, times of day with seconds), ``<tmp>`` (temp paths and names),
+    ``<duration>`` (``1.83s``, ``412ms``, ``took 3s``), ``<id>`` (mixed letters and digits,
+    16 to 128 of them; hex runs of 7 to 128; runs of 7 to 40 digits; epoch seconds or
+    milliseconds: one class, as a random id drawn from one alphabet may fall in any of them),
+    ``<n>`` after
+    ``attempt``/``retry``/``pid``/``seq``... and in ``第4次``.
     A longer token is content, not an id. Every volatile token but a temp path holds a
     digit, so text without either is returned as is."""
     return _masked(text, _MASKED, _replace)
