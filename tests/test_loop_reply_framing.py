@@ -207,3 +207,65 @@ APOLOGY_CHAT = """
 def test_must_escape_sees_the_same_query_behind_new_apologies(pytester: pytest.Pytester) -> None:
     body = APOLOGY_CHAT.format(sql=SQL, openings=APOLOGIES[:4])
     escapes_but_stuck_fails(run(pytester, body), "[repeat]: assistant*repeated*")
+
+
+POLICY = "签收后7天内可申请无理由退货，商品需保持完好、吊牌未拆；运费险理赔金额以保险公司审核为准。"
+
+
+def test_the_same_policy_wrapped_at_both_ends_in_new_words_is_a_loop() -> None:
+    """An opening and a closing line around the same policy, both new each turn (the policy's
+    number is what it hands over); and the same behind a runner's counter."""
+    wrapped = [
+        f"亲，您好～根据平台规则，{POLICY}还有什么可以帮您的吗？",
+        f"亲亲，非常抱歉让您久等了！根据平台规则，{POLICY}",
+        f"抱歉给您带来不便了呢😊 根据平台规则，{POLICY}",
+        f"亲，理解您的心情哦～根据平台规则，{POLICY}如有其他问题随时联系小二～",
+        f"非常抱歉哦亲！根据平台规则，{POLICY}感谢您的耐心等待～",
+    ]
+    turns = [
+        "吊牌拆了还能退吗",
+        "你没回答我的问题",
+        "我问的是吊牌！！",
+        "能不能转人工",
+        "人工客服在哪",
+    ]
+    found = alarms(chat(wrapped, turns))
+    assert found and found[0] <= 4
+    counted = [f"第{n}次尝试：{reply}" for n, reply in enumerate(wrapped, 1)]
+    assert alarms(chat(counted, turns))
+
+
+def test_a_runners_counter_before_a_short_report_leaves_its_numbers_what_it_says() -> None:
+    """'Attempt 2: as of 20:10, GMV 13.77M' is a new report: a counter in front makes the text
+    long enough to have its numbers masked, but they stay what the report says."""
+    reports = [
+        f"第{n}次尝试：截至 20:{m}0，预热 GMV {gmv} 万元，订单 {orders} 单。"
+        for n, (m, gmv, orders) in enumerate(
+            [
+                (0, "1,204", "8,331"),
+                (1, "1,377", "9,502"),
+                (2, "1,561", "10,844"),
+                (3, "1,702", "11,925"),
+            ],  # fmt: skip
+            1,
+        )
+    ]
+    assert alarms(chat(reports)) == []
+    english = [f"Attempt {n}: as of 20:{n}0, GMV is {n * 137} thousand." for n in range(1, 6)]
+    assert alarms(chat(english)) == []
+
+
+def test_steps_behind_new_openings_are_the_same_steps() -> None:
+    steps = "\n1. Unplug the router for 30 seconds.\n2. Plug it back in.\n3. Tap Reconnect."
+    openings = [
+        "I'm sorry you're having trouble! Please try these steps:",
+        "Thanks for your patience. Let's try this:",
+        "I understand how frustrating this must be. Here's what usually helps:",
+        "I apologize for the inconvenience! Could you try the following?",
+    ]
+    keyer = Keyer()
+    assert len({keyer.model("m", output=o + steps) for o in openings}) == 1
+    other = keyer.model(
+        "m", output=openings[0] + steps.replace("Tap Reconnect", "Hold reset until it blinks")
+    )
+    assert other != keyer.model("m", output=openings[1] + steps)

@@ -47,6 +47,10 @@ KNOWN = (
             "d5-zh-state-dify-agent-mcp-repeat",
             # the same, with a second number rising in lockstep, in a three-lap run
             "cline-narration-without-tool-use",
+            # batch 6 (arrived in the fifth round): the same kind, graph runs logging a state
+            "d6-state-langgraph-search-researcher-cycle",
+            "d6-state-multiagent-handoff-triangle",
+            "d6-state-zh-presale-aftersale-pingpong",
         )
     }
     | {
@@ -78,7 +82,17 @@ KNOWN = (
             "openhands-sdk-monologue-counter",
             "gemini-alternating-short-phrases",
             "d-chat-thinking-iteration-n",
+            "d6-chat-youre-welcome-runaway",
         )
+    }
+    | {
+        # batch 6, open: a traceback handed back as a shell wrapper's stdout with exit code
+        # 0 (the rendering claims success), or inside a data/meta envelope, is read as data,
+        # its line and byte positions then news; an MCP listing in a shell wrapper whose
+        # event count rises each lap is found a lap late
+        ("shell_stdout", "d6-prose-zh-gbk-csv-decode-error"),
+        ("result_meta", "d6-prose-zh-gbk-csv-decode-error"),
+        ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
     }
 )
 #: Renderings whose flips are an open kind, not checked here (none left).

@@ -61,22 +61,26 @@ class ReplyTexts:
             # 1", then "... 2"): a counter, not what the text says
             key = self._resolve(last[2])
         cores = [] if code is not None else remainders(text)
-        for core in cores if key is None else ():
+        shingled = [text_shingles(core) for core in cores]
+        if shingled and not values:
+            # a short reply behind framing that made it long: its numbers and names are
+            # still what it says ("Attempt 2: as of 20:10, GMV 13.77M")
+            values = shingled[0][1]
+        for core, (core_words, core_values) in zip(cores, shingled, strict=True):
+            if key is not None:
+                break
             # the reply behind a new opening or closing line: the same reply when what stays
             # says again a whole earlier reply, or hands over what an earlier one did. Read
             # before the whole text, whose framing words may be shared with another reply
-            core_words, core_values = text_shingles(core)
             content = bool(core_values) or holds_content(core)
             key = self._near(core_words, core_values, stripped=True, content=content)
-            if key is not None:
-                break
         if key is None:
             key = self._near(words, values, stripped=False)
         if key is None:
             key = digest([sorted(words), sorted(values)]) if words else digest(text)
         self._remember((words, values, key, False))
-        for core in cores:
-            self._remember((*text_shingles(core), key, True))
+        for core_words, core_values in shingled:
+            self._remember((core_words, core_values, key, True))
         said = self._texts[text] = (words, values, key)
         self._last_text = said
         if len(self._texts) > _EXACT_TEXTS:
