@@ -269,3 +269,28 @@ def test_steps_behind_new_openings_are_the_same_steps() -> None:
         "m", output=openings[0] + steps.replace("Tap Reconnect", "Hold reset until it blinks")
     )
     assert other != keyer.model("m", output=openings[1] + steps)
+
+
+WORD = st.text("abcdefghijklmnoprstuvwy", min_size=3, max_size=9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(WORD, min_size=3, max_size=6), min_size=4, max_size=7, unique_by=tuple),
+    st.lists(WORD, min_size=3, max_size=8),
+    st.booleans(),
+)
+def test_new_bare_sentences_behind_one_constant_line_never_share_a_key(
+    sentences: list[list[str]], constant: list[str], closing: bool
+) -> None:
+    """A new sentence each turn with the same line before or after it (a sign-off, a
+    status line): which part is framing is undecidable, so the replies stay apart unless
+    their words say the same."""
+    line = " ".join(constant).capitalize() + "."
+    texts = [" ".join(s).capitalize() + "." for s in sentences]
+    keyer = Keyer()
+    keys = [keyer.model("m", output=f"{t} {line}" if closing else f"{line} {t}") for t in texts]
+    for i, a in enumerate(sentences):
+        for j, b in enumerate(sentences[:i]):
+            if len(set(a) & set(b)) < 0.5 * len(set(a) | set(b)):
+                assert keys[i] != keys[j], (texts[i], texts[j], line)
