@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pytest_agentchaos import LoopObserver, LoopPolicy, detect_loops
 from pytest_agentchaos.escape.keys import Keyer, failure_text
-from pytest_agentchaos.escape.normalize import mask, mask_args, mask_text
+from pytest_agentchaos.escape.normalize import mask, mask_args, mask_text, mask_value_text
 from pytest_agentchaos.escape.texts import error_signature, error_template
 from pytest_agentchaos.inject import Chaos
 from pytest_agentchaos.trace import Detection, Trace
@@ -227,3 +227,23 @@ def test_detect_loops_reads_a_saved_trace_file(tmp_path: Path) -> None:
     found = detect_loops(target)
     assert [d.kind for d in found] == ["loop", "loop_broken"]
     assert found == detect_loops(str(target))
+
+
+def test_a_calls_id_named_in_prose_by_two_words_is_masked_another_id_is_not() -> None:
+    first = mask_value_text("Request to broker b-2:9092 timed out (correlation id 14390).")
+    second = mask_value_text("Request to broker b-2:9092 timed out (correlation id 55063).")
+    assert first == second
+    assert mask_value_text("request ID 7f3a2 ok") == mask_value_text("request ID 9c01e ok")
+    # an id of what the text is about stays
+    assert mask_value_text("order id 8812 shipped") != mask_value_text("order id 8813 shipped")
+    assert mask_value_text("user id 42") == "user id 42"
+
+
+def test_a_request_signature_is_a_credential_in_the_arguments() -> None:
+    """Open platforms sign each request (``sign``, ``api_sig``): a hash of the call's
+    parameters, its time and a secret, fresh on every call."""
+    a = {"order_sn": "261127-04881", "sign": "D1EE3CF8A674109C2F9EB84D9A9D78DC"}
+    b = {"order_sn": "261127-04881", "sign": "3FD0096C65E5E38EFEA56B2B14AF5604"}
+    assert mask_args(a) == mask_args(b)
+    assert mask_args({**a, "order_sn": "261127-04882"}) != mask_args(b)
+    assert mask_args({"api_sig": "ab12"}) == mask_args({"api_sig": "cd34"})

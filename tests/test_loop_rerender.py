@@ -30,36 +30,73 @@ DEV = load(split="dev")
 
 
 #: The flips left, each with why (a rendering, the case): nothing else may flip.
-KNOWN = {
-    (rendering, case)
-    for rendering in ("state_version", "state_json+version")
-    for case in (
-        # the same state reported again and again while a save stamp rises: a stamp rising
-        # at one state alone is a count of work done there as much as a count of reports
-        # (ticks.py declines it), and the state no longer comes back exactly
-        "d3-zh-state-validate-stuck",
-        "openhands-context-window-condensation-loop",
-        "openhands-nine-condensations",
-        "d-state-waiting-for-lock-ticks",
-        "d5-state-only-retrying-redis",
-        "d5-zh-state-coder-tester-same-failure",
-        "d5-zh-state-dify-agent-mcp-repeat",
-        # the same, with a second number rising in lockstep, in a three-lap run
-        "cline-narration-without-tool-use",
-    )
-} | {
-    # flips toward the label: the rendering finds a loop the run as written hides. Each is a
-    # miss of the run as written, listed with the misses in fixtures/loops/README.md
-    ("state_version", "d5-zh-state-research-search-loop"),
-    ("state_json+version", "d5-zh-state-research-search-loop"),
-    ("reply_counter", "d5-chat-autocontinue-all-done"),
-    ("reply_log_prefix", "d5-chat-autocontinue-all-done"),
-}
-#: Renderings whose flips are an open kind, not checked here: a reply said again behind a
-#: different apology each time ("Sorry about that! Done.", "My bad. Done."). Telling the
-#: wrapping from new content needs more than word overlap (a status line said after each new
-#: sentence is progress); bench/loop_rerender.py reports its flips.
-OPEN = {"reply_apology"}
+KNOWN = (
+    {
+        (rendering, case)
+        for rendering in ("state_version", "state_json+version")
+        for case in (
+            # the same state reported again and again while a save stamp rises: a stamp rising
+            # at one state alone is a count of work done there as much as a count of reports
+            # (ticks.py declines it), and the state no longer comes back exactly
+            "d3-zh-state-validate-stuck",
+            "openhands-context-window-condensation-loop",
+            "openhands-nine-condensations",
+            "d-state-waiting-for-lock-ticks",
+            "d5-state-only-retrying-redis",
+            "d5-zh-state-coder-tester-same-failure",
+            "d5-zh-state-dify-agent-mcp-repeat",
+            # the same, with a second number rising in lockstep, in a three-lap run
+            "cline-narration-without-tool-use",
+            # batch 6 (arrived in the fifth round): the same kind, graph runs logging a state
+            "d6-state-langgraph-search-researcher-cycle",
+            "d6-state-multiagent-handoff-triangle",
+            "d6-state-zh-presale-aftersale-pingpong",
+        )
+    }
+    | {
+        # flips toward the label: the rendering finds a loop the run as written hides. Each is a
+        # miss of the run as written, listed with the misses in fixtures/loops/README.md
+        ("state_version", "d5-zh-state-research-search-loop"),
+        ("state_json+version", "d5-zh-state-research-search-loop"),
+        ("reply_counter", "d5-chat-autocontinue-all-done"),
+        ("reply_log_prefix", "d5-chat-autocontinue-all-done"),
+        ("reply_apology", "d5-chat-autocontinue-all-done"),
+    }
+    | {
+        # a bare reply (no number, name, code or quoted value in what stays) behind an opening
+        # the run never showed it without: "Sorry about that! Thinking..." then "You're right, my
+        # bad. Thinking...". Which sentence is the framing is not decidable from the structure
+        # ("The method covers sampling. Let me know if you want more." keeps its closing line
+        # after each new section), so the two are compared only through a whole earlier reply
+        # or what they hand over (escape/framing.py); declined, not guessed
+        ("reply_apology", case)
+        for case in (
+            "d3-chat-two-agents-ping-pong",
+            "d3-zh-chat-round-counter-same-ask",
+            "d3-chat-repeat-ask-then-unstuck",
+            "d4-chat-gratitude-loop",
+            "d4-chat-stream-ny-alternation",
+            "d4-chat-react-two-actions-alternate",
+            "d5-chat-degenerate-output",
+            "openhands-monologue-broken-by-command",
+            "openhands-sdk-monologue-counter",
+            "gemini-alternating-short-phrases",
+            "d-chat-thinking-iteration-n",
+            "d6-chat-youre-welcome-runaway",
+        )
+    }
+    | {
+        # batch 6, open: a traceback handed back as a shell wrapper's stdout with exit code
+        # 0 (the rendering claims success), or inside a data/meta envelope, is read as data,
+        # its line and byte positions then news; an MCP listing in a shell wrapper whose
+        # event count rises each lap is found a lap late
+        ("shell_stdout", "d6-prose-zh-gbk-csv-decode-error"),
+        ("result_meta", "d6-prose-zh-gbk-csv-decode-error"),
+        ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
+    }
+)
+#: Renderings whose flips are an open kind, not checked here (none left).
+OPEN: set[str] = set()
 
 
 @pytest.mark.parametrize("name", sorted(set(loop_rerender.ALL) - OPEN))

@@ -161,6 +161,9 @@ def _epoch(number: float) -> bool:
 _CREDENTIAL_WORDS = frozenset(
     {"authorization", "auth", "token", "password", "passwd", "secret", "cookie", "cookies",
      "credential", "credentials", "signature", "bearer", "apikey", "csrf", "xsrf",
+     # a request's signature as open platforms name it (``sign``: Taobao, JD, WeChat Pay,
+     # Alipay; ``api_sig``): a hash of the call's parameters, its time and a secret
+     "sign", "sig",
      # a cursor is a handle: it says where a listing is, never what the agent asks for
      "cursor", "continuation"}
 )  # fmt: skip

@@ -23,7 +23,6 @@ as no news.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, deque
 from typing import Any
 
 from ..saferepr import safe_repr
@@ -34,9 +33,10 @@ from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
-from .texts import artefact, error_signature, error_template, reply_text, text_shingles
+from .replies import ReplyTexts
+from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
-from .turns import Turns
+from .turns import NUDGE, Turns
 from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
@@ -126,10 +126,6 @@ _STATE_TEXT = 4096
 _STATE_TEXTS = 4096
 #: Call and reply keys remembered, to tell that one came back (past this: start over).
 _CALL_KEYS = 4096
-#: How many distinct model texts near-duplicates are looked for among.
-_RECENT_TEXTS = 32
-#: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
-_EXACT_TEXTS = 1024
 
 
 class Keyer:
@@ -141,7 +137,6 @@ class Keyer:
         policy = policy or LoopPolicy()
         self.ignore = frozenset(policy.ignore_fields)
         self.functions = dict(policy.keys)
-        self.similarity = policy.text_similarity
         self.error_numbers = policy.error_numbers == "ignore"
         self.error_wording = policy.error_wording == "compare"
         self.provenance = Provenance()
@@ -154,12 +149,9 @@ class Keyer:
         self._call_keys: set[str] = set()  # the call and reply keys seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
-        # text -> (tokens, values, key): the exact model texts seen, and the latest of them
-        self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
-        self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
-        self._recent: deque[tuple[frozenset[str], frozenset[str], str]] = deque(
-            maxlen=_RECENT_TEXTS
-        )
+        self._texts = ReplyTexts(policy.text_similarity)
+        self._replies: dict[str, str] = {}  # what a reply says -> its first key
+        self._last_reply = ""  # what the latest reply said
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
 
@@ -312,10 +304,33 @@ class Keyer:
                 text = _as_text(mask(output, self.ignore))
             except RecursionError:  # an output inside itself: read as it is
                 text = _as_text(output)
-        key = self._text_key(text)
+        key = self._texts.key(text)
         if prompt is not None:
-            # a reply to a nudge answers nothing new: keyed by what it says alone
-            key = digest([self.turns.answered(input, prompt, text, key), key])
+            # a reply to a nudge answers nothing new: keyed by what it says alone; one that
+            # goes back to an earlier reply (ignoring its turn, after saying something else)
+            # is that reply again, whatever turn the earlier one answered: two versions handed
+            # back in turn. Not after a turn with a new number or name (a new question an old
+            # answer may answer), nor right after itself (keyed as a nudge's: the first one
+            # answered its turn).
+            answered = self.turns.answered(input, prompt, text, key)
+            first = self._replies.get(key)
+            back = (
+                answered == NUDGE
+                and first is not None
+                and key != self._last_reply
+                and not self.turns.valued
+            )
+            self._last_reply = key
+            if back and first is not None:
+                key = first
+            else:
+                if first is None:
+                    if len(self._replies) >= _CALL_KEYS:
+                        self._replies.clear()
+                    first = self._replies[key] = digest([answered, key])
+                    key = first
+                else:
+                    key = digest([answered, key])
         self._came_back(key)
         return ActionKey(None, model, "ok", key, None, "model")
 
@@ -402,46 +417,6 @@ class Keyer:
             return [self._transient_errors(v, depth + 1) for v in value]
         return value
 
-    def _text_key(self, text: str) -> str:
-        known = self._texts.get(text)
-        if known is not None:
-            self._texts.move_to_end(text)
-            self._last_text = known
-            return known[2]
-        words, values = text_shingles(text)
-        code = artefact(text)
-        # a reply that hands back code says what the code says, whatever the words around it
-        key = None if code is None else digest(["artefact", code])
-        last = self._last_text
-        if key is None and (
-            values
-            and last is not None
-            and _counted_up(values, last[1])
-            and words - values == last[0] - last[1]
-        ):
-            # the previous text again with its one number counted up by one ("I'm thinking...
-            # 1", then "... 2"): a counter, not what the text says
-            key = last[2]
-        best = 0.0
-        size = len(words)
-        if key is None:
-            for other, other_values, other_key in self._recent:
-                if values != other_values:
-                    continue  # a short text's numbers and identifiers are what it says
-                both = len(words & other)
-                union = size + len(other) - both
-                share = both / union if union else 1.0
-                if share >= self.similarity and share > best:
-                    key, best = other_key, share
-        if key is None:
-            key = digest([sorted(words), sorted(values)]) if words else digest(text)
-            self._recent.append((words, values, key))
-        entry = self._texts[text] = (words, values, key)
-        self._last_text = entry
-        if len(self._texts) > _EXACT_TEXTS:
-            self._texts.popitem(last=False)
-        return key
-
 
 def _json_args(args: Any) -> Any:
     """A call's arguments given as JSON text (as a model's tool call carries them), alone or
@@ -454,17 +429,6 @@ def _json_args(args: Any) -> Any:
         if type(parsed) is dict:
             return parsed
     return args
-
-
-def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
-    """Whether ``values`` are ``before`` with one number one higher."""
-    if len(values) != len(before):
-        return False
-    new, old = values - before, before - values
-    if len(new) != 1 or len(old) != 1:
-        return False
-    (a,), (b,) = new, old
-    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
 
 
 #: How much of a model's input text is its newest turn, when the input is one text.

@@ -24,6 +24,7 @@ from .field_names import (
     _RESULT_NAMES,
     CALL_FIELDS,
     VOLATILE_FIELDS,
+    _call_field,
     _epoch,
     _is_volatile_name,
     _label_field,
@@ -121,7 +122,17 @@ def _replace(match: re.Match[str]) -> str:
         return match.group(group) + "<n>"
     if group == "wait":
         return match.group("wait") + "<duration>"
+    if group == "duration" and match.group(0)[-1:].isalpha():
+        units = _UNIT_PARTS.findall(match.group(0))
+        if len(units) > 1 and len(set(units)) < len(units):
+            # a unit twice (``0000d0d``) is no compound duration: a hex id that drew it
+            token = match.group(0)
+            return "<id>" if len(token) >= 7 else token
     return _PLAIN[group or "digits"]
+
+
+#: The units of a compound duration (``1h30m``: h, m).
+_UNIT_PARTS = re.compile(r"(?<=\d)(ms|us|µs|ns|d|h|m|s)")
 
 
 def mask_text(text: str) -> str:
@@ -305,6 +316,8 @@ def _mask_prose(text: str, ignore: Collection[str]) -> str:
             except (ValueError, TypeError, RecursionError):
                 pass
     kept: list[str] = []
+    if "id " in text or "ID " in text or "Id " in text:
+        text = _SPACED_ID.sub(_mask_spaced_id, text)
     if "=" in text or ":" in text or "：" in text:
         text = _PAIR.sub(lambda m: _mask_pair(m, ignore), text)
         if _NAMED_NUMBER.search(text) is not None:
@@ -353,6 +366,23 @@ def _mask_pair(match: re.Match[str], ignore: Collection[str]) -> str:
         value = match.group("value")
         quote = value[0] if value[0] in "\"'" else ""
         return f"{name}{match.group('sep')}{quote}<volatile>{quote}"
+    return match.group(0)
+
+
+#: A call's id named in prose by two words, without a separator: ``correlation id 14390``,
+#: ``request ID 7f3a``, ``trace-id #88``.
+_SPACED_ID = re.compile(
+    r"(?<![\w-])(?P<name>[A-Za-z]{2,20}[ _-](?:id|ID|Id)) ?#?(?P<value>[A-Za-z0-9][\w.-]{0,80})"
+    r"(?![\w-])"
+)
+
+
+def _mask_spaced_id(match: re.Match[str]) -> str:
+    """Mask the value of a call's id named in prose (``correlation id 14390``): the name is
+    one of the fields that identify the call itself; another id (``order id 8812``) is
+    what the text is about, and stays."""
+    if _call_field(match.group("name").replace(" ", "_")):
+        return f"{match.group('name')} <volatile>"
     return match.group(0)
 
 

@@ -176,7 +176,8 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     if "`" in masked:
         # inline code (a setting, a command, a name) is what a text hands over: two texts
         # that differ in it say different things however many words they share
-        values.update("`" + _SPACE.sub(" ", c.strip()) for c in _INLINE_CODE.findall(masked)[:8])
+        # (spacing around its punctuation aside: ``http: //x;`` is ``http://x;``)
+        values.update("`" + _code(c) for c in _INLINE_CODE.findall(masked)[:8])
     if short and ("-" in masked or "_" in masked or "." in masked):
         # a name joined of words and numbers (``us-east-1``, ``eu-central-1``, ``node_3``)
         # is one identifier: another name is another item, not the same text with its
@@ -188,6 +189,12 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(tokens), frozenset(values)
 
 
+def _code(code: str) -> str:
+    """Inline code as compared: spacing collapsed, and none around punctuation."""
+    return _PUNCT_SPACE.sub(r"\1", _SPACE.sub(" ", code.strip()))
+
+
+_PUNCT_SPACE = re.compile(r"\s*([^\w\s])\s*")
 #: An inline code span (not a fence).
 _INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
 #: Words and numbers joined by ``-``, ``_`` or ``.`` into one name.

@@ -90,10 +90,12 @@ class Turns:
 
     ``limit``: the most words a nudge adds (0: no turn is a nudge)."""
 
-    __slots__ = ("_ids", "_last", "_read", "_replies", "_seen", "limit")
+    __slots__ = ("_ids", "_last", "_read", "_replies", "_seen", "limit", "valued")
 
     def __init__(self, limit: int = 3) -> None:
         self.limit = limit
+        #: Whether the latest turn read added a number or an identifier to the conversation.
+        self.valued = False
         self._seen: set[str] = set()
         # (digest of the latest turn that said something, its key, its tokens)
         self._last: tuple[str, str, set[str]] | None = None
@@ -132,6 +134,7 @@ class Turns:
         said = words(_COUNTED.sub(r"\g<word> ", _text(_newest(input))))
         replied = words(reply)
         news = said - self._seen
+        self.valued = any(t[0] == "#" or any(c.isdigit() for c in t) for t in news)
         last = self._last
         if last is not None and (last[0] == turn or _counted_up(said, last[2])):
             key = last[1]  # the same turn again (its counter up by one): as it was then
@@ -152,7 +155,7 @@ class Turns:
         return key
 
     def _nudge(self, news: set[str], replied: set[str]) -> bool:
-        if any(t[0] == "#" or any(c.isdigit() for c in t) for t in news):
+        if self.valued:
             return False  # a number or an identifier: something to act on
         added = weight(news)
         return added <= self.limit and added < weight(replied)

@@ -1,0 +1,151 @@
+"""Model texts keyed so that near-duplicates share a key, framing aside.
+
+Words in common at least ``similarity`` (the same values: a short text's numbers and
+identifiers, its inline code) make two texts one; a reply that hands back code is keyed by the
+code; the previous text with its one number counted up is that text. A reply behind a new
+opening or closing line (:mod:`.framing`) is the reply it says again: what stays is compared
+with earlier whole replies, and with earlier replies without their framing when it hands
+something over. A text found to say again two earlier keys merges them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+
+from .framing import holds_content, remainders
+from .history import digest
+from .texts import artefact, text_shingles
+
+__all__ = ["ReplyTexts"]
+
+#: How many distinct model texts (and replies without their framing) near-duplicates are
+#: looked for among.
+_RECENT_TEXTS = 64
+#: How many exact model texts keep their key (a cache: bounded, oldest dropped first).
+_EXACT_TEXTS = 1024
+
+
+class ReplyTexts:
+    """The model texts of one run, keyed (see the module). One per run."""
+
+    def __init__(self, similarity: float) -> None:
+        self.similarity = similarity
+        # text -> (tokens, values, key): the exact model texts seen, and the latest of them
+        self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
+        self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
+        # (tokens, values, key, without its framing?) of the recent model texts
+        self._recent: deque[tuple[frozenset[str], frozenset[str], str, bool]] = deque(
+            maxlen=_RECENT_TEXTS
+        )
+        self._alias: dict[str, str] = {}  # a text's key -> the key of the reply it says again
+
+    def key(self, text: str) -> str:
+        """The key of a model's text: the key of the recent text it says again, or its own."""
+        known = self._texts.get(text)
+        if known is not None:
+            self._texts.move_to_end(text)
+            self._last_text = known
+            return self._resolve(known[2])
+        words, values = text_shingles(text)
+        code = artefact(text)
+        # a reply that hands back code says what the code says, whatever the words around it
+        key = None if code is None else digest(["artefact", code])
+        last = self._last_text
+        if key is None and (
+            values
+            and last is not None
+            and _counted_up(values, last[1])
+            and words - values == last[0] - last[1]
+        ):
+            # the previous text again with its one number counted up by one ("I'm thinking...
+            # 1", then "... 2"): a counter, not what the text says
+            key = self._resolve(last[2])
+        cores = [] if code is not None else remainders(text)
+        shingled = [text_shingles(core) for core in cores]
+        if shingled and not values:
+            # a short reply behind framing that made it long: its numbers and names are
+            # still what it says ("Attempt 2: as of 20:10, GMV 13.77M")
+            values = shingled[0][1]
+        for core, (core_words, core_values) in zip(cores, shingled, strict=True):
+            if key is not None:
+                break
+            # the reply behind a new opening or closing line: the same reply when what stays
+            # says again a whole earlier reply, or hands over what an earlier one did. Read
+            # before the whole text, whose framing words may be shared with another reply
+            content = bool(core_values) or holds_content(core)
+            key = self._near(core_words, core_values, stripped=True, content=content)
+        if key is None:
+            key = self._near(words, values, stripped=False)
+        if key is None:
+            key = digest([sorted(words), sorted(values)]) if words else digest(text)
+        self._remember((words, values, key, False))
+        for core_words, core_values in shingled:
+            self._remember((core_words, core_values, key, True))
+        said = self._texts[text] = (words, values, key)
+        self._last_text = said
+        if len(self._texts) > _EXACT_TEXTS:
+            self._texts.popitem(last=False)
+        return key
+
+    def _near(
+        self,
+        words: frozenset[str],
+        values: frozenset[str],
+        *,
+        stripped: bool,
+        content: bool = False,
+    ) -> str | None:
+        """The key of the recent text ``words`` say again (words in common >= the
+        similarity, the same values), or None. A reply without its framing is compared with
+        earlier whole replies, and with earlier replies without theirs only when it hands
+        something over (``content``): two bare sentences that stay when a new one is taken
+        off (a status line after each new section) say nothing about which part is framing.
+        Every other key the text says again is the same reply: it is merged into the one
+        returned."""
+        best, found, others = 0.0, None, []
+        size = len(words)
+        for other, other_values, other_key, core in self._recent:
+            if values != other_values or (stripped and core and not content):
+                continue  # a short text's numbers and identifiers are what it says
+            both = len(words & other)
+            union = size + len(other) - both
+            share = both / union if union else 1.0
+            if share >= self.similarity:
+                other_key = self._resolve(other_key)
+                if share > best:
+                    if found is not None:
+                        others.append(found)
+                    found, best = other_key, share
+                else:
+                    others.append(other_key)
+        for other_key in others:
+            if other_key != found and found is not None:
+                if len(self._alias) >= _EXACT_TEXTS:
+                    self._alias.clear()
+                self._alias[other_key] = found
+        return found
+
+    def _remember(self, entry: tuple[frozenset[str], frozenset[str], str, bool]) -> None:
+        """Keep a text (or a reply without its framing) among the recent ones, once."""
+        if entry not in self._recent:
+            self._recent.append(entry)
+
+    def _resolve(self, key: str) -> str:
+        """The key a text's key was merged into (a reply found to be another said again)."""
+        for _ in range(8):
+            merged = self._alias.get(key)
+            if merged is None or merged == key:
+                return key
+            key = merged
+        return key
+
+
+def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
+    """Whether ``values`` are ``before`` with one number one higher."""
+    if len(values) != len(before):
+        return False
+    new, old = values - before, before - values
+    if len(new) != 1 or len(old) != 1:
+        return False
+    (a,), (b,) = new, old
+    return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
