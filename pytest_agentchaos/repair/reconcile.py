@@ -23,7 +23,7 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
 from .spec import checker_for
-from .words import find_word
+from .words import find_word, name_tokens
 
 __all__ = ["reconcile", "spoken_email", "stated", "task_spans", "written_beside"]
 
@@ -247,6 +247,26 @@ def stated(value: str, task: str) -> bool:
     return False
 
 
+#: The last word of a field name that holds identifiers (a closed class of English nouns).
+_ID_NOUNS = frozenset({"id", "ids", "key", "code", "number", "no", "ref", "uuid", "slug"})
+
+
+def _holds_ids(name: str) -> bool:
+    """Whether a field's name says it holds an identifier (``resource_id``, ``orderNumber``)."""
+    words = name_tokens(name)
+    return bool(words) and words[-1] in _ID_NOUNS
+
+
+def _held(ctx: Context) -> list[str]:
+    """The values the call's other fields hold, at any depth (one task token, one field)."""
+    from .reading import leaf_values
+
+    return [
+        str(v) for path, v in leaf_values(ctx.args)
+        if path[-1] != ctx.name and isinstance(v, (str, int)) and not isinstance(v, bool)
+    ]  # fmt: skip
+
+
 def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """The task's own spelling of a refused value (see the module), a decline when the task
     writes the value as sent, or None when nothing relates them."""
@@ -268,7 +288,7 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return None
     # a type word is a word ("issue"), not an identifier of its own ("rm-fuji"); the id beside
     # it is one no other field of the call holds (one task token fills one field)
-    held = [str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))]
+    held = _held(ctx)
     beside = {
         t for t in _beside(value, task)
         if _fits(t, schema) and not any(t in other for other in held)
@@ -276,7 +296,9 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     # a type word: words of letters, or any text without the shape the field's ids have
     # ("co2 sensor" where the description's example is "SNS-000231")
     kind_word = _TYPE_WORD.fullmatch(value) or not _shaped(value, schema)
-    if len(beside) == 1 and kind_word:
+    # where any text fits (a city, a title), a word is a value of its own, not a kind whose id
+    # the task writes next: only a field that tells values apart or holds ids takes that id
+    if len(beside) == 1 and kind_word and (_telling(schema) or _holds_ids(ctx.name)):
         token = beside.pop()
         why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
         return Fix(_STRATEGY, token, 0.85, why)
@@ -300,7 +322,7 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         )
     related: dict[str, str] = {}
     # a span another field of the call holds already fills that field: one task token, one field
-    taken = {str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))}
+    taken = set(_held(ctx))
     for span in task_spans(task):
         if span in taken:
             continue

@@ -82,7 +82,7 @@ class StrategyRounds(MissingValues):
             elif wildcard_item(problem, current):  # ["all"]: the list is the problem
                 problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
                 before = get(current, problem.path)
-                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path))
+                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path), task)
             else:
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
