@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -330,3 +331,95 @@ def test_an_address_without_scheme_is_the_task_s_address_it_cuts() -> None:
     assert http.ok and http.args == {"site": "http://example.com"}
     two = "Compare https://example.com/a with https://example.com/b."
     assert not ParamRepairer(spec).repair({"site": "example.com"}, task=two).ok
+
+
+# -- values read from the task for fields the call left out ---------------------------------
+
+#: Booking fields: schema, how a task states a value ({v}), the values drawn. A phrase ending
+#: in "!" states the value in another currency than the field's: it must never be filled.
+BOOKING = {
+    "guests": ({"type": "integer", "minimum": 1}, ["{v} guests", "for {v} guests"], range(2, 9)),
+    "nights": ({"type": "integer", "minimum": 1}, ["{v} nights", "staying {v} nights"],
+               range(2, 14)),
+    "rooms": ({"type": "integer", "minimum": 1, "description": "Number of rooms."},
+              ["{v} rooms"], range(2, 5)),
+    "stars": ({"type": "integer", "minimum": 1, "maximum": 5}, ["{v}-star", "at least {v} stars"],
+              range(2, 5)),
+    "room_type": ({"type": "string", "enum": ["single", "double", "suite"]}, ["in a {v}"],
+                  ["single", "double", "suite"]),
+    "city": ({"type": "string"}, ["in {v}"], ["Paris", "Lisbon", "Osaka"]),
+    "max_price": ({"type": "number", "description": "Highest nightly price in euros."},
+                  ["at most €{v} per night", "max {v} euros", "under ${v} a night!",
+                   "max {v} pounds!", "below {v} USD!"], [90, 150, 200]),
+}  # fmt: skip
+#: Numbers in a task that fill none of the fields.
+DISTRACTIONS = ["in room 12", "on flight 345", "at 7 pm", "on the 5th floor", "near gate 7",
+                "for a 3-day conference", "booking ref 8812", "under 300 dollars in total",
+                "the usual one", "10 minutes from the station"]  # fmt: skip
+
+
+@st.composite
+def bookings(draw: st.DrawFn) -> tuple[ToolSpec, dict[str, Any], str, dict[str, Any]]:
+    names = draw(st.lists(st.sampled_from(sorted(BOOKING)), min_size=2, max_size=5, unique=True))
+    meant: dict[str, Any] = {}
+    phrases = []
+    for name in names:
+        _, templates, values = BOOKING[name]
+        if not draw(st.booleans()):
+            continue  # the task does not state it
+        value = draw(st.sampled_from(list(values)))
+        template = draw(st.sampled_from(templates))
+        phrases.append(template.rstrip("!").format(v=value))
+        meant[name] = None if template.endswith("!") else value
+    phrases += draw(st.lists(st.sampled_from(DISTRACTIONS), max_size=2, unique=True))
+    phrases = draw(st.permutations(phrases))
+    sent = {n: v for n, v in meant.items() if v is not None and draw(st.booleans())}
+    required = [n for n in names if draw(st.booleans())]
+    spec = ToolSpec.from_schema("book_hotel", {
+        "type": "object", "properties": {n: BOOKING[n][0] for n in names},
+        "required": sorted(required), "additionalProperties": False,
+    })  # fmt: skip
+    return spec, sent, f"Book a hotel {', '.join(phrases)}.", meant
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=bookings())
+def test_a_value_filled_from_the_task_is_the_one_it_states_for_that_field(
+    scenario: tuple[ToolSpec, dict[str, Any], str, dict[str, Any]],
+) -> None:
+    spec, sent, task, meant = scenario
+    result = ParamRepairer(spec).repair(sent, task=task, now=NOW)
+    if not result.ok:
+        return
+    for name, value in result.args.items():
+        if name in sent:
+            continue
+        assert meant.get(name) is not None and _same(value, meant[name]), (
+            f"{name} filled with {value!r} from {task!r}; the task states {meant.get(name)!r}"
+        )
+
+
+@pytest.mark.parametrize(
+    ("task", "field"),
+    [
+        ("Book a hotel under 150 euros a night.", "nights"),  # an amount of euros, per night
+        ("Book a hotel in room 12.", "rooms"),  # a room's label, not a count of rooms
+        ("Book a hotel, max 90 pounds.", "max_price"),  # the field is in euros
+        ("Book a hotel, below 90 USD.", "max_price"),
+    ],
+)
+def test_a_number_the_task_ties_to_something_else_never_fills_the_field(
+    task: str, field: str
+) -> None:
+    schema = {"type": "object", "properties": {field: BOOKING[field][0]}, "required": [field]}
+    spec = ToolSpec.from_schema("book_hotel", schema)
+    result = ParamRepairer(spec).repair({}, task=task)
+    assert not result.ok, result.args
+
+
+def test_a_count_written_as_a_word_another_field_holds_is_not_read_twice() -> None:
+    spec = ToolSpec.from_schema("book_hotel", {
+        "type": "object", "properties": {n: BOOKING[n][0] for n in ("rooms", "room_type")},
+        "required": ["rooms", "room_type"]})  # fmt: skip
+    result = ParamRepairer(spec).repair({"room_type": "single"}, task="Book a single room.")
+    assert not result.ok, result.args
