@@ -423,3 +423,48 @@ def test_a_count_written_as_a_word_another_field_holds_is_not_read_twice() -> No
         "required": ["rooms", "room_type"]})  # fmt: skip
     result = ParamRepairer(spec).repair({"room_type": "single"}, task="Book a single room.")
     assert not result.ok, result.args
+
+
+# -- values the tool refused, read against the task -----------------------------------------
+
+
+def _one_text(name: str) -> ToolSpec:
+    schema = {"type": "object", "properties": {name: {"type": "string"}}, "required": [name]}
+    return ToolSpec.from_schema("tool", schema)
+
+
+@pytest.mark.parametrize("sent", ["JPY", "jpy"])
+@pytest.mark.parametrize("task", ["Convert it in JPY.", "Convert 40 units."])
+def test_a_refused_code_is_not_turned_into_its_name_without_the_field_saying_so(
+    sent: str, task: str
+) -> None:
+    result = ParamRepairer(_one_text("currency")).repair(
+        {"currency": sent}, "invalid currency: " + sent, task=task
+    )
+    assert not result.ok or result.args == {"currency": "JPY"}, result.args
+
+
+@pytest.mark.parametrize(("sent", "task"), [
+    ("ORD", "Check it, and also order ORD-0107."),  # the part every order id shares
+    ("2025", "Move it, not to 2025-08-01."),
+])  # fmt: skip
+def test_the_shared_start_of_an_id_is_not_the_task_s_id_in_full(sent: str, task: str) -> None:
+    result = ParamRepairer(_one_text("ref")).repair(
+        {"ref": sent}, f"Error: no such ref: '{sent}'", task=task
+    )
+    assert not result.ok, result.args
+
+
+def test_words_before_a_sigil_the_task_writes_are_dropped_the_sigil_kept() -> None:
+    result = ParamRepairer(_one_text("channel")).repair(
+        {"channel": "the #ops"}, "Channel the #ops not found", task="Post it in #ops."
+    )
+    assert result.ok and result.args == {"channel": "#ops"}, result.reason
+
+
+def test_a_date_cut_short_of_the_one_the_task_writes_is_not_another_day() -> None:
+    spec = ToolSpec.from_schema("tool", {
+        "type": "object", "properties": {"day": {"type": "string", "format": "date"}},
+        "required": ["day"]})  # fmt: skip
+    result = ParamRepairer(spec).repair({"day": "2025-07-1"}, task="Move it to 2025-07-14.")
+    assert not result.ok or result.args == {"day": "2025-07-14"}, result.args

@@ -29,7 +29,8 @@ __all__ = ["reconcile", "spoken_email", "stated", "task_spans", "written_beside"
 
 _STRATEGY = "rejected_value_correction"
 #: A token of the task: letters and digits joined by the marks ids and names use.
-_TOKEN = re.compile(r"[^\W_](?:[\w.@/+:-]*[^\W_])?")
+#: A token of the task; a channel's ``#`` or a mention's ``@`` the task writes is part of it.
+_TOKEN = re.compile(r"(?:(?<![\w@#])[@#])?[^\W_](?:[\w.@/+:-]*[^\W_])?")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 #: A type word ("issue", "pull request"): letters only, words apart by spaces.
 _TYPE_WORD = re.compile(r"[^\W\d_]+(?: [^\W\d_]+){0,2}")
@@ -79,7 +80,12 @@ def _relation(value: str, span: str) -> str | None:
     if len(squashed) >= 3 and " " not in span and target != squashed:
         if target.endswith(squashed) and re.search(r"[\W_]", span[: len(span) - len(value)]):
             return "with the prefix the task writes"
-        if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]):
+        # cut short, but keeping what tells it apart: "ORD" of "ORD-0107" or "2025" of
+        # "2025-07-14" is the part every such id or date shares
+        telling = 2 * len(squashed) > len(target) and (
+            not re.search(r"\d", span) or re.search(r"\d", value)
+        )
+        if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]) and telling:
             return "in full, as the task writes it"
     low, other = value.casefold(), span.casefold()
     # "Closed" / "close": a word and its inflection (an id with digits has none)

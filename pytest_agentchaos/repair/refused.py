@@ -252,7 +252,16 @@ def _undecorated(value: str, task: str) -> str | None:
             found.add(token)
     # the longest reading wins where one token holds another (feature/login over login)
     longest = [t for t in found if not any(t != o and t in o for o in found)]
-    return longest[0] if len(longest) == 1 else None
+    if len(longest) != 1:
+        return None
+    token = str(longest[0])
+    # words before a sigil the task writes too ("the #ops" where it writes "#ops"): the
+    # words are the decoration, the sigil is the task's own spelling
+    for sigil in "@#":
+        marked = sigil + token
+        if value != marked and value.endswith(marked) and _in_task(marked, task):
+            return marked
+    return token
 
 
 def _in_task(word: str, task: str) -> bool:
