@@ -289,6 +289,12 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
             and (high is None or -value <= high)
             and re.search(rf"(?<![\w.-]){re.escape(shown(-value))}(?![\w.])", task)
         ):
+            if ctx.choices_beside:  # "set -3" may mean "decrement 3": the sign is meant
+                return Decline(
+                    "clamp_value",
+                    f"{shown(value)} is below {low}, and the task says {-value}: the sign may "
+                    f"be what {', '.join(ctx.choices_beside)} should say, not a slip",
+                )
             return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
     scaled = _minor_units(value, low, high, ctx)
     if scaled is not None:

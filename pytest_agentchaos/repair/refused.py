@@ -41,6 +41,11 @@ _DAY_MONTH = re.compile(
 )
 
 
+#: A yearless day that passed this recently (a month) is the day past the user meant, not
+#: the one a year away: the tool's refusal stands.
+_RECENT_DAYS = 31
+
+
 def fix_past(value: Any, ctx: Context) -> Fix | Decline:
     """A date the tool says is past, moved to the next such day when the task names the day
     and month without a year (the model filled in a year the user did not say)."""
@@ -64,10 +69,14 @@ def fix_past(value: Any, ctx: Context) -> Fix | Decline:
     year = today.year
     try:
         moved = _dt.date(year, month, day)
+        ago = (today - moved).days
         if moved < today:
             moved = _dt.date(year + 1, month, day)
     except ValueError:  # 29 February of a year that has none
         return Decline(what, f"{shown(value)}: that day is not in the coming year")
+    if 0 < ago <= _RECENT_DAYS:
+        return Decline(what, f"{shown(value)} is past: the day the task names was {ago} days "
+                       f"ago, and {moved} is a year from what was asked")  # fmt: skip
     fixed = moved.isoformat() + match[4]
     if fixed == value:
         return Decline(what, f"{shown(value)} is the next such day already")

@@ -1,0 +1,53 @@
+"""Kinds the fifth independent dev batch showed the repairer getting wrong, each written as a
+user of the repairer meets it (not in the batch's words)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pytest_agentchaos.repair import ParamRepairer, ToolSpec
+
+NOW = dt.datetime(2026, 11, 28, 9, 0, tzinfo=dt.timezone.utc)
+
+STOCK = ToolSpec.from_schema("adjust_stock", {
+    "type": "object",
+    "properties": {"item": {"type": "string"},
+                   "mode": {"type": "string", "enum": ["set", "add", "subtract"]},
+                   "amount": {"type": "integer", "minimum": 0}},
+    "required": ["item", "mode", "amount"],
+})  # fmt: skip
+
+
+def test_a_sign_a_choice_beside_may_carry_is_not_dropped_as_a_slip() -> None:
+    call = {"item": "bolt", "mode": "set", "amount": -4}
+    result = ParamRepairer(STOCK).repair(call, task="Take 4 bolts out of stock.")
+    assert not result.ok, result.args  # "set 4" would be another request than "take 4 out"
+    # the task settles the choice beside it: the sign is then a slip
+    told = ParamRepairer(STOCK).repair(call, task="Set the bolt stock to 4 please.")
+    assert told.ok and told.args == {"item": "bolt", "mode": "set", "amount": 4}
+
+
+PAY = ToolSpec.from_schema("pay", {
+    "type": "object",
+    "properties": {"pay_on": {"type": "string", "format": "date"}}, "required": ["pay_on"],
+})  # fmt: skip
+
+
+def test_a_past_day_the_task_names_without_a_year_is_not_moved_a_year_ahead() -> None:
+    error = "pay_on 2026-11-20 is in the past"
+    result = ParamRepairer(PAY).repair(
+        {"pay_on": "2026-11-20"}, error, "Pay it on 20 November.", NOW
+    )
+    assert not result.ok, result.args
+    # a day of early next year the model dated this year is the next one
+    soon = ParamRepairer(PAY).repair({"pay_on": "2026-01-05"}, "pay_on 2026-01-05 is in the past",
+                                     "Pay it on 5 January.", NOW)  # fmt: skip
+    assert soon.ok and soon.args == {"pay_on": "2027-01-05"}, soon.reason
+
+
+def test_a_compact_date_number_the_task_does_not_give_is_declined() -> None:
+    result = ParamRepairer(PAY).repair({"pay_on": 20261206}, task="Pay the invoice.", now=NOW)
+    assert not result.ok, result.args
+    for task in ("Pay it on 2026-12-06.", "Pay it on December 6, 2026.", "Pay it 20261206."):
+        given = ParamRepairer(PAY).repair({"pay_on": 20261206}, task=task, now=NOW)
+        assert given.ok and given.args == {"pay_on": "2026-12-06"}, (task, given.reason)
