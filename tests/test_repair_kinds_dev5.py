@@ -51,3 +51,36 @@ def test_a_compact_date_number_the_task_does_not_give_is_declined() -> None:
     for task in ("Pay it on 2026-12-06.", "Pay it on December 6, 2026.", "Pay it 20261206."):
         given = ParamRepairer(PAY).repair({"pay_on": 20261206}, task=task, now=NOW)
         assert given.ok and given.args == {"pay_on": "2026-12-06"}, (task, given.reason)
+
+
+GRID = ToolSpec.from_schema("write_cells", {
+    "type": "object",
+    "properties": {"cells": {"type": "array", "items": {"type": "array",
+                                                        "items": {"type": "string"}}}},
+    "required": ["cells"],
+})  # fmt: skip
+
+
+def test_a_flat_list_where_rows_are_asked_for_is_one_row() -> None:
+    result = ParamRepairer(GRID).repair({"cells": ["a", "b", "c"]})
+    assert result.ok and result.args == {"cells": [["a", "b", "c"]]}, result.reason
+    # nested already: nothing to wrap
+    rows = ParamRepairer(GRID).repair({"cells": [["a"], ["b"]]})
+    assert rows.ok and rows.args == {"cells": [["a"], ["b"]]}
+
+
+LISTING = ToolSpec.from_schema("list_objects", {
+    "type": "object",
+    "properties": {"Bucket": {"type": "string"}, "Prefix": {"type": "string"}},
+    "required": ["Bucket"],
+})  # fmt: skip
+
+
+def test_a_value_is_not_completed_with_what_another_field_holds() -> None:
+    error = (
+        'Parameter validation failed:\nInvalid bucket name "s3://team-photos": Bucket name '
+        'must match the regex "^[a-zA-Z0-9.\\-_]{1,255}$"'
+    )
+    call = {"Bucket": "s3://team-photos", "Prefix": "raw/"}
+    result = ParamRepairer(LISTING).repair(call, error, "Show what is in s3://team-photos/raw/.")
+    assert not result.ok or result.args["Bucket"] == "team-photos", result.args

@@ -263,6 +263,18 @@ def _holds_ids(name: str) -> bool:
     return bool(words) and words[-1] in _ID_NOUNS
 
 
+def _absorbs(value: str, span: str, taken: set[str]) -> bool:
+    """Whether ``span`` adds to ``value`` what another field of the call holds already
+    ("s3://bucket/photos" for a bucket when the prefix field holds "photos/")."""
+    at = span.casefold().find(value.strip().casefold())
+    if at < 0:
+        return False
+    added = (span[:at] + " " + span[at + len(value.strip()) :]).casefold()
+    pieces = [p for p in re.split(r"[\s/:._-]+", added) if len(p) >= 3]
+    others = {t.casefold().strip("/") for t in taken if len(t) >= 3}
+    return any(piece in other.split("/") or piece == other for piece in pieces for other in others)
+
+
 def _held(ctx: Context) -> list[str]:
     """The values the call's other fields hold, at any depth (one task token, one field)."""
     from .reading import leaf_values
@@ -333,7 +345,7 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         if span in taken:
             continue
         how = _relation(value, span)
-        if how is not None and _fits(span, schema):
+        if how is not None and _fits(span, schema) and not _absorbs(value, span, taken):
             related.setdefault(span, how)
     # a span that holds another related one is the same mention, written longer: keep the
     # shortest reading of each mention

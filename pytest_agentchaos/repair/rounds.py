@@ -38,6 +38,26 @@ class StrategyRounds(MissingValues):
         nothing."""
         raise NotImplementedError  # pragma: no cover
 
+    def _flat_row(self, problem: Problem, current: dict[str, Any]) -> bool:
+        """A type problem at an item of a flat list of several scalars where the schema asks
+        for a list of lists: the list is one row, not one row per value."""
+        path = problem.path
+        if problem.kind != "type" or not path or not isinstance(path[-1], int):
+            return False
+        holder = get(current, path[:-1]) if has(current, path[:-1]) else None
+        if not isinstance(holder, list) or len(holder) < 2:
+            return False
+        if any(isinstance(item, (list, dict)) for item in holder):
+            return False
+        schema = self.spec.schema_at(path[:-1])
+        items = schema.get("items") if isinstance(schema, dict) else None
+        if not isinstance(items, dict) or items.get("type") != "array":
+            return False
+        try:
+            return bool(checker_for(schema).is_valid([holder]))
+        except Exception:
+            return False
+
     def _round(
         self,
         current: dict[str, Any],
@@ -83,6 +103,11 @@ class StrategyRounds(MissingValues):
                 problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
                 before = get(current, problem.path)
                 outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path), task)
+            elif self._flat_row(problem, current):  # ["Q1", "Q2"] for [["Q1", "Q2"]]
+                problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
+                before = get(current, problem.path)
+                outcome = Fix("wrap_in_list", [before], 0.85, f"a flat list of {len(before)} "
+                              "where a list of lists is asked for: one row of them")  # fmt: skip
             else:
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
