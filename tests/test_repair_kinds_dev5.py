@@ -84,3 +84,29 @@ def test_a_value_is_not_completed_with_what_another_field_holds() -> None:
     call = {"Bucket": "s3://team-photos", "Prefix": "raw/"}
     result = ParamRepairer(LISTING).repair(call, error, "Show what is in s3://team-photos/raw/.")
     assert not result.ok or result.args["Bucket"] == "team-photos", result.args
+
+
+TRANSFER = ToolSpec.from_schema("transfer", {
+    "type": "object",
+    "properties": {"amount": {"type": "number", "description": "Amount in US dollars."},
+                   "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                   "fee_usd_cents": {"type": "integer"},
+                   "buy_amount": {"type": "number"}, "buy_currency": {"type": "string"},
+                   "sell_currency": {"type": "string"}},
+})  # fmt: skip
+
+
+def test_a_valid_call_sending_the_task_s_amount_in_another_currency_is_declined() -> None:
+    other = ParamRepairer(TRANSFER).repair({"amount": 800, "currency": "EUR"}, task="Send 800 GBP.")
+    assert not other.ok and "GBP" in other.reason, other.args
+    # the call's own currency says what the amount is in, whatever the description's wording
+    same = ParamRepairer(TRANSFER).repair({"amount": 800, "currency": "GBP"}, task="Send 800 GBP.")
+    assert same.ok and same.strategy == "none"
+    # a currency in the field's name, an amount in its smallest unit
+    fee = ParamRepairer(TRANSFER).repair({"fee_usd_cents": 250}, task="Charge a fee of €2.50.")
+    assert not fee.ok, fee.args
+    assert ParamRepairer(TRANSFER).repair({"fee_usd_cents": 250}, task="Charge a 2.50 USD fee.").ok
+    # the currency field beside it by name: buy_amount is in buy_currency
+    pair = {"buy_amount": 1000, "buy_currency": "EUR", "sell_currency": "CHF"}
+    assert not ParamRepairer(TRANSFER).repair(pair, task="Buy 1,000 CHF with euros.").ok
+    assert ParamRepairer(TRANSFER).repair(pair, task="Buy 1,000 EUR with francs.").ok
