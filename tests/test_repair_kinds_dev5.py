@@ -110,3 +110,21 @@ def test_a_valid_call_sending_the_task_s_amount_in_another_currency_is_declined(
     pair = {"buy_amount": 1000, "buy_currency": "EUR", "sell_currency": "CHF"}
     assert not ParamRepairer(TRANSFER).repair(pair, task="Buy 1,000 CHF with euros.").ok
     assert ParamRepairer(TRANSFER).repair(pair, task="Buy 1,000 EUR with francs.").ok
+
+
+QUEUE = ToolSpec.from_schema("send", {
+    "type": "object",
+    "properties": {"body": {"type": "string"}, "delay_seconds": {"type": "integer"},
+                   "weight": {"type": "number", "description": "Weight in kilograms."}},
+})  # fmt: skip
+
+
+def test_a_valid_call_sending_the_task_s_measure_in_another_unit_is_declined() -> None:
+    late = ParamRepairer(QUEUE).repair({"delay_seconds": 5}, task="Send it 5 minutes from now.")
+    assert not late.ok and "minute" in late.reason, late.args
+    assert ParamRepairer(QUEUE).repair({"delay_seconds": 5}, task="Send it in 5 seconds.").ok
+    heavy = ParamRepairer(QUEUE).repair({"weight": 3}, task="Ship 3 lb of flour.")
+    assert not heavy.ok, heavy.args
+    assert ParamRepairer(QUEUE).repair({"weight": 3}, task="Ship 3 kg of flour.").ok
+    # a number the task counts things with is no measure
+    assert ParamRepairer(QUEUE).repair({"weight": 3}, task="Ship 3 boxes, 3 kg.").ok

@@ -14,6 +14,7 @@ task's amounts are read with their marks by CLDR's tables (:mod:`.money`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -23,7 +24,7 @@ from .codes import entity_of
 from .money import currency_codes, stated_amounts
 from .words import name_tokens
 
-__all__ = ["amount_in_other_currency"]
+__all__ = ["amount_in_other_currency", "measure_in_other_unit"]
 
 #: Words of a name that say what kind of field it is, not whose amount it holds.
 _GENERIC = frozenset({"amount", "currency", "code", "value", "total", "price", "ccy"})
@@ -96,5 +97,42 @@ def amount_in_other_currency(
                 f"{key}: the task states {value if not minor else value / 100:g} in {other}, "
                 f"and the field holds {'/'.join(sorted(wanted))}: converting it is for a tool "
                 "the user supplies"
+            )
+    return None
+
+
+_MEASURED = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[^\W\d_]{1,20})")
+
+
+def measure_in_other_unit(
+    args: Mapping[str, Any], schema: Mapping[str, Any], task: str | None
+) -> str | None:
+    """Why the call is declined when a number it sends is a measure the task states only in
+    another unit than its field's (``delay_seconds: 5`` for "5 minutes"); None otherwise. The
+    field's unit is its name's or its description's (:func:`.effective.rules_for`)."""
+    from .effective import rules_for
+    from .units import unit_name
+
+    if not task or not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return None
+    measures = [(float(m["n"]), m["u"]) for m in _MEASURED.finditer(task[:4000])]
+    if not measures:
+        return None
+    for key, value in args.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        sub = properties.get(key)
+        unit = rules_for(sub, key).unit if isinstance(sub, Mapping) else None
+        if unit is None:
+            continue
+        written = [unit_name(word) for number, word in measures if number == value]
+        written = [w for w in written if w is not None]
+        if written and unit not in written:
+            return (
+                f"{key}: the task states {value:g} in {written[0]}s, and the field is in "
+                f"{unit}s: converting it is for a tool the user supplies"
             )
     return None
