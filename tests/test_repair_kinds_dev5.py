@@ -128,3 +128,33 @@ def test_a_valid_call_sending_the_task_s_measure_in_another_unit_is_declined() -
     assert ParamRepairer(QUEUE).repair({"weight": 3}, task="Ship 3 kg of flour.").ok
     # a number the task counts things with is no measure
     assert ParamRepairer(QUEUE).repair({"weight": 3}, task="Ship 3 boxes, 3 kg.").ok
+
+
+OBJECTS = ToolSpec.from_schema("list_items", {
+    "type": "object",
+    "properties": {"Store": {"type": "string"}, "Prefix": {"type": "string"},
+                   "Limit": {"type": "integer"}, "After": {"type": "string"}},
+    "required": ["Store"], "additionalProperties": False,
+})  # fmt: skip
+UNKNOWN = (
+    'Unknown parameter in input: "{key}", must be one of: Store, Delimiter, Prefix, Limit, '
+    "After, Token, Owner, Payer"
+)
+
+
+def test_an_error_listing_the_tool_s_keys_is_no_list_of_values_for_them() -> None:
+    call = {"Store": "files", "Prefx": "2026/"}
+    result = ParamRepairer(OBJECTS).repair(
+        call, UNKNOWN.format(key="Prefx"), "List 2026/ in files."
+    )
+    assert result.ok and result.args == {"Store": "files", "Prefix": "2026/"}, result.reason
+
+
+def test_an_unknown_key_holding_a_day_the_task_writes_in_words_is_not_dropped() -> None:
+    call = {"Store": "files", "ChangedSince": "2026-11-01"}
+    error = UNKNOWN.format(key="ChangedSince")
+    for task in ("List files changed after 1 November.", "List files changed since Nov 1st."):
+        result = ParamRepairer(OBJECTS).repair(call, error, task)
+        assert not result.ok, (task, result.args)
+    other = ParamRepairer(OBJECTS).repair(call, error, "List what is in files.")
+    assert other.ok and other.args == {"Store": "files"}

@@ -132,8 +132,10 @@ class RuleInferer:
             if schema.get("format") == "date-time":
                 return None
             fix = _only_date(task, now)
-            if fix is not None and fix.value in strings_in(args):
-                return None  # the task's one date is another field's already
+            if fix is not None and any(
+                str(held).startswith(str(fix.value)) for held in strings_in(args)
+            ):
+                return None  # the task's one date is another field's already (a date-time's)
             return fix
         if (not types or "string" in types) and holds_zone(name, schema):
             return _only_zone(task, args)
