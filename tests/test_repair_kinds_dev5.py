@@ -158,3 +158,19 @@ def test_an_unknown_key_holding_a_day_the_task_writes_in_words_is_not_dropped() 
         assert not result.ok, (task, result.args)
     other = ParamRepairer(OBJECTS).repair(call, error, "List what is in files.")
     assert other.ok and other.args == {"Store": "files"}
+
+
+PLOT = ToolSpec.from_schema("plot", {
+    "type": "object", "properties": {"cells": {"type": "string"}}, "required": ["cells"],
+})  # fmt: skip
+REFUSED = "Invalid cells '{v}': expected a block like B3:F7"
+
+
+def test_a_refused_value_is_written_as_the_error_s_example_writes_its_kind() -> None:
+    for sent in ("c4:e10", "C4-E10", "c4 : e10"):
+        result = ParamRepairer(PLOT).repair({"cells": sent}, REFUSED.format(v=sent), "Plot it.")
+        assert result.ok and result.args == {"cells": "C4:E10"}, (sent, result.reason)
+    # other letters or digits, or another shape than the example's: not this rule's to fix
+    for sent in ("C4", "C4:E10:G2", "sheet C4:E10"):
+        result = ParamRepairer(PLOT).repair({"cells": sent}, REFUSED.format(v=sent), "Plot it.")
+        assert not result.ok, (sent, result.args)

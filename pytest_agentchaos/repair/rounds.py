@@ -16,6 +16,7 @@ from .calls import ToolCalls
 from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
 from .coerce import expand_wildcard
 from .effective import effective_problems, gloss, rules_for
+from .examples import error_example, like_example
 from .fixes import DROP, Context, Decline, Fix, shown
 from .missing import MissingValues
 from .paths import get, has
@@ -157,6 +158,12 @@ class StrategyRounds(MissingValues):
             return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
             return self._union(problem, value, ctx)
+        if kind == "rejected" and isinstance(value, str):
+            example = error_example(problem.message)
+            written = like_example(value, example) if example else None
+            if written is not None:
+                why = f"{shown(value)} written as the error's example {example!r} is: {written!r}"
+                return Fix("rejected_value_correction", written, 0.85, why)
         return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
