@@ -64,7 +64,28 @@ def task_states(value: Any, task: str) -> bool:
         return False
     if not isinstance(value, str) or len(value.strip()) < 2 or len(value) > 200:
         return False
-    return find_word(task.casefold(), value.strip().casefold()) >= 0
+    return find_word(task.casefold(), value.strip().casefold()) >= 0 or _day_written(value, task)
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def _day_written(value: str, task: str) -> bool:
+    """Whether the task writes the day of an ISO date with its month's English name ("1
+    November", "Nov 1st"): the same day, whether or not it gives the year."""
+    import calendar
+
+    match = _ISO_DAY.fullmatch(value.strip())
+    if match is None or not 1 <= int(match[2]) <= 12:
+        return False
+    month, day = int(match[2]), int(match[3])
+    names = "|".join({calendar.month_name[month].lower(), calendar.month_abbr[month].lower()})
+    nth = rf"0?{day}(?:st|nd|rd|th)?"
+    text = task[:4000].casefold()
+    return bool(
+        re.search(rf"(?<!\d){nth}\s+(?:of\s+)?(?:{names})\b", text)
+        or re.search(rf"\b(?:{names})\.?\s+{nth}(?!\d)", text)
+    )
 
 
 def stated_amount(value: Any, task: str) -> bool:

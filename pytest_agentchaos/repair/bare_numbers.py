@@ -65,14 +65,44 @@ def example_shape(description: str) -> re.Pattern[str] | None:
     return re.compile("".join(parts))
 
 
+def _task_gives_day(compact: str, ctx: Context) -> bool:
+    """Whether the task writes the day ``compact`` (YYYYMMDD) reads as, in any layout."""
+    import datetime as _dt
+
+    from .dates import DATE_PHRASE, read_date
+
+    task = (ctx.task or "")[:4000]
+    if compact in task:
+        return True
+    try:
+        day = _dt.date(int(compact[:4]), int(compact[4:6]), int(compact[6:]))
+    except ValueError:
+        return False
+    for phrase in DATE_PHRASE.finditer(task):
+        try:
+            if read_date(phrase.group(0).rstrip(",."), ctx.now)[0] == day:
+                return True
+        except ValueError:
+            continue
+    return day.isoformat() in task
+
+
 def number_for_a_day(text: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """A number sent for a field whose description or layout asks for a date or a time:
     read by :func:`~.date_layouts.fix_date` (from the task's evidence, or declined), never
     left as the text of a number. None for any other field."""
     from .date_layouts import fix_date, wants_a_day
 
-    if not wants_a_day(schema) or re.fullmatch(r"\d{8}", text):
+    if not wants_a_day(schema):
         return None
+    if re.fullmatch(r"\d{8}", text):  # a whole date written compactly: the task must give it
+        if _task_gives_day(text, ctx):
+            return None
+        return Decline(
+            "date_format_correction",
+            f"the number {text} reads as a date, and the task gives no such date: the model's, "
+            "not the user's",
+        )
     fixed = fix_date(text, schema, ctx)
     if fixed is None:
         return Fix(

@@ -11,7 +11,9 @@ Which table a field holds is read from its own words (name and description: a co
 currency, a language); which form it wants from its schema (a pattern, an enum) and its
 description (``English name``, ``ISO ... code``, the forms of its examples). A repair is made
 only when the value is one entity of that table and exactly one other form of it fits; a
-value the tool refused is not offered back in the form it was refused in. A currency sign
+value the tool refused is not offered back in the form it was refused in, nor in another
+form the schema and description do not name (the tool may not have the entity at all: a
+refused ``JPY`` is no evidence the field takes ``Japanese Yen``). A currency sign
 stands for a currency only when no other currency writes its sign as that one with a prefix
 (``$`` is also ``A$``, ``CA$``...: no one currency; ``€`` is the euro's alone).
 """
@@ -239,6 +241,10 @@ def recode(
         candidates = [v for v in candidates if v.casefold() != str(value).casefold()]
     if forms:
         candidates = [v for v in candidates if offers[v] in forms]
+    elif refused:
+        # refused, and nothing says the field takes another form: the tool may not have it
+        # at all, or want another value; the entity's other form is no evidence of either
+        return None
     fitting = [v for v in candidates if _fits(v, schema)]
     if not schema_decides(schema):  # only the description's case, when the schema is silent
         fitting = [v for v in fitting if offers[v] != "code" or v in (code,)]

@@ -29,6 +29,7 @@ from .negation import NONE_WORDS, negated_in_task
 from .numbers import percent_of
 from .objects import coordinates, lone_field
 from .units import unit_name
+from .words import find_word
 
 __all__ = ["convert", "parse_number"]
 
@@ -387,7 +388,7 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         if isinstance(parsed, list):
             return _fix(parsed, 0.95, "the list was sent as JSON text")
     if is_wildcard(value):
-        return expand_wildcard(value, schema)
+        return expand_wildcard(value, schema, ctx.task)
     minimum = schema.get("minItems")
     if isinstance(minimum, int) and minimum > 1:
         return Decline("wrap_in_list", f"one value where at least {minimum} are asked for")
@@ -423,11 +424,20 @@ def is_wildcard(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in _WILDCARDS
 
 
-def expand_wildcard(value: Any, schema: Mapping[str, Any]) -> Fix | Decline:
+def expand_wildcard(
+    value: Any, schema: Mapping[str, Any], task: str | None = None
+) -> Fix | Decline:
     """A wildcard where a list is asked for: every value the items' enum lists, else declined
-    (a one-item list ``["all"]`` would name a thing called "all")."""
+    (a one-item list ``["all"]`` would name a thing called "all"); declined too when the task
+    names some of the listed values and not the others (it asked for those)."""
     items = schema.get("items")
     allowed = items.get("enum") if isinstance(items, Mapping) else None
+    if isinstance(allowed, list) and allowed and task:
+        text = task.casefold()
+        named = [v for v in allowed if isinstance(v, str) and find_word(text, v.casefold()) >= 0]
+        if named and len(named) < len(allowed):
+            return Decline("wrap_in_list", f"{_short(value)} asks for every listed value, "
+                           f"but the task names only {', '.join(map(repr, named))}")  # fmt: skip
     if isinstance(allowed, list) and allowed and not _limited(schema, len(allowed)):
         return Fix("wrap_in_list", list(allowed), 0.9,
                    f"{_short(value)} asks for every listed value")  # fmt: skip

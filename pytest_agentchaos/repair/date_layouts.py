@@ -69,6 +69,16 @@ def wants_a_day(schema: Mapping[str, Any]) -> bool:
     return _layout(schema) is not None
 
 
+def _cut_from_task(value: str, task: str | None) -> str | None:
+    """The task's token that ``value`` is the start of, cut before a digit ("2025-07-1" of
+    "2025-07-14"), or None."""
+    stripped = value.strip()
+    if not task or not stripped[-1:].isdigit():
+        return None
+    found = re.search(rf"(?<![\w-]){re.escape(stripped)}\d[\w:.+-]*", task[:4000])
+    return found.group(0) if found else None
+
+
 def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """``value`` rewritten as the date, date-time or time the schema asks for, or why not;
     None when the schema asks for no layout this reads."""
@@ -77,6 +87,10 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         return None
     if layout.kind == "time":
         return _fix_time(value, layout)
+    cut = _cut_from_task(value, ctx.task)
+    if cut is not None:
+        return Decline(_STRATEGY, f"{shown(value)} is the start of {cut!r}, which the task "
+                       "writes: a digit was cut, not a day given")  # fmt: skip
     bare = bare_number_date(value, ctx) if not _COMPACT_DAY.match(value.strip()) else None
     if isinstance(bare, str):
         return Decline(_STRATEGY, bare)

@@ -86,6 +86,18 @@ class Diagnosis:
     reading: ErrorReading | None = field(default=None, compare=False)
 
 
+def _lists_parameters(problem: Problem, names: set[str]) -> bool:
+    """Whether an error's list of allowed values is the tool's own parameter names (an
+    unknown key's error listing the keys there are), not values of the field."""
+    listed = problem.expected if problem.kind == "enum" else None
+    if not isinstance(listed, list) or len(listed) < 2 or not names:
+        return False
+    keys = {v for v in listed if isinstance(v, str) and v in names}
+    own = problem.path[-1] if problem.path else None
+    # several of the tool's keys, and this field's own name or most of the keys: a key list
+    return len(keys) >= 2 and (own in keys or len(keys) * 2 > len(names))
+
+
 def diagnose(
     spec: ToolSpec | None,
     args: Mapping[str, Any],
@@ -126,7 +138,10 @@ def diagnose(
                          error_class=error_class, reading=reading)  # fmt: skip
     if reading is not None:
         known = {p.path for p in problems}
+        names = set(spec.parameters.get("properties") or ()) if spec is not None else set()
         for problem in reading.problems:
+            if _lists_parameters(problem, names):
+                continue  # "must be one of: Bucket, Prefix, ...": the tool's keys, no values
             if problem.path not in known:
                 problems.append(problem)
                 known.add(problem.path)

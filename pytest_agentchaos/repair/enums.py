@@ -45,7 +45,27 @@ def normal(text: str) -> str:
 
 def match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decline | None:
     """The allowed value ``value`` stands for, or why it cannot be told; None when ``value``
-    is already allowed."""
+    is already allowed. A value read out of another spelling is declined when the task names
+    other allowed values and not it: the task asked for one of those."""
+    found = _match_enum(value, allowed, ctx)
+    if not isinstance(found, Fix) or not isinstance(found.value, str) or not ctx.task:
+        return found
+    if isinstance(value, str) and normal(value) == normal(found.value):
+        return found  # the value sent, written differently: the model's own choice
+    from .task_enums import members_named, words_of
+
+    named = members_named([a for a in allowed if isinstance(a, str)], ctx.task)
+    mine = words_of(found.value)
+    # a value named that shares a word with the one read is part of it, not another choice
+    if named and not any(mine & words_of(other) for other in named):
+        return Decline(
+            "enum_value_correction",
+            f"{shown(value)} reads as {found.value!r}, but the task names {_listed(named)}",
+        )
+    return found
+
+
+def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decline | None:
     if value in allowed and not isinstance(value, bool):
         return None
     choices = [a for a in allowed if isinstance(a, str)]

@@ -55,6 +55,9 @@ class Context:
     fuzzy_score: float = 85.0
     #: The field's description (from its schema), cut to 2,000 characters.
     description: str = ""
+    #: The fields beside this one that offer a choice of values (an enum): a mode or a
+    #: direction there may be what a sign or a word of this value means.
+    choices_beside: tuple[str, ...] = ()
 
 
 def schema_types(schema: Mapping[str, Any]) -> list[str]:

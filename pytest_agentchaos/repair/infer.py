@@ -123,13 +123,19 @@ class RuleInferer:
         if ended is not None:
             return _fix(ended[0], 0.85, ended[1])
         if types and set(types) & {"integer", "number"}:
-            return _number_near(words, task, "integer" in types)
+            held = {v.casefold() for v in strings_in(args)}
+            near = _number_near(words, task, "integer" in types, name, held)
+            if near is not None and _measured_otherwise(near.value, task, schema, name):
+                return None
+            return near
         if schema.get("format") in ("date", "date-time") or "date" in words:
             if schema.get("format") == "date-time":
                 return None
             fix = _only_date(task, now)
-            if fix is not None and fix.value in strings_in(args):
-                return None  # the task's one date is another field's already
+            if fix is not None and any(
+                str(held).startswith(str(fix.value)) for held in strings_in(args)
+            ):
+                return None  # the task's one date is another field's already (a date-time's)
             return fix
         if (not types or "string" in types) and holds_zone(name, schema):
             return _only_zone(task, args)
@@ -245,20 +251,104 @@ def _name_words(name: str) -> set[str]:
     return words | {w.rstrip("s") for w in words} | {w + "s" for w in words}
 
 
+def _measured_otherwise(number: Any, task: str, schema: Mapping[str, Any], name: str) -> bool:
+    """Whether the task writes ``number`` in another currency or unit than the field's
+    description (or name) states: "max 90 pounds" for a price in euros is no 90 euros."""
+    from .audit import _other_currency, described_currency
+    from .effective import rules_for
+    from .money import currency_codes
+    from .units import unit_name
+
+    wanted = described_currency(str(schema.get("description", "")))
+    unit = rules_for(schema, name).unit
+    if wanted is None and unit is None:
+        return False
+    digits = re.escape(str(number))
+    for match in re.finditer(
+        rf"(?<![\w.])(?P<pre>[^\w\s]?)\s?{digits}(?![\w.]?\d)\s?(?P<post>[^\W\d]+|[^\w\s])?",
+        task[:4000],
+    ):
+        marks = [m for m in (match["pre"], match["post"]) if m]
+        for mark in marks:
+            if wanted is not None and (currency_codes(mark) or _is_sign(mark)):
+                sign = _sign_name(mark)
+                if _other_currency(sign or mark.lower(), wanted):
+                    return True
+            if unit is not None and len(mark) > 0:
+                written = unit_name(mark.rstrip("."))
+                if written is not None and written != unit:
+                    return True
+    return False
+
+
+def _is_sign(mark: str) -> bool:
+    import unicodedata
+
+    return len(mark) == 1 and unicodedata.category(mark) == "Sc"
+
+
+def _sign_name(mark: str) -> str | None:
+    from .audit import currency_of
+
+    return currency_of(f"{mark}1") if _is_sign(mark) else None
+
+
+def _name_words_as_given(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return {w.lower() for w in re.split(r"[_\W]+", spaced) if len(w) > 1}
+
+
+#: Words that make a number a rate ("150 euros a night", "3 per day"): a closed class.
+_RATE = frozenset({"a", "an", "per", "each", "every"})
+
+
+def _measures_another(between: list[str]) -> bool:
+    """Whether words between a number and a field's name say the number measures something
+    else: a rate's article, a currency, a unit."""
+    from .money import currency_codes
+    from .units import unit_of
+
+    for word in between:
+        word = word.lower()
+        if word in _RATE or currency_codes(word) or (len(word) > 2 and unit_of(word) is not None):
+            return True
+    return False
+
+
 #: How a task writes some words of parameter names ("PR 17" for a pull request's number).
 _SHORT = {"pull": ("pr",), "request": ("req",), "quantity": ("qty",), "number": ("no",)}
 
 
-def _number_near(words: set[str], task: str, integer: bool) -> Fix | None:
+def _number_near(
+    words: set[str],
+    task: str,
+    integer: bool,
+    name: str = "",
+    held: frozenset[str] | set[str] = frozenset(),
+) -> Fix | None:
     if not words:
         return None
     noun = "(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")"
-    before = re.compile(rf"\b{_NUMBER}\s+(?:[a-z]+\s+){{0,2}}?{noun}\b", re.IGNORECASE)
-    after = re.compile(rf"\b{noun}\s*(?:[:=]|of|is|are|count)?\s*{_NUMBER}\b", re.IGNORECASE)
+    before = re.compile(
+        rf"\b(?P<n>{_NUMBER})(?:\s+|-)(?P<between>(?:[a-z]+\s+){{0,2}}?)(?P<noun>{noun})\b",
+        re.IGNORECASE,
+    )
+    after = re.compile(
+        rf"\b(?P<noun>{noun})\s*(?P<tie>[:=]|of|is|are|count)?\s*(?P<n>{_NUMBER})\b",
+        re.IGNORECASE,
+    )
+    plural = {w for w in _name_words_as_given(name) if len(w) > 3 and w.endswith("s")}
     values = set()
     for pattern in (before, after):
         for match in pattern.finditer(task):
-            word = match.group(1).lower()
+            parts = match.groupdict()
+            if parts.get("between") and _measures_another(parts["between"].split()):
+                continue  # "150 euros a night": the number is an amount of euros
+            if pattern is after and not parts.get("tie") and parts["noun"].lower() + "s" in plural:
+                continue  # "room 12" is a room's label, not a count of rooms
+            word = parts["n"].lower()
+            if word.split()[-1] in held:
+                continue  # "a single room" where "single" is the room type: one token, one field
             number = float(_NUMBER_WORDS.get(word, word))
             values.add(int(number) if number.is_integer() else number)
     if not values and words & {"number", "id", "no"}:  # "#17": the one number so marked

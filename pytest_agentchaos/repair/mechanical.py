@@ -169,6 +169,25 @@ _WEB_ADDRESS = re.compile(
 )
 
 
+_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>\"']+")
+
+
+def _task_urls_extending(address: str, task: str | None) -> list[str]:
+    """The addresses the task writes (with their scheme) that are ``address`` or go on from
+    it: a scheme-less value is the task's address, cut."""
+    if not task:
+        return []
+    found = []
+    for match in _URL_IN_TEXT.finditer(task[:4000]):
+        url = match.group(0).rstrip(".,;:!?)]")
+        rest = url.split("://", 1)[1]
+        if rest.casefold().startswith(address.casefold()):
+            tail = rest[len(address) :]
+            if not tail or not (tail[0].isalnum() or tail[0] in "-_"):
+                found.append(url)
+    return list(dict.fromkeys(found))
+
+
 def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
     """An email, UUID or URI cleaned of wrapping; None for formats this does not know."""
     if not isinstance(value, str):
@@ -206,6 +225,14 @@ def fix_format(value: Any, fmt: str, ctx: Context) -> Fix | Decline | None:
             return Fix("format_correction", encoded, 0.9, "the URI with its spaces encoded")
         if fixed != value and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", fixed):
             return Fix("format_correction", fixed, 0.95, "the URI without what surrounded it")
+        if _WEB_ADDRESS.match(fixed):
+            written = _task_urls_extending(fixed, ctx.task)
+            if len(written) == 1:
+                why = f"{shown(value)} is the start of the address the task writes"
+                return Fix("format_correction", written[0], 0.85, why)
+            if written:
+                why = f"{shown(value)} starts {written[0]!r} and {written[1]!r}"
+                return Decline("format_correction", why)
         if _WEB_ADDRESS.match(fixed) and _SENDS_TO.search(ctx.name + " " + ctx.description):
             return Decline(
                 "format_correction",
@@ -262,6 +289,12 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
             and (high is None or -value <= high)
             and re.search(rf"(?<![\w.-]){re.escape(shown(-value))}(?![\w.])", task)
         ):
+            if ctx.choices_beside:  # "set -3" may mean "decrement 3": the sign is meant
+                return Decline(
+                    "clamp_value",
+                    f"{shown(value)} is below {low}, and the task says {-value}: the sign may "
+                    f"be what {', '.join(ctx.choices_beside)} should say, not a slip",
+                )
             return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
     scaled = _minor_units(value, low, high, ctx)
     if scaled is not None:

@@ -16,13 +16,14 @@ from .choose import confidence_ok, sound
 from .effective import rules_for
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer
-from .paths import field_of
+from .paths import field_of, get, has
 from .plain import not_json
 from .policy import STRATEGIES
 from .progress import apply_fix, found_fix, required
 from .proposers import candidates_of
 from .results import RepairStep
 from .spec import Problem, checker_for
+from .words import find_word
 
 __all__ = ["MissingValues"]
 
@@ -199,8 +200,18 @@ class MissingValues(ToolCalls):
         name = next((str(p) for p in reversed(problem.path) if isinstance(p, str)), "")
         schema = problem.schema or self.spec.schema_at(problem.path)
         described = str(schema.get("description", ""))[:2000]
+        parent = self.spec.schema_at(problem.path[:-1]) if problem.path else {}
+        siblings = parent.get("properties") if isinstance(parent, dict) else None
+        holder = get(current, problem.path[:-1]) if has(current, problem.path[:-1]) else None
+        # a choice the task itself writes is settled: it says nothing a sign could mean
+        beside = tuple(
+            key for key, sub in (siblings.items() if isinstance(siblings, dict) else ())
+            if key != name and isinstance(sub, dict) and len(sub.get("enum") or ()) >= 2
+            and isinstance(holder, dict) and isinstance(holder.get(key), str)
+            and find_word((task or "")[:4000].casefold(), holder[key].casefold()) < 0
+        )  # fmt: skip
         return Context(name, current, task, now, self.policy.synonyms, self.policy.fuzzy_score,
-                       described)  # fmt: skip
+                       described, beside)  # fmt: skip
 
     def _undeclared_holders(
         self, problem: Problem, schema: Any, current: dict[str, Any]

@@ -23,13 +23,14 @@ from typing import Any
 
 from .fixes import Context, Decline, Fix, shown
 from .spec import checker_for
-from .words import find_word
+from .words import find_word, name_tokens
 
 __all__ = ["reconcile", "spoken_email", "stated", "task_spans", "written_beside"]
 
 _STRATEGY = "rejected_value_correction"
 #: A token of the task: letters and digits joined by the marks ids and names use.
-_TOKEN = re.compile(r"[^\W_](?:[\w.@/+:-]*[^\W_])?")
+#: A token of the task; a channel's ``#`` or a mention's ``@`` the task writes is part of it.
+_TOKEN = re.compile(r"(?:(?<![\w@#])[@#])?[^\W_](?:[\w.@/+:-]*[^\W_])?")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 #: A type word ("issue", "pull request"): letters only, words apart by spaces.
 _TYPE_WORD = re.compile(r"[^\W\d_]+(?: [^\W\d_]+){0,2}")
@@ -79,7 +80,12 @@ def _relation(value: str, span: str) -> str | None:
     if len(squashed) >= 3 and " " not in span and target != squashed:
         if target.endswith(squashed) and re.search(r"[\W_]", span[: len(span) - len(value)]):
             return "with the prefix the task writes"
-        if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]):
+        # cut short, but keeping what tells it apart: "ORD" of "ORD-0107" or "2025" of
+        # "2025-07-14" is the part every such id or date shares
+        telling = 2 * len(squashed) > len(target) and (
+            not re.search(r"\d", span) or re.search(r"\d", value)
+        )
+        if target.startswith(squashed) and re.search(r"[\W_]", span[len(value) :][:1]) and telling:
             return "in full, as the task writes it"
     low, other = value.casefold(), span.casefold()
     # "Closed" / "close": a word and its inflection (an id with digits has none)
@@ -247,6 +253,38 @@ def stated(value: str, task: str) -> bool:
     return False
 
 
+#: The last word of a field name that holds identifiers (a closed class of English nouns).
+_ID_NOUNS = frozenset({"id", "ids", "key", "code", "number", "no", "ref", "uuid", "slug"})
+
+
+def _holds_ids(name: str) -> bool:
+    """Whether a field's name says it holds an identifier (``resource_id``, ``orderNumber``)."""
+    words = name_tokens(name)
+    return bool(words) and words[-1] in _ID_NOUNS
+
+
+def _absorbs(value: str, span: str, taken: set[str]) -> bool:
+    """Whether ``span`` adds to ``value`` what another field of the call holds already
+    ("s3://bucket/photos" for a bucket when the prefix field holds "photos/")."""
+    at = span.casefold().find(value.strip().casefold())
+    if at < 0:
+        return False
+    added = (span[:at] + " " + span[at + len(value.strip()) :]).casefold()
+    pieces = [p for p in re.split(r"[\s/:._-]+", added) if len(p) >= 3]
+    others = {t.casefold().strip("/") for t in taken if len(t) >= 3}
+    return any(piece in other.split("/") or piece == other for piece in pieces for other in others)
+
+
+def _held(ctx: Context) -> list[str]:
+    """The values the call's other fields hold, at any depth (one task token, one field)."""
+    from .reading import leaf_values
+
+    return [
+        str(v) for path, v in leaf_values(ctx.args)
+        if path[-1] != ctx.name and isinstance(v, (str, int)) and not isinstance(v, bool)
+    ]  # fmt: skip
+
+
 def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """The task's own spelling of a refused value (see the module), a decline when the task
     writes the value as sent, or None when nothing relates them."""
@@ -268,7 +306,7 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         return None
     # a type word is a word ("issue"), not an identifier of its own ("rm-fuji"); the id beside
     # it is one no other field of the call holds (one task token fills one field)
-    held = [str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))]
+    held = _held(ctx)
     beside = {
         t for t in _beside(value, task)
         if _fits(t, schema) and not any(t in other for other in held)
@@ -276,7 +314,9 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     # a type word: words of letters, or any text without the shape the field's ids have
     # ("co2 sensor" where the description's example is "SNS-000231")
     kind_word = _TYPE_WORD.fullmatch(value) or not _shaped(value, schema)
-    if len(beside) == 1 and kind_word:
+    # where any text fits (a city, a title), a word is a value of its own, not a kind whose id
+    # the task writes next: only a field that tells values apart or holds ids takes that id
+    if len(beside) == 1 and kind_word and (_telling(schema) or _holds_ids(ctx.name)):
         token = beside.pop()
         why = f"{shown(value)} is the kind of thing; the task writes its id {token!r}"
         return Fix(_STRATEGY, token, 0.85, why)
@@ -300,12 +340,12 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
         )
     related: dict[str, str] = {}
     # a span another field of the call holds already fills that field: one task token, one field
-    taken = {str(v) for k, v in ctx.args.items() if k != ctx.name and isinstance(v, (str, int))}
+    taken = set(_held(ctx))
     for span in task_spans(task):
         if span in taken:
             continue
         how = _relation(value, span)
-        if how is not None and _fits(span, schema):
+        if how is not None and _fits(span, schema) and not _absorbs(value, span, taken):
             related.setdefault(span, how)
     # a span that holds another related one is the same mention, written longer: keep the
     # shortest reading of each mention

@@ -41,6 +41,11 @@ _DAY_MONTH = re.compile(
 )
 
 
+#: A yearless day that passed this recently (a month) is the day past the user meant, not
+#: the one a year away: the tool's refusal stands.
+_RECENT_DAYS = 31
+
+
 def fix_past(value: Any, ctx: Context) -> Fix | Decline:
     """A date the tool says is past, moved to the next such day when the task names the day
     and month without a year (the model filled in a year the user did not say)."""
@@ -64,10 +69,14 @@ def fix_past(value: Any, ctx: Context) -> Fix | Decline:
     year = today.year
     try:
         moved = _dt.date(year, month, day)
+        ago = (today - moved).days
         if moved < today:
             moved = _dt.date(year + 1, month, day)
     except ValueError:  # 29 February of a year that has none
         return Decline(what, f"{shown(value)}: that day is not in the coming year")
+    if 0 < ago <= _RECENT_DAYS:
+        return Decline(what, f"{shown(value)} is past: the day the task names was {ago} days "
+                       f"ago, and {moved} is a year from what was asked")  # fmt: skip
     fixed = moved.isoformat() + match[4]
     if fixed == value:
         return Decline(what, f"{shown(value)} is the next such day already")
@@ -252,7 +261,16 @@ def _undecorated(value: str, task: str) -> str | None:
             found.add(token)
     # the longest reading wins where one token holds another (feature/login over login)
     longest = [t for t in found if not any(t != o and t in o for o in found)]
-    return longest[0] if len(longest) == 1 else None
+    if len(longest) != 1:
+        return None
+    token = str(longest[0])
+    # words before a sigil the task writes too ("the #ops" where it writes "#ops"): the
+    # words are the decoration, the sigil is the task's own spelling
+    for sigil in "@#":
+        marked = sigil + token
+        if value != marked and value.endswith(marked) and _in_task(marked, task):
+            return marked
+    return token
 
 
 def _in_task(word: str, task: str) -> bool:

@@ -31,6 +31,7 @@ from ..trace.events import Repair
 from ..trace.values import capture
 from .audit import audit
 from .compound import flatten_wrapper, reshape
+from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
 from .lint import lint, rename_all
@@ -237,7 +238,10 @@ class ParamRepairer(StrategyRounds):
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
-        ignored = _ignored_but_stated(args, self.spec.resolved, task)
+        ignored = _ignored_but_stated(args, self.spec.resolved, task) or (
+            amount_in_other_currency(args, self.spec.resolved, task)
+            or measure_in_other_unit(args, self.spec.resolved, task)
+        )
         if ignored is not None:
             return RepairResult(False, None, "report_unrecoverable", 0.0, ignored, tuple(steps))
         if self.policy.allows(ORDER_STRATEGY):

@@ -16,6 +16,7 @@ from .calls import ToolCalls
 from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
 from .coerce import expand_wildcard
 from .effective import effective_problems, gloss, rules_for
+from .examples import error_example, like_example
 from .fixes import DROP, Context, Decline, Fix, shown
 from .missing import MissingValues
 from .paths import get, has
@@ -37,6 +38,26 @@ class StrategyRounds(MissingValues):
         """A repairer of one branch of a union alone, with this one's policy, recording
         nothing."""
         raise NotImplementedError  # pragma: no cover
+
+    def _flat_row(self, problem: Problem, current: dict[str, Any]) -> bool:
+        """A type problem at an item of a flat list of several scalars where the schema asks
+        for a list of lists: the list is one row, not one row per value."""
+        path = problem.path
+        if problem.kind != "type" or not path or not isinstance(path[-1], int):
+            return False
+        holder = get(current, path[:-1]) if has(current, path[:-1]) else None
+        if not isinstance(holder, list) or len(holder) < 2:
+            return False
+        if any(isinstance(item, (list, dict)) for item in holder):
+            return False
+        schema = self.spec.schema_at(path[:-1])
+        items = schema.get("items") if isinstance(schema, dict) else None
+        if not isinstance(items, dict) or items.get("type") != "array":
+            return False
+        try:
+            return bool(checker_for(schema).is_valid([holder]))
+        except Exception:
+            return False
 
     def _round(
         self,
@@ -82,7 +103,12 @@ class StrategyRounds(MissingValues):
             elif wildcard_item(problem, current):  # ["all"]: the list is the problem
                 problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
                 before = get(current, problem.path)
-                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path))
+                outcome = expand_wildcard(before[0], self.spec.schema_at(problem.path), task)
+            elif self._flat_row(problem, current):  # ["Q1", "Q2"] for [["Q1", "Q2"]]
+                problem = dataclasses.replace(problem, path=problem.path[:-1], kind="type")
+                before = get(current, problem.path)
+                outcome = Fix("wrap_in_list", [before], 0.85, f"a flat list of {len(before)} "
+                              "where a list of lists is asked for: one row of them")  # fmt: skip
             else:
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
@@ -132,6 +158,12 @@ class StrategyRounds(MissingValues):
             return rename_or_drop(problem, value, current, self.spec, missing)
         if kind == "union":
             return self._union(problem, value, ctx)
+        if kind == "rejected" and isinstance(value, str):
+            example = error_example(problem.message)
+            written = like_example(value, example) if example else None
+            if written is not None:
+                why = f"{shown(value)} written as the error's example {example!r} is: {written!r}"
+                return Fix("rejected_value_correction", written, 0.85, why)
         return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:

@@ -16,7 +16,7 @@ import re
 
 from .words import name_tokens
 
-__all__ = ["base_form", "named_by_task"]
+__all__ = ["base_form", "members_named", "named_by_task", "words_of"]
 
 #: English inflectional and derivational endings ("commented", "locally"): a closed class.
 _SUFFIXES = ("ally", "ing", "es", "ed", "ly", "er", "al", "ic", "s", "d", "e")
@@ -87,3 +87,31 @@ def named_by_task(text: str, choices: list[str], task: str | None) -> str | None
                 named.append(choice)
                 break
     return named[0] if len(named) == 1 else None
+
+
+_PATHLIKE = re.compile(r"[^\W_][./\\@:][^\W_]|/")
+
+
+def words_of(choice: str) -> set[str]:
+    """An allowed value's words in their base form."""
+    return {base_form(w) for w in _words(" ".join(name_tokens(choice)))}
+
+
+def members_named(choices: list[str], task: str | None) -> list[str]:
+    """The allowed values the task writes as words (any inflection), not after a negation nor
+    inside a file name, a path or an address (``release.tar.gz`` names no ``tar``)."""
+    if not task or not choices:
+        return []
+    prose = " ".join(t for t in task[:4000].split() if not _PATHLIKE.search(t))
+    spoken = _words(prose)[:600]
+    bases = [base_form(w) for w in spoken]
+    named = []
+    for choice in choices:
+        words = [base_form(w) for w in _words(" ".join(name_tokens(choice)))]
+        if not words or all(len(w) < 3 for w in words):
+            continue
+        for k in range(len(bases) - len(words) + 1):
+            if bases[k : k + len(words)] == words and not (k and spoken[k - 1] in _NEGATING):
+                named.append(choice)
+                break
+    return named
