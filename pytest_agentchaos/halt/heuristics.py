@@ -155,7 +155,8 @@ class Watch:
         # a state never seen before: the environment moved (a logged state is evidence both
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
-        informative = news or (rising and not counted_again) or acted or moved
+        # a failure whose stated count reaches a new low (fewer tests failing) is progress
+        informative = news or (rising and not counted_again) or acted or moved or step.lower
         if informative:
             self.real_at = step.index
         elif (
@@ -323,7 +324,8 @@ class Watch:
         """A counter that falls, or stays flat while the agent redoes work it did since the
         counter last rose (a strike at once) or brings nothing new for a while (after
         ``stagnation_steps``). New information while the counter waits is work: a step of
-        it, or one just before (drafting a section, then checking it)."""
+        it, or one just before (drafting a section, then checking it); a failure whose stated
+        count reaches a new low (:attr:`.Observation.lower`) is the work moving as a rise is."""
         value = step.progress
         if value is None:
             return self._signal("progress", step, False, "")
@@ -333,7 +335,7 @@ class Watch:
                 "progress", step, True,
                 f"progress counts past its own total ({value:g} of {self.total:g})", window=10**9,
             )  # fmt: skip
-        if last is None or value > last:
+        if last is None or value > last or step.lower:
             self.flat = 0
             self.rose_at = step.index
             self._reset("progress")
