@@ -358,10 +358,24 @@ class Watch:
         )
 
     def _apology(self, step: Observation) -> Signal:
+        """The same failure again after the agent said it was sorry or had fixed it; in a
+        conversation (replies, no tool call), a reply apologising for the reply before it
+        when that one apologised too: the user turned both down, and each such turn is one
+        more. A reply that apologises for nothing halves the evidence (a refinement
+        apologises now and then, an apology loop every turn)."""
         claims = bool(_APOLOGY.search(step.output[:4000]))
         strike = False
         if step.ok is False and self.claimed_at is not None:
             strike = self.failures.seen(step.tool or "", step.failure or step.error)
+        reply = step.tool is None and step.ok is None and step.worked is None
+        after_reply = (
+            bool(self.history) and self.history[-1].tool is None and (self.history[-1].ok is None)
+        )
+        # the first apology in a row is a retry (one is normal); each further one a strike
+        again = self.claimed_at is not None and self.claimed_at == step.index - 1
+        retracts = reply and claims and after_reply and again and not strike
+        if reply and after_reply and not claims:
+            self._decay("apology")
         if claims:
             self.claimed_at = step.index
         if step.ok is True:
@@ -370,9 +384,12 @@ class Watch:
         repeated = claims and any(o.digest == step.digest for o in self.history)
         reason = (
             "the same failure again after the agent said it was sorry or had fixed it"
-            if strike else "the same apology again"
+            if strike
+            else "the agent apologises for its last answer again (turned down again)"
+            if retracts and not repeated
+            else "the same apology again"
         )  # fmt: skip
-        return self._signal("apology", step, strike or repeated, reason)
+        return self._signal("apology", step, strike or repeated or retracts, reason)
 
     def _self_reference(self, step: Observation, informative: bool) -> Signal:
         talks = bool(_SELF.search(step.output[:4000]))
@@ -541,8 +558,8 @@ def _waits(step: Observation) -> bool:
 _APOLOGY = re.compile(
     r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"
     r"(?:fixed|corrected|resolved)|(?:this|that|it) should (?:now )?(?:work|be fixed)|"
-    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|我的错|已(?:经)?修(?:复|正)|"
-    r"这次应该",
+    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|道歉|我的错|"
+    r"已(?:经)?修(?:复|正)|这次应该",
     re.IGNORECASE,
 )
 _SELF = re.compile(
