@@ -190,11 +190,11 @@ class Watch:
             self._novelty(step, informative),
             # each redo while the counter waits, a repetition or not: a halt needs one
             # heuristic's full strikes, so one event in two heuristics adds no early halt
-            self._progress(step, redone, moved),
+            self._progress(step, redone, moved, acted),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
-            self._drift(step, informative),
+            self._drift(step, informative, rising),
             self._tool_failure(step, rising),
             self._state(step, informative, rising, rose_before),
         ]
@@ -319,7 +319,11 @@ class Watch:
         return self.total is not None and step.progress is not None and step.progress > self.total
 
     def _progress(
-        self, step: Observation, redone: list[Observation], moved: bool = False
+        self,
+        step: Observation,
+        redone: list[Observation],
+        moved: bool = False,
+        acted: bool = False,
     ) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
         counter last rose (a strike at once) or brings nothing new for a while (after
@@ -342,7 +346,13 @@ class Watch:
             return self._signal("progress", step, False, "")
         self.flat += 1
         redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
-        idle = self.flat >= self.policy.stagnation_steps and step.index - self.last_news >= 2
+        # (a call that worked and redoes nothing is work, not idling: closing the tickets
+        # after the last one was counted)
+        idle = (
+            self.flat >= self.policy.stagnation_steps
+            and step.index - self.last_news >= 2
+            and not acted
+        )
         # a state never seen before is the environment moving: work between two counts
         # (drain, upgrade, reboot one host, then count it), not a redo nor idling, unless
         # the step says it does that again (a file polished once more changes it too)
@@ -429,9 +439,10 @@ class Watch:
             f"steps alternate between two answers (A -> B -> A) at step {step.index}",
         )  # fmt: skip
 
-    def _drift(self, step: Observation, informative: bool) -> Signal:
-        """Steps off the task's words and off the work it led to (:mod:`.drift`)."""
-        verdict = self.topic.read(step, informative)
+    def _drift(self, step: Observation, informative: bool, rising: bool = False) -> Signal:
+        """Steps off the task's words and off the work it led to (:mod:`.drift`); a step
+        whose progress counter rises is the work."""
+        verdict = self.topic.read(step, informative, rising)
         if verdict.decay:
             self._decay("drift")
         return self._signal("drift", step, verdict.strike, verdict.reason, window=verdict.window)
