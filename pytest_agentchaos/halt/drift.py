@@ -56,10 +56,11 @@ class Topic:
     def __post_init__(self) -> None:
         self.task_words = stems(keywords(self.task))
 
-    def read(self, step: Observation, informative: bool) -> Verdict:
+    def read(self, step: Observation, informative: bool, rising: bool = False) -> Verdict:
         """Whether ``step`` is one more step adrift (``informative``: it brought news or
-        progress). Talk (no call) off the topic twice in a row is drift at once; actions, a
-        third step in a row."""
+        progress; ``rising``: the run's own progress counter rose, so the step is the work,
+        whatever its words). Talk (no call) off the topic twice in a row is drift at once;
+        actions, a third step in a row."""
         done = _DONE.search(step.output[:4000]) and step.ok is not False
         if done and self.completed_at is None:
             self.completed_at = step.index
@@ -100,9 +101,10 @@ class Topic:
         }  # fmt: skip
         work_shared = (content & self.vocabulary.keys()) - common
         # a step that progressed needs one shared word, any other two
-        if _weight(task_shared) >= 1 or _weight(work_shared) >= (1 if informative else 2):
+        on_task = _weight(task_shared) >= 1 or (rising and step.ok is not False)
+        if on_task or _weight(work_shared) >= (1 if informative else 2):
             self.on_topic_seen = True
-            if informative or _weight(task_shared) >= 1:
+            if informative or on_task:
                 # on the task, or on the work it led to with progress: its words are topic
                 for word in content - common:
                     self.vocabulary[word] = step.index

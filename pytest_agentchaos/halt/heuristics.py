@@ -155,7 +155,8 @@ class Watch:
         # a state never seen before: the environment moved (a logged state is evidence both
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
-        informative = news or (rising and not counted_again) or acted or moved
+        # a failure whose stated count reaches a new low (fewer tests failing) is progress
+        informative = news or (rising and not counted_again) or acted or moved or step.lower
         if informative:
             self.real_at = step.index
         elif (
@@ -189,11 +190,11 @@ class Watch:
             self._novelty(step, informative),
             # each redo while the counter waits, a repetition or not: a halt needs one
             # heuristic's full strikes, so one event in two heuristics adds no early halt
-            self._progress(step, redone, moved),
+            self._progress(step, redone, moved, acted),
             self._apology(step),
             self._self_reference(step, informative),
             self._oscillation(step, similar, informative),
-            self._drift(step, informative),
+            self._drift(step, informative, rising),
             self._tool_failure(step, rising),
             self._state(step, informative, rising, rose_before),
         ]
@@ -318,12 +319,17 @@ class Watch:
         return self.total is not None and step.progress is not None and step.progress > self.total
 
     def _progress(
-        self, step: Observation, redone: list[Observation], moved: bool = False
+        self,
+        step: Observation,
+        redone: list[Observation],
+        moved: bool = False,
+        acted: bool = False,
     ) -> Signal:
         """A counter that falls, or stays flat while the agent redoes work it did since the
         counter last rose (a strike at once) or brings nothing new for a while (after
         ``stagnation_steps``). New information while the counter waits is work: a step of
-        it, or one just before (drafting a section, then checking it)."""
+        it, or one just before (drafting a section, then checking it); a failure whose stated
+        count reaches a new low (:attr:`.Observation.lower`) is the work moving as a rise is."""
         value = step.progress
         if value is None:
             return self._signal("progress", step, False, "")
@@ -333,14 +339,20 @@ class Watch:
                 "progress", step, True,
                 f"progress counts past its own total ({value:g} of {self.total:g})", window=10**9,
             )  # fmt: skip
-        if last is None or value > last:
+        if last is None or value > last or step.lower:
             self.flat = 0
             self.rose_at = step.index
             self._reset("progress")
             return self._signal("progress", step, False, "")
         self.flat += 1
         redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
-        idle = self.flat >= self.policy.stagnation_steps and step.index - self.last_news >= 2
+        # (a call that worked and redoes nothing is work, not idling: closing the tickets
+        # after the last one was counted)
+        idle = (
+            self.flat >= self.policy.stagnation_steps
+            and step.index - self.last_news >= 2
+            and not acted
+        )
         # a state never seen before is the environment moving: work between two counts
         # (drain, upgrade, reboot one host, then count it), not a redo nor idling, unless
         # the step says it does that again (a file polished once more changes it too)
@@ -356,10 +368,24 @@ class Watch:
         )
 
     def _apology(self, step: Observation) -> Signal:
+        """The same failure again after the agent said it was sorry or had fixed it; in a
+        conversation (replies, no tool call), a reply apologising for the reply before it
+        when that one apologised too: the user turned both down, and each such turn is one
+        more. A reply that apologises for nothing halves the evidence (a refinement
+        apologises now and then, an apology loop every turn)."""
         claims = bool(_APOLOGY.search(step.output[:4000]))
         strike = False
         if step.ok is False and self.claimed_at is not None:
             strike = self.failures.seen(step.tool or "", step.failure or step.error)
+        reply = step.tool is None and step.ok is None and step.worked is None
+        after_reply = (
+            bool(self.history) and self.history[-1].tool is None and (self.history[-1].ok is None)
+        )
+        # the first apology in a row is a retry (one is normal); each further one a strike
+        again = self.claimed_at is not None and self.claimed_at == step.index - 1
+        retracts = reply and claims and after_reply and again and not strike
+        if reply and after_reply and not claims:
+            self._decay("apology")
         if claims:
             self.claimed_at = step.index
         if step.ok is True:
@@ -368,9 +394,12 @@ class Watch:
         repeated = claims and any(o.digest == step.digest for o in self.history)
         reason = (
             "the same failure again after the agent said it was sorry or had fixed it"
-            if strike else "the same apology again"
+            if strike
+            else "the agent apologises for its last answer again (turned down again)"
+            if retracts and not repeated
+            else "the same apology again"
         )  # fmt: skip
-        return self._signal("apology", step, strike or repeated, reason)
+        return self._signal("apology", step, strike or repeated or retracts, reason)
 
     def _self_reference(self, step: Observation, informative: bool) -> Signal:
         talks = bool(_SELF.search(step.output[:4000]))
@@ -410,9 +439,10 @@ class Watch:
             f"steps alternate between two answers (A -> B -> A) at step {step.index}",
         )  # fmt: skip
 
-    def _drift(self, step: Observation, informative: bool) -> Signal:
-        """Steps off the task's words and off the work it led to (:mod:`.drift`)."""
-        verdict = self.topic.read(step, informative)
+    def _drift(self, step: Observation, informative: bool, rising: bool = False) -> Signal:
+        """Steps off the task's words and off the work it led to (:mod:`.drift`); a step
+        whose progress counter rises is the work."""
+        verdict = self.topic.read(step, informative, rising)
         if verdict.decay:
             self._decay("drift")
         return self._signal("drift", step, verdict.strike, verdict.reason, window=verdict.window)
@@ -539,8 +569,8 @@ def _waits(step: Observation) -> bool:
 _APOLOGY = re.compile(
     r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"
     r"(?:fixed|corrected|resolved)|(?:this|that|it) should (?:now )?(?:work|be fixed)|"
-    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|我的错|已(?:经)?修(?:复|正)|"
-    r"这次应该",
+    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|道歉|我的错|"
+    r"已(?:经)?修(?:复|正)|这次应该",
     re.IGNORECASE,
 )
 _SELF = re.compile(

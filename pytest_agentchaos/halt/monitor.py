@@ -44,7 +44,7 @@ from .heuristics import (
 from .policy import HaltPolicy
 from .quantities import Known
 from .state import plain, state_key
-from .streaks import error_class, error_classes, signature
+from .streaks import Lows, error_class, error_classes, signature
 from .text import MAX_TEXT, acronyms, capitalised, cjk_share, digest, names, tokens
 from .values import Counters, loop_place, read
 
@@ -136,6 +136,13 @@ class HaltMonitor:
         self._learn_task(task)
         # each tool's last failure without error text: (signature, counts, error classes, values)
         self._quiet: dict[str, tuple[str, frozenset[str], frozenset[str], frozenset[str]]] = {}
+        #: the calls (tool, arguments) that have worked so far, and the tool of the last step
+        #: when it was one never made before (a change not tried yet: what fails next is the
+        #: outcome of a new attempt)
+        self._calls: set[tuple[str, str]] = set()
+        self._changed: str | None = None
+        #: the failure counts each tool's failures stated since it last worked
+        self._lows = Lows()
 
     @classmethod
     def for_run(cls, run: Any, task: str = "", **kwargs: Any) -> HaltMonitor:
@@ -164,6 +171,9 @@ class HaltMonitor:
         self._known = Known()
         self._learn_task(self.watch.task)
         self._quiet = {}
+        self._calls = set()
+        self._changed = None
+        self._lows = Lows()
         if self.run_watch is not None:
             self.run_watch.halted = None
 
@@ -248,6 +258,14 @@ class HaltMonitor:
             [v for _, v in reading.numbers], reading.quantities, reading.approximate
         )
         canonical = None if args is None else _canonical(args)
+        after_change = self._changed is not None and self._changed != tool
+        self._changed = None
+        if ok is True and tool is not None and canonical is not None:
+            if (tool, canonical) not in self._calls:
+                self._changed = tool
+            if len(self._calls) > 100_000:  # bounded memory for endless runs
+                self._calls.clear()
+            self._calls.add((tool, canonical))
         # a call that worked names the item it worked on ("page 4"): its number is no loop
         # counter there, unless a word says it counts the agent's own repetitions ("[iter
         # 5]", "attempt 3", "step: 9", "第3轮"); talk and failures that only count their own
@@ -256,8 +274,11 @@ class HaltMonitor:
             loops = {v for place, v in reading.numbers if loop_place(place)}
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
         info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
+        counted = reading.counted
         if error_text:
-            info |= read(error_text).values
+            said_error = read(error_text)
+            info |= said_error.values
+            counted |= said_error.counted
         # a part of a value said before ("stg-db:5432/app" of "DATABASE_URL=postgres://stg-
         # db:5432/app") is no news either
         new = frozenset(v for v in info - self._seen_info if not self._part_of_seen(v))
@@ -300,7 +321,10 @@ class HaltMonitor:
             artefacts=artefacts(text),
             state=state_key(state) if given else None,
             state_value=plain(state) if given else None,
-            failure=self._failure(tool, ok, error_text, text, new, reading.counted, info),
+            failure=self._failure(
+                tool, ok, error_text, text, new, reading.counted, info, after_change
+            ),
+            lower=self._lows.lower(tool, ok, counted),
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)
@@ -316,12 +340,16 @@ class HaltMonitor:
         new: frozenset[str],
         counted: frozenset[str],
         info: frozenset[str] = frozenset(),
+        after_change: bool = False,
     ) -> str | None:
         """What makes this failure the same as another (None unless the call failed). With
         error text: its class or its masked text (:func:`.streaks.signature`). Without: the
         tool's output says what failed, in words that vary; it is the same failure as the
         tool's previous one when it names no value new to the run (a count, a path, a test)
-        and states the same counts, and another failure otherwise."""
+        and states the same counts, and another failure otherwise; right after another tool's
+        call never made before worked (``after_change``: an edit not tried yet), a failure
+        that says nothing of what failed is the outcome of a new attempt, not the same
+        failure again."""
         if ok is not False:
             return None
         if error and tool is not None and _exit_only(error):
@@ -340,6 +368,7 @@ class HaltMonitor:
         same_class = not kind or not previous or not previous[2] or bool(kind & previous[2])
         if (
             previous is not None
+            and not after_change
             and not hard
             and not _recounted(counted, previous[1])
             and same_class

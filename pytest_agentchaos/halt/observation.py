@@ -51,6 +51,9 @@ class Observation:
     #: What makes this failure the same as another (:func:`.streaks.signature`); None
     #: unless the call failed.
     failure: str | None = None
+    #: A failure stating a count below the lowest its tool's failures stated since it last
+    #: worked, none higher (:class:`.streaks.Lows`): a step toward success.
+    lower: bool = False
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from ..escape.normalize import mask_text
 from ..escape.texts import error_template
 from .values import read
 
-__all__ = ["Failures", "error_class", "error_classes", "signature"]
+__all__ = ["Failures", "Lows", "error_class", "error_classes", "signature"]
 
 #: How much of an error (and of a call's arguments) is compared.
 _ERROR_LIMIT = 2000
@@ -96,6 +96,45 @@ class Failures:
         while marks and marks[0] <= index - self.span:
             marks.popleft()
         return len(marks)
+
+
+@dataclass
+class Lows:
+    """The counts each tool's failures have stated since it last worked ("Failures: 9", "2
+    problem(s) left", "还剩 3 个问题"): a failure stating one of them below its lowest so far,
+    with none above the last stated, is a step toward success (a test re-run whose failures
+    shrink; a module whose problems go 3, 2, 1 while the run's own counter waits)."""
+
+    low: dict[str, dict[str, float]] = field(default_factory=dict)
+    last: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def lower(self, tool: str | None, ok: bool | None, counted: frozenset[str]) -> bool:
+        """Read one step's call (``counted``: its ``"N word"`` pairs); whether it is a failure
+        whose counts reach a new low. A success of the tool starts its counts over."""
+        if tool is None or ok is None:
+            return False
+        if ok:
+            self.low.pop(tool, None)
+            self.last.pop(tool, None)
+            return False
+        now: dict[str, float] = {}
+        for pair in counted:
+            n, _, word = pair.partition(" ")
+            try:
+                now[word[:4]] = float(n)
+            except ValueError:
+                continue
+        if len(self.low) > 1000:  # bounded memory for endless runs
+            self.low.clear()
+            self.last.clear()
+        low = self.low.setdefault(tool, {})
+        last = self.last.setdefault(tool, {})
+        fell = any(word in low and count < low[word] for word, count in now.items())
+        rose = any(word in last and count > last[word] for word, count in now.items())
+        for word, count in now.items():
+            low[word] = min(count, low.get(word, count))
+            last[word] = count
+        return fell and not rose
 
 
 def _masked(text: str) -> str:

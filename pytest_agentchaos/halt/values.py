@@ -280,7 +280,7 @@ class Reading:
 
 def read(text: str) -> Reading:
     """Read ``text`` for its values (see the module's docstring)."""
-    plain = fold(text)
+    plain = folded = fold(text)
     plain = _DATES.sub(_date, plain)
     plain = _MONTH_DAY.sub(_month_day, plain)
     plain = _YUAN.sub(_yuan, plain)
@@ -347,6 +347,16 @@ def read(text: str) -> Reading:
         if len(words) > 1 and not _PATHLIKE.search(token):
             token = " ".join(sorted(words))  # quoted text: its words, in any order
         found.add(token)
+    # a count after its label ("Failures: 17", "Tests run: 342", "失败数: 9"): a count with
+    # what it counts too, unless the label counts the agent's own repetitions ("attempt: 3")
+    for match in _LABELLED_COUNT.finditer(folded):  # before list markers go ("9. ")
+        label = match[1].casefold()
+        if not loop_place(f"{label}_"):
+            counted.add(f"{number(match[2]) or match[2]} {label}")
+    # "3 problem(s)", "还剩 3 个问题": a count with its noun, in a plural left open or after a
+    # Chinese measure word
+    for match in _COUNT_NOUN.finditer(folded):
+        counted.add(f"{match[1]} {(match[2] or match[3]).casefold()}")
     return Reading(
         frozenset(found), kept, _mask(plain), frozenset(counted), frozenset(small & found),
         tuple(quantities), frozenset(approximate),
@@ -383,6 +393,13 @@ _SMALL_WORD = re.compile(
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])")
 _PATHLIKE = re.compile(r"[./\\_]\w")
 _COUNT_PAIR = re.compile(r"(\d[\d,.]*) ([^\W\d_]+)")
+_COUNT_NOUN = re.compile(
+    rf"(?<![\w.])(\d+)\s*(?:([A-Za-z]+)\((?:s|es)\)|[个条项处]\s*([{_CJK}]{{1,2}}))"
+)
+#: A label, a colon or an equals sign, a whole number: "Failures: 17", "errors=0", "失败数: 9".
+_LABELLED_COUNT = re.compile(
+    rf"(?<![\w/.\-])([A-Za-z]{{3,}}|[{_CJK}]{{1,4}})\s*[:=]\s*(\d+)(?![\d.,:]\d|[^\W_]|\s+[^\W\d_])"
+)
 _EDGES = "\"'`()[]{}<>,;:!?.~≈"
 #: A token with a digit starts at most 64 characters before its first digit: a long run with no
 #: digit (a hostile "xxx...") is then scanned in linear time, not once per letter.
