@@ -26,7 +26,8 @@ def test_the_loop_detector_on_the_test_half(capsys: pytest.CaptureFixture[str]) 
     import bench_loop_corpus
 
     got = _result(capsys, bench_loop_corpus.main, "--split", "test")
-    assert got["precision"] >= 0.98, got  # recorded 0.991 (before issue 29: 0.963)
+    # recorded 0.982 (0.991 before the chat-reply framing round; before issue 29: 0.963)
+    assert got["precision"] >= 0.98, got
     assert got["recall"] >= 0.93, got  # recorded 0.949 (was 0.915; before issue 29: 0.667)
 
 
@@ -45,8 +46,8 @@ def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -
     import bench_halt_corpus
 
     got = _result(capsys, bench_halt_corpus.main, "bench_halt_corpus.py", "--split", "test")
-    # recorded 0.927 / 0.655 (0.922 / 0.612 with the fourth test batch, before the guarded
-    # restatement round; before issue 29: 0.690 / 0.439)
-    assert got["precision"] >= 0.91, got
-    assert got["recall"] >= 0.64, got
+    # recorded 0.963 / 0.664 (0.927 / 0.655 before the failures-as-attempts round; 0.922 /
+    # 0.612 with the fourth test batch; before issue 29: 0.690 / 0.439)
+    assert got["precision"] >= 0.95, got
+    assert got["recall"] >= 0.65, got
     assert got["early"] == 0, got
