@@ -5,27 +5,12 @@ failure. Each kind in English and Chinese, with the spiral that must still halt.
 
 from __future__ import annotations
 
-from typing import Any
-
+from halt_scaffold import halt_at, say
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentchaos.halt import HaltMonitor
 from pytest_agentchaos.halt.streaks import Lows
 from pytest_agentchaos.halt.values import read
-
-
-def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
-    monitor = HaltMonitor(task=task, embedder="lexical")
-    for step in steps:
-        if monitor.observe(**step).halt:
-            return monitor.decision.step
-    return None
-
-
-def say(output: str, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
-
 
 # -- a stated failure count at a new low ----------------------------------------------------------
 

@@ -5,22 +5,7 @@ English and Chinese, with the spirals that must still halt."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pytest_agentchaos.halt import HaltMonitor
-
-
-def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
-    monitor = HaltMonitor(task=task, embedder="lexical")
-    for step in steps:
-        if monitor.observe(**step).halt:
-            return monitor.decision.step
-    return None
-
-
-def say(output: str, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
-
+from halt_scaffold import halt_at, say
 
 TASK_EN = "Close the books for November."
 ACCOUNTS = [

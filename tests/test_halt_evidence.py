@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from halt_scaffold import say
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,10 +26,6 @@ def halt_at(steps: list[dict[str, Any]], task: str = "", **kwargs: Any) -> int |
         if monitor.observe(**step).halt:
             return i
     return None
-
-
-def say(output: Any, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
 
 
 # -- values -------------------------------------------------------------------------------------

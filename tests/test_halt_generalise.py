@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from halt_scaffold import say
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,10 +28,6 @@ def run(steps: list[dict[str, Any]], task: str = "", **kwargs: Any) -> HaltMonit
 def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
     monitor = run(steps, task)
     return monitor.decision.step if monitor.decision.halt else None
-
-
-def say(output: Any, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
 
 
 # -- loop counters in steps whose call worked -----------------------------------------------------

@@ -6,9 +6,8 @@ and must_halt."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from halt_scaffold import halt_at, say
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,19 +15,6 @@ from pytest_agentchaos.halt import HaltMonitor
 from pytest_agentchaos.halt.artefacts import artefacts, renamed
 from pytest_agentchaos.halt.streaks import error_classes
 from pytest_agentchaos.halt.values import loop_place, read
-
-
-def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
-    monitor = HaltMonitor(task=task, embedder="lexical")
-    for step in steps:
-        if monitor.observe(**step).halt:
-            return monitor.decision.step
-    return None
-
-
-def say(output: Any, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
-
 
 # -- a count toward a total ------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from halt_scaffold import say
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,10 +22,6 @@ def halt_at(steps: list[dict[str, Any]], task: str = "") -> int | None:
         if monitor.observe(**step).halt:
             return monitor.decision.step
     return None
-
-
-def say(output: Any, tool: str | None = None, ok: bool | None = None, **more: Any) -> dict:
-    return {"output": output, "tool": tool, "ok": ok, **more}
 
 
 # -- values in other units and rounded -----------------------------------------------------------
