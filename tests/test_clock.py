@@ -257,12 +257,18 @@ class TestFreeze:
     def _module_breaking_freezegun_scan(monkeypatch, failures):
         """A loaded module whose ``dir()`` raises ``failures`` times: what freezegun's scan of
         ``sys.modules`` meets when a module's attribute hook breaks, or a finaliser run by the
-        garbage collector mid-scan changes what it reads."""
+        garbage collector mid-scan changes what it reads. Its namespace cannot be read, so the
+        scan of namespaces (``clock.module_scan``) hands it to freezegun's own."""
         import types
 
         left = [failures]
 
         class Hostile(types.ModuleType):
+            def __getattribute__(self, name):
+                if name == "__dict__":
+                    raise TypeError("no namespace to read")
+                return super().__getattribute__(name)
+
             def __dir__(self):
                 if left[0] > 0:
                     left[0] -= 1

@@ -254,9 +254,14 @@ def test_ctrl_c_in_an_async_chaos_test_still_undoes_the_run(pytester: pytest.Pyt
     pytester.makeconftest(
         """
         import datetime
+        import signal
         import socket
         import sys
         import time
+
+        # a Ctrl-C reaches Python as from a terminal even when this suite was started in the
+        # background, where the shell left SIGINT ignored (and ignored, the run never ends)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
         REAL = (time.time, time.sleep, socket.getaddrinfo, datetime.datetime)
 

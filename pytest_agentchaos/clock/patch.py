@@ -70,11 +70,14 @@ def install(
 def _freeze(handle: ClockInstallation, clock: VirtualClock, epoch: _dt.datetime) -> None:
     from freezegun import freeze_time
 
+    from .module_scan import dict_scan
+
     at = epoch + _dt.timedelta(seconds=clock.now())
     for attempt in (1, 2):
         freezer = freeze_time(at, real_asyncio=True, ignore=list(_LEAVE_ALONE))
         try:
-            factory = freezer.start()
+            with dict_scan():
+                factory = freezer.start()
             break
         except BaseException as exc:
             # freezegun froze the time module before the step that failed (its scan of every
