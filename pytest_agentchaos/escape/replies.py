@@ -14,7 +14,7 @@ from collections import OrderedDict, deque
 
 from .framing import holds_content, remainders
 from .history import digest
-from .texts import artefact, text_shingles
+from .texts import artefact, fenced_code, text_shingles
 
 __all__ = ["ReplyTexts"]
 
@@ -46,7 +46,9 @@ class ReplyTexts:
             self._texts.move_to_end(text)
             self._last_text = known
             return self._resolve(known[2])
-        words, values = text_shingles(text)
+        words, plain = text_shingles(text)
+        fenced = _code_value(text)
+        values = plain | fenced
         code = artefact(text)
         # a reply that hands back code says what the code says, whatever the words around it
         key = None if code is None else digest(["artefact", code])
@@ -61,11 +63,11 @@ class ReplyTexts:
             # 1", then "... 2"): a counter, not what the text says
             key = self._resolve(last[2])
         cores = [] if code is not None else remainders(text)
-        shingled = [text_shingles(core) for core in cores]
-        if shingled and not values:
+        shingled = [_with_code(core, text_shingles(core)) for core in cores]
+        if shingled and not plain:
             # a short reply behind framing that made it long: its numbers and names are
             # still what it says ("Attempt 2: as of 20:10, GMV 13.77M")
-            values = shingled[0][1]
+            values = shingled[0][1] | fenced
         for core, (core_words, core_values) in zip(cores, shingled, strict=True):
             if key is not None:
                 break
@@ -149,3 +151,20 @@ def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
         return False
     (a,), (b,) = new, old
     return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
+
+
+def _code_value(text: str) -> frozenset[str]:
+    """The code ``text`` hands over in fenced blocks, as one value (none without): a long
+    reply whose words are nearly all the same but whose code differs (a query's ``LIMIT 10``
+    made ``LIMIT 20`` on request, one line of a config changed) is another reply. A long
+    text's numbers are masked among its words, so the code is kept whole here."""
+    code = fenced_code(text)
+    return frozenset() if code is None else frozenset({"```" + digest(["fenced", code])})
+
+
+def _with_code(
+    text: str, shingles: tuple[frozenset[str], frozenset[str]]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """``shingles`` with the code ``text`` hands over among its values (:func:`_code_value`)."""
+    words, values = shingles
+    return words, values | _code_value(text)
