@@ -10,13 +10,22 @@ something over. A text found to say again two earlier keys merges them.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 
 from .framing import holds_content, remainders
 from .history import digest
 from .texts import artefact, fenced_code, text_shingles
 
-__all__ = ["ReplyTexts"]
+__all__ = ["ReplyEmbedder", "ReplyTexts"]
+
+#: An optional comparison of what replies mean: a model's text -> a vector. Two replies whose
+#: vectors' cosine is at least the semantic similarity, with the same values (numbers,
+#: names, inline code, code), are one reply said in new words. The harness wires a sentence
+#: embedder when the ``semantic`` extra is installed; without one, replies are compared by
+#: their words alone.
+ReplyEmbedder = Callable[[str], Sequence[float]]
 
 #: How many distinct model texts (and replies without their framing) near-duplicates are
 #: looked for among.
@@ -28,8 +37,21 @@ _EXACT_TEXTS = 1024
 class ReplyTexts:
     """The model texts of one run, keyed (see the module). One per run."""
 
-    def __init__(self, similarity: float) -> None:
+    def __init__(
+        self,
+        similarity: float,
+        embed: ReplyEmbedder | None = None,
+        semantic_similarity: float = 0.9,
+    ) -> None:
         self.similarity = similarity
+        self.embed = embed
+        self.semantic_similarity = semantic_similarity
+        #: how many replies were encoded by ``embed`` (each distinct text at most once)
+        self.encoded = 0
+        # (values, unit vector, key) of the recent replies encoded
+        self._meanings: deque[tuple[frozenset[str], tuple[float, ...], str]] = deque(
+            maxlen=_RECENT_TEXTS
+        )
         # text -> (tokens, values, key): the exact model texts seen, and the latest of them
         self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
         self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
@@ -78,9 +100,17 @@ class ReplyTexts:
             key = self._near(core_words, core_values, stripped=True, content=content)
         if key is None:
             key = self._near(words, values, stripped=False)
+        meaning = None
+        if self.embed is not None and code is None and not fenced:
+            # a chat reply (not code): what it means, compared when its words found nothing
+            meaning = self._meaning(text)
+            if key is None and meaning is not None:
+                key = self._same_meaning(meaning, values)
         if key is None:
             key = digest([sorted(words), sorted(values)]) if words else digest(text)
         self._remember((words, values, key, False))
+        if meaning is not None:
+            self._meanings.append((values, meaning, key))
         for core_words, core_values in shingled:
             self._remember((core_words, core_values, key, True))
         said = self._texts[text] = (words, values, key)
@@ -125,6 +155,33 @@ class ReplyTexts:
                 if len(self._alias) >= _EXACT_TEXTS:
                     self._alias.clear()
                 self._alias[other_key] = found
+        return found
+
+    def _meaning(self, text: str) -> tuple[float, ...] | None:
+        """``text`` encoded by the embedder, as a unit vector; None when it gives nothing
+        usable (an empty or zero vector, a non-number)."""
+        assert self.embed is not None
+        self.encoded += 1
+        try:
+            vector = tuple(float(x) for x in self.embed(text))
+        except (TypeError, ValueError):
+            return None
+        norm = math.sqrt(sum(x * x for x in vector))
+        if not vector or not norm or math.isnan(norm) or math.isinf(norm):
+            return None
+        return tuple(x / norm for x in vector)
+
+    def _same_meaning(self, meaning: tuple[float, ...], values: frozenset[str]) -> str | None:
+        """The key of the recent reply that means what ``meaning`` does (cosine at least the
+        semantic similarity) and names the same values, or None. A reply that changes only a
+        number, a name or the code it hands over is another reply, however close in meaning."""
+        best, found = self.semantic_similarity, None
+        for other_values, other, other_key in self._meanings:
+            if other_values != values or len(other) != len(meaning):
+                continue
+            cos = sum(a * b for a, b in zip(meaning, other, strict=True))
+            if cos >= best:
+                best, found = cos, self._resolve(other_key)
         return found
 
     def _remember(self, entry: tuple[frozenset[str], frozenset[str], str, bool]) -> None:
