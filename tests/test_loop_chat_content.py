@@ -114,6 +114,50 @@ def test_replies_whose_code_differs_never_share_a_key(code: str, data: st.DataOb
     assert first != second
 
 
+SQL = (
+    "```sql\nSELECT c.customer_id, c.name, SUM(o.total) AS revenue\n"
+    "FROM customers c JOIN orders o ON o.customer_id = c.customer_id\n"
+    "WHERE o.status = 'paid' GROUP BY c.customer_id, c.name\n"
+    "ORDER BY revenue DESC\nLIMIT {n};\n```"
+)
+EXPLAINED = {
+    "en": (
+        "Here is the query for the top customers by revenue. It joins orders to customers, "
+        "keeps only paid orders, groups them per customer so each appears once, and sorts "
+        "by revenue, highest first.\n{sql}\nTell me if you want another cut-off or columns."
+    ),
+    "zh": (
+        "这是按收入排序的客户查询。它把订单和客户表连接起来，只保留已支付的订单，按客户分组"
+        "让每个客户只出现一次，再按收入从高到低排序。\n{sql}\n如果需要别的条数或字段，请告诉我。"
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_reply_whose_code_changes_one_value_on_request_is_another_reply(
+    lang: str,
+) -> None:
+    # the user asked for 20 rows instead of 10: the explanation is word for word the same,
+    # the query is not, and the second reply is the work asked for, not the first said again
+    keyer = Keyer()
+    first = keyer.model("m", output=EXPLAINED[lang].format(sql=SQL.format(n=10)))
+    second = keyer.model("m", output=EXPLAINED[lang].format(sql=SQL.format(n=20)))
+    assert first != second
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_reply_with_the_same_code_and_a_word_changed_is_the_same_reply(
+    lang: str,
+) -> None:
+    # the code is exact, not the words around it: the same query explained again with a
+    # word changed is still the reply said again
+    keyer = Keyer()
+    text = EXPLAINED[lang].format(sql=SQL.format(n=10))
+    again = text.replace("Tell me", "Let me know").replace("请告诉我", "请说一声")
+    assert again != text
+    assert keyer.model("m", output=text) == keyer.model("m", output=again)
+
+
 # -- must_escape, run the way a user runs it ---------------------------------------------------
 
 CHAT = """

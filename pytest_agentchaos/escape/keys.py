@@ -149,7 +149,9 @@ class Keyer:
         self._call_keys: set[str] = set()  # the call and reply keys seen (bounded)
         self._classifier = ErrorClassifier()
         self._transient: dict[tuple[str | None, int | None, str], bool] = {}
-        self._texts = ReplyTexts(policy.text_similarity)
+        self._texts = ReplyTexts(
+            policy.text_similarity, policy.reply_embedder, policy.semantic_similarity
+        )
         self._replies: dict[str, str] = {}  # what a reply says -> its first key
         self._last_reply = ""  # what the latest reply said
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..config import (
     Validator,
@@ -18,6 +18,7 @@ from ..config import (
     parse_table,
 )
 from ..saferepr import short
+from .replies import ReplyEmbedder
 
 __all__ = ["MAX_PERIOD", "KeyFunction", "LoopCall", "LoopPolicy"]
 
@@ -72,6 +73,13 @@ class LoopPolicy:
     says. The same reply to "continue", then "next", then "are you there?" repeats, and so
     does a reply said again that says more than twice what its turn added (it ignored the
     turn); ``0`` keys every reply with its turn.
+
+    ``reply_embedder`` (optional; given in Python, not an ``[escape.loops]`` key, as is
+    ``semantic_similarity``): a callable text -> vector that compares what chat replies mean
+    when their words differ: two replies whose vectors' cosine is at least
+    ``semantic_similarity`` and whose numbers, names and code are the same are one reply said
+    in new words ("All tasks complete." / "All tasks are complete."). A reply
+    that changes one of those values is another reply. None (the default): words alone.
     """
 
     min_period: int = 1
@@ -91,9 +99,14 @@ class LoopPolicy:
     nudge_tokens: int = 3  # the most words a user turn adds and is still a nudge (0: none is)
     ignore_fields: tuple[str, ...] = ()
     keys: Mapping[str, KeyFunction] = field(default_factory=dict, hash=False)
+    reply_embedder: ReplyEmbedder | None = field(default=None, hash=False, compare=False)
+    semantic_similarity: float = 0.9
 
     def __post_init__(self) -> None:
         check_fields(self, _FIELDS, "LoopPolicy")
+        # given in Python only (the harness wires an embedder): not keys of [escape.loops]
+        _embedder(self.reply_embedder, "LoopPolicy: reply_embedder")
+        _similarity(self.semantic_similarity, "LoopPolicy: semantic_similarity")
         _check_periods(self.min_period, self.max_period, "LoopPolicy")
         # normalised: a list of names becomes a tuple, key-function paths are loaded
         object.__setattr__(self, "ignore_fields", tuple(self.ignore_fields))
@@ -114,6 +127,13 @@ class LoopPolicy:
             where,
         )
         return cls(**values)
+
+
+def _embedder(value: Any, where: str) -> ReplyEmbedder | None:
+    """None, or a callable text -> vector (not settable from TOML: the harness wires one)."""
+    if value is not None and not callable(value):
+        raise fail(where, f"expected a callable text -> vector or nothing, got {short(value)}")
+    return cast("ReplyEmbedder | None", value)
 
 
 def _check_periods(min_period: int, max_period: int, where: str) -> None:

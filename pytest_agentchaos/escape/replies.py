@@ -10,13 +10,22 @@ something over. A text found to say again two earlier keys merges them.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 
 from .framing import holds_content, remainders
 from .history import digest
-from .texts import artefact, text_shingles
+from .texts import artefact, fenced_code, text_shingles
 
-__all__ = ["ReplyTexts"]
+__all__ = ["ReplyEmbedder", "ReplyTexts"]
+
+#: An optional comparison of what replies mean: a model's text -> a vector. Two replies whose
+#: vectors' cosine is at least the semantic similarity, with the same values (numbers,
+#: names, inline code, code), are one reply said in new words. The harness wires a sentence
+#: embedder when the ``semantic`` extra is installed; without one, replies are compared by
+#: their words alone.
+ReplyEmbedder = Callable[[str], Sequence[float]]
 
 #: How many distinct model texts (and replies without their framing) near-duplicates are
 #: looked for among.
@@ -28,8 +37,21 @@ _EXACT_TEXTS = 1024
 class ReplyTexts:
     """The model texts of one run, keyed (see the module). One per run."""
 
-    def __init__(self, similarity: float) -> None:
+    def __init__(
+        self,
+        similarity: float,
+        embed: ReplyEmbedder | None = None,
+        semantic_similarity: float = 0.9,
+    ) -> None:
         self.similarity = similarity
+        self.embed = embed
+        self.semantic_similarity = semantic_similarity
+        #: how many replies were encoded by ``embed`` (each distinct text at most once)
+        self.encoded = 0
+        # (values, unit vector, key) of the recent replies encoded
+        self._meanings: deque[tuple[frozenset[str], tuple[float, ...], str]] = deque(
+            maxlen=_RECENT_TEXTS
+        )
         # text -> (tokens, values, key): the exact model texts seen, and the latest of them
         self._texts: OrderedDict[str, tuple[frozenset[str], frozenset[str], str]] = OrderedDict()
         self._last_text: tuple[frozenset[str], frozenset[str], str] | None = None
@@ -46,7 +68,9 @@ class ReplyTexts:
             self._texts.move_to_end(text)
             self._last_text = known
             return self._resolve(known[2])
-        words, values = text_shingles(text)
+        words, plain = text_shingles(text)
+        fenced = _code_value(text)
+        values = plain | fenced
         code = artefact(text)
         # a reply that hands back code says what the code says, whatever the words around it
         key = None if code is None else digest(["artefact", code])
@@ -61,11 +85,11 @@ class ReplyTexts:
             # 1", then "... 2"): a counter, not what the text says
             key = self._resolve(last[2])
         cores = [] if code is not None else remainders(text)
-        shingled = [text_shingles(core) for core in cores]
-        if shingled and not values:
+        shingled = [_with_code(core, text_shingles(core)) for core in cores]
+        if shingled and not plain:
             # a short reply behind framing that made it long: its numbers and names are
             # still what it says ("Attempt 2: as of 20:10, GMV 13.77M")
-            values = shingled[0][1]
+            values = shingled[0][1] | fenced
         for core, (core_words, core_values) in zip(cores, shingled, strict=True):
             if key is not None:
                 break
@@ -76,9 +100,17 @@ class ReplyTexts:
             key = self._near(core_words, core_values, stripped=True, content=content)
         if key is None:
             key = self._near(words, values, stripped=False)
+        meaning = None
+        if self.embed is not None and code is None and not fenced:
+            # a chat reply (not code): what it means, compared when its words found nothing
+            meaning = self._meaning(text)
+            if key is None and meaning is not None:
+                key = self._same_meaning(meaning, values)
         if key is None:
             key = digest([sorted(words), sorted(values)]) if words else digest(text)
         self._remember((words, values, key, False))
+        if meaning is not None:
+            self._meanings.append((values, meaning, key))
         for core_words, core_values in shingled:
             self._remember((core_words, core_values, key, True))
         said = self._texts[text] = (words, values, key)
@@ -125,6 +157,33 @@ class ReplyTexts:
                 self._alias[other_key] = found
         return found
 
+    def _meaning(self, text: str) -> tuple[float, ...] | None:
+        """``text`` encoded by the embedder, as a unit vector; None when it gives nothing
+        usable (an empty or zero vector, a non-number)."""
+        assert self.embed is not None
+        self.encoded += 1
+        try:
+            vector = tuple(float(x) for x in self.embed(text))
+        except (TypeError, ValueError):
+            return None
+        norm = math.sqrt(sum(x * x for x in vector))
+        if not vector or not norm or math.isnan(norm) or math.isinf(norm):
+            return None
+        return tuple(x / norm for x in vector)
+
+    def _same_meaning(self, meaning: tuple[float, ...], values: frozenset[str]) -> str | None:
+        """The key of the recent reply that means what ``meaning`` does (cosine at least the
+        semantic similarity) and names the same values, or None. A reply that changes only a
+        number, a name or the code it hands over is another reply, however close in meaning."""
+        best, found = self.semantic_similarity, None
+        for other_values, other, other_key in self._meanings:
+            if other_values != values or len(other) != len(meaning):
+                continue
+            cos = sum(a * b for a, b in zip(meaning, other, strict=True))
+            if cos >= best:
+                best, found = cos, self._resolve(other_key)
+        return found
+
     def _remember(self, entry: tuple[frozenset[str], frozenset[str], str, bool]) -> None:
         """Keep a text (or a reply without its framing) among the recent ones, once."""
         if entry not in self._recent:
@@ -149,3 +208,20 @@ def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
         return False
     (a,), (b,) = new, old
     return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
+
+
+def _code_value(text: str) -> frozenset[str]:
+    """The code ``text`` hands over in fenced blocks, as one value (none without): a long
+    reply whose words are nearly all the same but whose code differs (a query's ``LIMIT 10``
+    made ``LIMIT 20`` on request, one line of a config changed) is another reply. A long
+    text's numbers are masked among its words, so the code is kept whole here."""
+    code = fenced_code(text)
+    return frozenset() if code is None else frozenset({"```" + digest(["fenced", code])})
+
+
+def _with_code(
+    text: str, shingles: tuple[frozenset[str], frozenset[str]]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """``shingles`` with the code ``text`` hands over among its values (:func:`_code_value`)."""
+    words, values = shingles
+    return words, values | _code_value(text)

@@ -270,20 +270,29 @@ _ARTEFACT_CHARS = 16
 _ARTEFACT_PROSE = 30
 
 
+def fenced_code(text: str) -> str | None:
+    """The fenced blocks of a model's text (volatile tokens masked, whitespace collapsed),
+    when they hold at least 16 characters, whatever is said around them; None otherwise.
+    Code is exact: a query whose only change is ``LIMIT 10`` to ``LIMIT 20`` is another
+    query, however long the explanation around it."""
+    head = text[:_TEXT_LIMIT]
+    if "```" not in head and "~~~" not in head:
+        return None
+    blocks = [m.group(2) for m in _FENCE.finditer(head)]
+    code = "\n".join(_SPACE.sub(" ", mask_text(b)).strip() for b in blocks)
+    return code if len(code) >= _ARTEFACT_CHARS else None
+
+
 def artefact(text: str) -> str | None:
     """What a model's reply hands back, when that is what it is about: its fenced blocks
     (code, a query, a formula; volatile tokens masked, whitespace collapsed), when they hold
     at least 16 characters and at most 30 words are said around them (an apology, "here is
     the fix:"). A reply apologising in new words for the same code hands back the same
     artefact; one that explains code at length is about more than the code. None otherwise."""
-    head = text[:_TEXT_LIMIT]
-    if "```" not in head and "~~~" not in head:
+    code = fenced_code(text)
+    if code is None:
         return None
-    blocks = [m.group(2) for m in _FENCE.finditer(head)]
-    code = "\n".join(_SPACE.sub(" ", mask_text(b)).strip() for b in blocks)
-    if len(code) < _ARTEFACT_CHARS:
-        return None
-    prose = _FENCE.sub(" ", head)
+    prose = _FENCE.sub(" ", text[:_TEXT_LIMIT])
     if len(_WORD.findall(prose)) > _ARTEFACT_PROSE:
         return None
     return code
