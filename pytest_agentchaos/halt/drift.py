@@ -188,7 +188,7 @@ _DONE = re.compile(
 #: Saying the work is done in other words: a line ending in "done" / "resolved" / "fixed",
 #: "that's the answer", a structured message's status "done", "已修复" / "已完成" / "搞定".
 _CLAIM = re.compile(
-    r"\b(?:done|complete|completed|resolved|fixed|finished)[^\S\n]*[.!]?[^\S\n]*$|"
+    r"\b(?:done|complete|completed|resolved|fixed|finished)(?:[^\S\n]*[.!]?[^\S\n]*$|,)|"
     r"\bthat(?:'s| is) the answer\b|\"status\":\s*\"(?:done|complete|completed)\"|"
     r"\b(?:all|everything) (?:is )?(?:done|complete)\b|已修复|已完成|完成了|搞定|都完成",
     re.IGNORECASE | re.MULTILINE,
