@@ -5,8 +5,10 @@ Shared words are weighted by rarity: a word (nearly) every step uses, such as a 
 "Thought:" or "Action:", weighs nothing, and so do the labels that open a line and the tools'
 names, learnt as they come. Topic words come only from steps on the task or from steps on the
 work it led to that progressed, and age out when the work moves on; being back on the topic
-halves the drift, it does not clear it. A step touching that work by one word only is no
-drift, but its other words do not join the topic (a tangent would lead the topic away).
+halves the drift, it does not clear it. A step touching the task or that work by one word
+only is no drift, but its other words do not join the topic (a tangent would lead the topic
+away): words join from steps sharing two, or from a step whose progress counter rose. Word
+forms are one word ("remove", "removing").
 The task's own values are topic as written, a quoted stopword (`is`) or a symbol (`==`)
 too, and a handle is read by its words ("search-api-6c4-abc" names "search" and "api").
 
@@ -22,7 +24,8 @@ import re
 from dataclasses import dataclass, field
 
 from .observation import Observation
-from .text import information, keywords, stems
+from .text import information, keywords
+from .text import stems as _text_stems
 
 __all__ = ["Topic", "Verdict"]
 
@@ -126,10 +129,11 @@ class Topic:
         on_work = _weight(work_shared)
         if on_task or on_work >= (1 if informative else 2):
             self.on_topic_seen = True
-            if on_task or (informative and on_work >= 2):
-                # on the task, or well on the work it led to with progress: its words are
-                # topic; a step that touches the work by one word is no drift, but its other
-                # words do not become the topic (a tangent would then lead the topic away)
+            if _weight(task_shared) >= 2 or rising or (informative and on_work >= 2):
+                # well on the task or on the work it led to (two words), or the work itself
+                # (its counter rose): its words are topic; a step that touches either by one
+                # word is no drift, but its other words do not become the topic (a tangent
+                # would then lead the topic away)
                 for word in content - common:
                     self.vocabulary[word] = step.index
             for word in work_shared:
@@ -169,6 +173,15 @@ def _claims_done(text: str, step: Observation) -> bool:
         return False
     return any(not _COUNT.search(text[max(0, m.start() - 40) : m.end() + 20])
                for m in _CLAIM.finditer(text))  # fmt: skip
+
+
+def stems(words: frozenset[str] | set[str]) -> frozenset[str]:
+    """:func:`.text.stems`, and a Latin word's final "e" dropped, so that "remove" and
+    "removing", "rotate" and "rotated" are one topic word."""
+    return frozenset(
+        w[:-1] if len(w) > 4 and w.endswith("e") and w.isascii() and w.isalpha() else w
+        for w in _text_stems(words)
+    )
 
 
 def _weight(words: set[str] | frozenset[str]) -> float:
