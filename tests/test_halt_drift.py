@@ -274,3 +274,17 @@ def test_polling_and_a_templated_sweep_run_on() -> None:
         ]  # fmt: skip
     ]
     assert halt_at(zh, "给排序模型找一个合适的学习率。") is None
+
+
+def test_a_step_done_before_the_next_is_no_claim() -> None:
+    # "Step done, applying the next" and "Upload done, reloading" mark a part of the work
+    task = "Rotate the signing key of the auth service and redeploy it."
+    steps = [
+        say("Generated key k-2026-02 for the auth service.", "vault", True),
+        say("Key upload done, reloading the auth gateway.", "shell", True),
+        say("Auth gateway reload done, restarting the auth token workers.", "kubectl", True),
+        say("Auth workers 1-4 restarted with the new key.", "kubectl", True),
+        say("Auth service redeployed: 3/3 pods ready.", "kubectl", True),
+        say("Smoke login against the auth service: 200 OK.", "http", True),
+    ]
+    assert halt_at(steps, task) is None

@@ -87,12 +87,12 @@ class Topic:
             return Verdict(
                 True, f"the agent goes on after saying the task was done (step {self.completed_at})"
             )
+        if not (self.task_words or self.task_values) or not step.output.strip():
+            return Verdict(False, window=None)
         if self.claimed_at is not None and step.index > self.claimed_at:
             return self._after_claim(step)
         if self.claimed_at is None and step.ok is not False and _claims_done(head, step):
             self.claimed_at = step.index
-        if not (self.task_words or self.task_values) or not step.output.strip():
-            return Verdict(False, window=None)
         # the format's own words: the labels that open a line ("Thought:", "Action Input:",
         # a structured message's keys) and the tools' names, learnt as they come
         self.format_words |= (
@@ -198,10 +198,12 @@ _DONE = re.compile(
     r"最终答案",
     re.IGNORECASE,
 )
-#: Saying the work is done in other words: a line ending in "done" / "resolved" / "fixed",
+#: Saying the work is done in other words: a line ending in "done" / "resolved" / "fixed"
+#: (a problem "resolved," or "fixed," closing a clause too; "Step done, next ..." is a part),
 #: "that's the answer", a structured message's status "done", "已修复" / "已完成" / "搞定".
 _CLAIM = re.compile(
-    r"\b(?:done|complete|completed|resolved|fixed|finished)(?:[^\S\n]*[.!]?[^\S\n]*$|,)|"
+    r"\b(?:done|complete|completed|resolved|fixed|finished)[^\S\n]*[.!]?[^\S\n]*$|"
+    r"\b(?:resolved|fixed),|"
     r"\bthat(?:'s| is) the answer\b|\"status\":\s*\"(?:done|complete|completed)\"|"
     r"\b(?:all|everything) (?:is )?(?:done|complete)\b|已修复|已完成|完成了|搞定|都完成",
     re.IGNORECASE | re.MULTILINE,
