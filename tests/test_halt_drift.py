@@ -288,3 +288,20 @@ def test_a_step_done_before_the_next_is_no_claim() -> None:
         say("Smoke login against the auth service: 200 OK.", "http", True),
     ]
     assert halt_at(steps, task) is None
+
+
+def test_react_calls_naming_the_tasks_id_in_brackets_are_the_task() -> None:
+    # "Action: track_parcel[SF20251128]" names the task's waybill: each such step is on it
+    task = "客服：用户问运单 SF20251128 为什么三天没有更新，查清楚告诉他。"
+    hubs = ["义乌", "杭州", "上海", "苏州", "南京", "合肥"]
+    steps = [say("先确认运单 SF20251128 的状态：在途。", "track_parcel", True)]
+    steps += [
+        say(
+            f"Thought: 查第 {i + 1} 段轨迹。\nAction: track_parcel[SF20251128]\n"
+            f"Observation: 11-2{i} 到达{hub}中转站。",
+            "track_parcel",
+            True,
+        )  # fmt: skip
+        for i, hub in enumerate(hubs)
+    ]
+    assert halt_at(steps, task) is None

@@ -104,8 +104,9 @@ class Topic:
             )
             - self.task_words
         )
-        # an identifier read in parts ("6c4 abc api search": a handle's words) gives its words
-        info = frozenset(part for v in step.info for part in v.split())
+        # an identifier read in parts ("6c4 abc api search": a handle's words) gives its words,
+        # and a call written in brackets its argument ("track_parcel[SF14239]", ReAct's form)
+        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
         content = stems(step.tokens | info) - _FORMAT - self.format_words
         self.steps_read += 1
         for word in content:
@@ -115,7 +116,7 @@ class Topic:
         for word, last in list(self.vocabulary.items()):
             if step.index - last > _TOPIC_AGE:
                 del self.vocabulary[word]  # the work moved on: an old step's words age out
-        task_shared = (content & self.task_words) | (step.info & self.task_values)
+        task_shared = (content & self.task_words) | (info & self.task_values)
         # a word of (nearly) every step, on the topic or off it, is the format's, not the
         # topic's ("Thought", "Action", a JSON message's keys): it weighs nothing
         common = {
@@ -156,8 +157,9 @@ class Topic:
         was done: more work (a call) that touches none of the task's words is unrequested
         work, a strike at once; a reply (a report of the result) or a call on the task's own
         things is not, and does not clear the strikes either."""
-        content = stems(step.tokens | step.info) - _FORMAT - self.format_words
-        shared = (content & self.task_words) | (step.info & self.task_values)
+        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
+        content = stems(step.tokens | info) - _FORMAT - self.format_words
+        shared = (content & self.task_words) | (info & self.task_values)
         if step.tool is None or _weight(shared) >= 1:
             return Verdict(False)
         return Verdict(
@@ -208,6 +210,8 @@ _CLAIM = re.compile(
     r"\b(?:all|everything) (?:is )?(?:done|complete)\b|已修复|已完成|完成了|搞定|都完成",
     re.IGNORECASE | re.MULTILINE,
 )
+#: Where an information token breaks into parts: spaces, brackets, "=", separators.
+_PARTS = re.compile(r"[\s\[\](){}<>=,;]+")
 #: A count beside a claim: a part is done, not the work.
 _COUNT = re.compile(r"\d+\s*(?:/|of|%|％)\s*\d*|[0-9]+\s*(?:个|项|条|列|页)")
 _LABEL = re.compile(r"^[^\S\n]*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
