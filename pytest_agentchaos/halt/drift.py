@@ -130,7 +130,12 @@ class Topic:
         on_work = _weight(work_shared)
         if on_task or on_work >= (1 if informative else 2):
             self.on_topic_seen = True
-            if _weight(task_shared) >= 2 or rising or (informative and on_work >= 2):
+            # (a reply on the task by one word is the talk itself: its words are topic)
+            if (
+                _weight(task_shared) >= (1 if step.tool is None else 2)
+                or rising
+                or (informative and on_work >= 2)
+            ):
                 # well on the task or on the work it led to (two words), or the work itself
                 # (its counter rose): its words are topic; a step that touches either by one
                 # word is no drift, but its other words do not become the topic (a tangent
