@@ -5,7 +5,17 @@ Shared words are weighted by rarity: a word (nearly) every step uses, such as a 
 "Thought:" or "Action:", weighs nothing, and so do the labels that open a line and the tools'
 names, learnt as they come. Topic words come only from steps on the task or from steps on the
 work it led to that progressed, and age out when the work moves on; being back on the topic
-halves the drift, it does not clear it.
+halves the drift, it does not clear it. A step touching the task or that work by one word
+only is no drift, but its other words do not join the topic (a tangent would lead the topic
+away): words join from steps sharing two, or from a step whose progress counter rose. Word
+forms are one word ("remove", "removing").
+The task's own values are topic as written, a quoted stopword (`is`) or a symbol (`==`)
+too, and a handle is read by its words ("search-api-6c4-abc" names "search" and "api").
+
+After the agent says the work is done in other words ("rotation done.", "That's the
+answer.", a message's status "done", "已修复"; not a part, "2/14 jobs done"), each further
+call that touches none of the task's words is unrequested work: a strike at once. A reply
+reporting the result, or a call on the task's own things, is not.
 """
 
 from __future__ import annotations
@@ -14,7 +24,8 @@ import re
 from dataclasses import dataclass, field
 
 from .observation import Observation
-from .text import keywords, stems
+from .text import information, keywords
+from .text import stems as _text_stems
 
 __all__ = ["Topic", "Verdict"]
 
@@ -41,6 +52,9 @@ class Topic:
 
     task: str = ""
     task_words: frozenset[str] = frozenset()
+    #: the task's values and names as written (`is`, ``utils/money.py``): topic whatever they
+    #: are, a stopword quoted or an identifier
+    task_values: frozenset[str] = frozenset()
     completed_at: int | None = None
     on_topic_seen: bool = False
     #: topic words admitted from steps that progressed, with the step that last used them
@@ -52,16 +66,20 @@ class Topic:
     adrift: int = 0
     steps_read: int = 0
     format_words: frozenset[str] = frozenset()
+    #: the step that said the work was done in other words ("rotation done.", "已修复")
+    claimed_at: int | None = None
 
     def __post_init__(self) -> None:
         self.task_words = stems(keywords(self.task))
+        self.task_values = frozenset(v for v in information(self.task) if not _NUMBER.match(v))
 
     def read(self, step: Observation, informative: bool, rising: bool = False) -> Verdict:
         """Whether ``step`` is one more step adrift (``informative``: it brought news or
         progress; ``rising``: the run's own progress counter rose, so the step is the work,
         whatever its words). Talk (no call) off the topic twice in a row is drift at once;
         actions, a third step in a row."""
-        done = _DONE.search(step.output[:4000]) and step.ok is not False
+        head = step.output[:4000]
+        done = _DONE.search(head) and step.ok is not False
         if done and self.completed_at is None:
             self.completed_at = step.index
             return Verdict(False, window=None)
@@ -69,8 +87,12 @@ class Topic:
             return Verdict(
                 True, f"the agent goes on after saying the task was done (step {self.completed_at})"
             )
-        if not self.task_words or not step.output.strip():
+        if not (self.task_words or self.task_values) or not step.output.strip():
             return Verdict(False, window=None)
+        if self.claimed_at is not None and step.index > self.claimed_at:
+            return self._after_claim(step)
+        if self.claimed_at is None and step.ok is not False and _claims_done(head, step):
+            self.claimed_at = step.index
         # the format's own words: the labels that open a line ("Thought:", "Action Input:",
         # a structured message's keys) and the tools' names, learnt as they come
         self.format_words |= (
@@ -82,7 +104,10 @@ class Topic:
             )
             - self.task_words
         )
-        content = stems(step.tokens | step.info) - _FORMAT - self.format_words
+        # an identifier read in parts ("6c4 abc api search": a handle's words) gives its words,
+        # and a call written in brackets its argument ("track_parcel[SF14239]", ReAct's form)
+        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
+        content = stems(step.tokens | info) - _FORMAT - self.format_words
         self.steps_read += 1
         for word in content:
             self.seen_in[word] = self.seen_in.get(word, 0) + 1
@@ -91,7 +116,7 @@ class Topic:
         for word, last in list(self.vocabulary.items()):
             if step.index - last > _TOPIC_AGE:
                 del self.vocabulary[word]  # the work moved on: an old step's words age out
-        task_shared = content & self.task_words
+        task_shared = (content & self.task_words) | (info & self.task_values)
         # a word of (nearly) every step, on the topic or off it, is the format's, not the
         # topic's ("Thought", "Action", a JSON message's keys): it weighs nothing
         common = {
@@ -102,10 +127,19 @@ class Topic:
         work_shared = (content & self.vocabulary.keys()) - common
         # a step that progressed needs one shared word, any other two
         on_task = _weight(task_shared) >= 1 or (rising and step.ok is not False)
-        if on_task or _weight(work_shared) >= (1 if informative else 2):
+        on_work = _weight(work_shared)
+        if on_task or on_work >= (1 if informative else 2):
             self.on_topic_seen = True
-            if informative or on_task:
-                # on the task, or on the work it led to with progress: its words are topic
+            # (a reply on the task by one word is the talk itself: its words are topic)
+            if (
+                _weight(task_shared) >= (1 if step.tool is None else 2)
+                or rising
+                or (informative and on_work >= 2)
+            ):
+                # well on the task or on the work it led to (two words), or the work itself
+                # (its counter rose): its words are topic; a step that touches either by one
+                # word is no drift, but its other words do not become the topic (a tangent
+                # would then lead the topic away)
                 for word in content - common:
                     self.vocabulary[word] = step.index
             for word in work_shared:
@@ -123,10 +157,46 @@ class Topic:
         self.adrift = max(self.adrift, adrift)
         return Verdict(strike, "the output shares nothing with the task or the work on it")
 
+    def _after_claim(self, step: Observation) -> Verdict:
+        """A step after the agent said, in other words than :data:`_DONE`'s, that the work
+        was done: more work (a call) that touches none of the task's words is unrequested
+        work, a strike at once; a reply (a report of the result) or a call on the task's own
+        things is not, and does not clear the strikes either."""
+        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
+        content = stems(step.tokens | info) - _FORMAT - self.format_words
+        shared = (content & self.task_words) | (info & self.task_values)
+        if step.tool is None or _weight(shared) >= 1:
+            return Verdict(False)
+        return Verdict(
+            True,
+            f"the agent goes on with other work after saying it was done (step {self.claimed_at})",
+        )
+
+
+def _claims_done(text: str, step: Observation) -> bool:
+    """Whether ``text`` says the work is done (:data:`_CLAIM`), not a part of it: no count
+    beside the claim ("2/14 jobs done", "已完成 35%"), no progress counter on the step."""
+    if step.progress is not None:
+        return False
+    return any(not _COUNT.search(text[max(0, m.start() - 40) : m.end() + 20])
+               for m in _CLAIM.finditer(text))  # fmt: skip
+
+
+def stems(words: frozenset[str] | set[str]) -> frozenset[str]:
+    """:func:`.text.stems`, and a Latin word's final "e" dropped, so that "remove" and
+    "removing", "rotate" and "rotated" are one topic word."""
+    return frozenset(
+        w[:-1] if len(w) > 4 and w.endswith("e") and w.isascii() and w.isalpha() else w
+        for w in _text_stems(words)
+    )
+
 
 def _weight(words: set[str] | frozenset[str]) -> float:
     """Shared topic words as evidence: each counts 1."""
     return sum(1.0 for w in words)
+
+
+_NUMBER = re.compile(r"^[\d.,:%+-]+$")
 
 
 _DONE = re.compile(
@@ -135,6 +205,20 @@ _DONE = re.compile(
     r"最终答案",
     re.IGNORECASE,
 )
+#: Saying the work is done in other words: a line ending in "done" / "resolved" / "fixed"
+#: (a problem "resolved," or "fixed," closing a clause too; "Step done, next ..." is a part),
+#: "that's the answer", a structured message's status "done", "已修复" / "已完成" / "搞定".
+_CLAIM = re.compile(
+    r"\b(?:done|complete|completed|resolved|fixed|finished)[^\S\n]*[.!]?[^\S\n]*$|"
+    r"\b(?:resolved|fixed),|"
+    r"\bthat(?:'s| is) the answer\b|\"status\":\s*\"(?:done|complete|completed)\"|"
+    r"\b(?:all|everything) (?:is )?(?:done|complete)\b|已修复|已完成|完成了|搞定|都完成",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: Where an information token breaks into parts: spaces, brackets, "=", separators.
+_PARTS = re.compile(r"[\s\[\](){}<>=,;]+")
+#: A count beside a claim: a part is done, not the work.
+_COUNT = re.compile(r"\d+\s*(?:/|of|%|％)\s*\d*|[0-9]+\s*(?:个|项|条|列|页)")
 _LABEL = re.compile(r"^[^\S\n]*([A-Za-z_][\w ]{0,30}?)\s*:", re.MULTILINE)
 #: Topic words unused for this many steps age out.
 _TOPIC_AGE = 24
