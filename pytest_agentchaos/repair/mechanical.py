@@ -294,6 +294,7 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
                     "clamp_value",
                     f"{shown(value)} is below {low}, and the task says {-value}: the sign may "
                     f"be what {', '.join(ctx.choices_beside)} should say, not a slip",
+                    beside=ctx.choices_beside,
                 )
             return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
     scaled = _minor_units(value, low, high, ctx)
