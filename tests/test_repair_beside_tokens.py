@@ -59,3 +59,16 @@ def test_a_code_written_beside_a_whole_word_is_still_taken() -> None:
     spec = _spec("^[A-Z]{3}$")
     result = ParamRepairer(spec).repair({"name": "Paris"}, task="Fly from Paris CDG tomorrow")
     assert result.ok and result.args == {"name": "CDG"}
+
+
+@pytest.mark.parametrize(
+    ("sent", "task"),
+    [
+        ("bucket:media", "use bucket:media now"),
+        ("my bucket!", "please copy my bucket! today"),
+        ("acme media", "Open acme media"),
+    ],
+)
+def test_a_word_of_the_sentence_beside_the_value_is_no_code(sent: str, task: str) -> None:
+    result = ParamRepairer(_spec()).repair({"name": sent}, task=task)
+    assert result.args not in ({"name": w} for w in task.split() if w not in sent), result.args
