@@ -18,12 +18,14 @@ SIGN) and ISO 4217-shaped codes next to an amount.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .paths import get
 from .reading import leaf_values
 from .results import RepairStep
 from .words import find_word
@@ -122,6 +124,8 @@ def audit(
             path = _renamed(sent_at, used)  # judged where the rename pass moved it
             if path in after and _same(after[path], value):
                 continue
+            if _serialised(sent_at, original, after):
+                continue  # the object holding it sent as its own JSON text: nothing lost
             step = _step_at(used, path)
             new = after.get(path)
             # a value a bound, a cut or a rule's reading replaced in its own field survives
@@ -196,6 +200,20 @@ def _spoken(value: Any) -> str | None:
     from .reconcile import spoken_email
 
     return spoken_email(value) if isinstance(value, str) else None
+
+
+def _serialised(
+    path: tuple[str | int, ...], original: Any, after: Mapping[tuple[str | int, ...], Any]
+) -> bool:
+    """Whether an object or list holding ``path`` is now JSON text of that same object."""
+    for depth in range(len(path) - 1, 0, -1):
+        text = after.get(path[:depth])
+        if isinstance(text, str) and text[:1] in "{[":
+            try:
+                return bool(json.loads(text) == get(original, path[:depth]))
+            except (ValueError, KeyError, IndexError, TypeError):
+                return False
+    return False
 
 
 def _survives(

@@ -27,7 +27,7 @@ from .fixes import Context, Decline, Fix, schema_types
 from .money import minor_scale, read_money, stated_amounts
 from .negation import NONE_WORDS, negated_in_task
 from .numbers import percent_of
-from .objects import coordinates, lone_field
+from .objects import coordinates, json_written, lone_field
 from .units import unit_name
 from .words import find_word
 
@@ -374,6 +374,9 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     if plain and len(value) > 1 and _JOIN_HINT.search(described):
         joined = ",".join(str(v) for v in value)
         return _fix(joined, 0.9, "the list joined as the field's comma-separated text")
+    written = json_written(value, ctx.task)
+    if written is not None:  # the task writes the object as the text the tool wants
+        return _fix(written, 0.9, f"{_short(value)} as the task writes it, JSON text")
     if isinstance(value, list) and value:
         return _unwrap(value, schema, ctx)  # one item taken out; several declined
     return _no(f"{_short(value)} is not text")

@@ -287,6 +287,12 @@ _LISTING = re.compile(
     r"|\bdid you mean\s*:?\s*(?P<values3>[^\n?]{1,200})",
     re.IGNORECASE,
 )
+#: A regular expression the error quotes as what the value must match.
+_QUOTED_REGEX = re.compile(
+    r"\b(?:must|should|does not|doesn't|did not|failed to) match (?:the )?(?:regex|regular "
+    r"expression|pattern)\s*:?\s*(?P<q>[\"'`])(?P<re>\^[^\n]{1,300}?\$)(?P=q)",
+    re.IGNORECASE,
+)
 #: "Rooms: Atlas, Borealis, Cosmos": the field's own noun, then the values there are.
 _NOUN_LIST = re.compile(r"\b(?P<noun>[A-Za-z]+?)s?:\s*(?P<values>[^\n:.;]{3,400})")
 
@@ -321,6 +327,15 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
         if listed:
             expected = listed_values(listed.group(1))
             schema.setdefault("enum", expected)
+    quoted = _QUOTED_REGEX.search(text[:2000])
+    if quoted is not None and kind in ("rejected", "format") and "pattern" not in schema:
+        try:  # botocore: 'Invalid bucket name "V": Bucket name must match the regex "R"'
+            re.compile(quoted["re"])
+        except re.error:
+            quoted = None
+        if quoted is not None:
+            kind, expected = "pattern", quoted["re"]
+            schema["pattern"] = quoted["re"]
     dated = {"date", "time", "datetime", "timestamp"} & set(name_tokens(str(field_name)))
     if kind == "format" and not schema.get("format") and not dated:
         kind = "rejected"  # "the stock code or date is not known": said of the code too

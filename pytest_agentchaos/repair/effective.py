@@ -61,7 +61,9 @@ _CACHE: dict[str, Rules] = {}
 
 _LIST_HEAD = re.compile(
     r"\b(?:allowed(?: values)?(?: are)?|one of(?: the followings?)?|options(?: include| are)?"
-    r"|valid values(?: are)?|possible values(?: are)?|must be one of|accepted values(?: are)?)"
+    r"|valid values(?: are)?|possible values(?: are)?|must be one of|accepted values(?: are)?"
+    # "One route restriction: tolls, highways or ferries": one of what the colon lists
+    r"|(?P<one>one(?:\s+[a-z]+){1,3}(?=\s*:)))"
     r"\s*:?\s*(?P<list>[^.;\n]{1,300})",
     re.IGNORECASE,
 )
@@ -169,7 +171,12 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
     kind = schema.get("type")
     if kind in ("string", None) and "enum" not in schema:
         head = _LIST_HEAD.search(description)
-        if head is not None and not _OPEN.search(head["list"]):
+        if (
+            head is not None
+            and not _OPEN.search(head["list"])
+            # after "one <thing>:" only a choice ("a, b or c"), not the parts of one value
+            and (head["one"] is None or re.search(r"\bor\b|\|", head["list"]))
+        ):
             listed = _listed(head["list"])
             if 2 <= len(listed) <= 40 and all(re.fullmatch(r"[\w$.+:/-]{1,40}", v) for v in listed):
                 values["enum"] = tuple(listed)

@@ -187,8 +187,8 @@ def _shortened(wanted: str, choices: list[str]) -> str | None:
         if " " in other or other == wanted:
             continue
         short, long = sorted((wanted, other), key=len)
-        if not long.startswith(short):
-            continue
+        if not long.startswith(short) or not long[len(short)].isalnum():
+            continue  # "tolls|highways" is two values, not "tolls" written out
         if all(_ideograph(c) for c in short):  # each a morpheme: two are a word
             if len(short) >= 2:
                 found.append(choice)

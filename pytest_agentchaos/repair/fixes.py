@@ -35,10 +35,14 @@ class Fix:
 @dataclass(frozen=True)
 class Decline:
     """A strategy saw what is wrong and will not fix it: the fix would change what was asked
-    (or it cannot tell which fix is meant)."""
+    (or it cannot tell which fix is meant).
+
+    ``beside`` names the other fields the decision involves (a sign that may be what a mode
+    beside should say): no proposal for this field alone, a model's included, can settle it."""
 
     strategy: str
     reason: str
+    beside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

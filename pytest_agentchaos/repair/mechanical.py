@@ -45,12 +45,21 @@ _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
      lambda s: s.strip()[:3].upper() + s.strip()[3:]),
     ("in upper case", 2, lambda s: s.strip().upper()),
     ("in lower case", 2, lambda s: s.strip().lower()),
+    # "s3://acme-media" for a bucket's name: the name itself, when the address holds no more
+    ("without its URI scheme", 3, lambda s: _without_scheme(s)),
     ("without spaces", 3, lambda s: re.sub(r"\s+", "", s)),
     ("without separators", 3, lambda s: re.sub(r"[\s\-_./()]+", "", s)),
     ("with its second year in full", 3, lambda s: _full_second_year(s)),
     ("in upper case without spaces", 4, lambda s: re.sub(r"\s+", "", s).upper()),
     ("without separators, in upper case", 4, lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
 )  # fmt: skip
+
+
+def _without_scheme(text: str) -> str:
+    """The name an address of only a scheme and a name writes (``s3://acme-media`` ->
+    ``acme-media``); other text (an address with a path, a query, a user) as it is."""
+    match = re.fullmatch(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://(?P<n>[^/?#\s@:]+)/?\s*", text)
+    return match["n"] if match is not None else text
 
 
 def _full_second_year(text: str) -> str:
@@ -294,6 +303,7 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
                     "clamp_value",
                     f"{shown(value)} is below {low}, and the task says {-value}: the sign may "
                     f"be what {', '.join(ctx.choices_beside)} should say, not a slip",
+                    beside=ctx.choices_beside,
                 )
             return Fix("clamp_value", -value, 0.85, f"the task says {-value}: the sign is a slip")
     scaled = _minor_units(value, low, high, ctx)

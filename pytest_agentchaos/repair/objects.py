@@ -1,15 +1,17 @@
 """A lone value where an object is due: the one field of the object it can only be
-(``"a@b.c"`` for ``{"email": ...}``), or a latitude and a longitude written as text."""
+(``"a@b.c"`` for ``{"email": ...}``), or a latitude and a longitude written as text; and an
+object where text is due that the task writes as JSON text."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .fixes import Fix, schema_types, shown
 
-__all__ = ["coordinates", "lone_field"]
+__all__ = ["coordinates", "json_written", "lone_field"]
 
 
 def coordinates(value: Any, schema: Mapping[str, Any]) -> Fix | None:
@@ -62,3 +64,20 @@ def lone_field(value: Any, schema: Mapping[str, Any]) -> str | None:
     if fmt in ("email", "idn-email") and not (isinstance(value, str) and "@" in value):
         return None
     return str(names[0])
+
+
+def json_written(value: Any, task: str | None) -> str | None:
+    """The task's own JSON text of ``value`` (an object or a list sent where text is due:
+    ``{"sku": "SKU-1"}`` written so in the task), exactly as the task writes it; None when
+    the task writes it nowhere, or in more than one way."""
+    if not isinstance(value, (dict, list)) or not value or not task:
+        return None
+    text, decoder, found = task[:4000], json.JSONDecoder(), set()
+    for start in [m.start() for m in re.finditer(r"[{\[]", text)][:50]:
+        try:
+            parsed, end = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if parsed == value and type(parsed) is type(value):
+            found.add(text[start:end])
+    return found.pop() if len(found) == 1 else None

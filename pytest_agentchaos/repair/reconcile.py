@@ -164,6 +164,11 @@ _PAREN_AFTER = re.compile(r"\s*[(\[]\s*(?P<t>[^()\[\]\s,;]{1,40})\s*[)\]]")
 #: A token written right before a value in parentheses ("author 12 (Ana Silva)").
 _PAREN_BEFORE = re.compile(r"(?P<t>[^()\[\]\s,;]{1,40})\s*[(\[]\s*$")
 #: A token written right after / before a value, a space apart ("Paris CDG").
+#: A word as prose writes it (lower case, or capitalised at a sentence's start): a code
+#: written beside a value has digits or more capitals than that ("CDG", "110000").
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+")
+#: Characters that join the parts of one token (a path, an address, a handle).
+_JOINERS = frozenset("/\\@#_~-")
 _NEXT = re.compile(r"\s+(?P<t>[^\s,;()\[\]]{1,40})")
 _ALTERNATIVE = re.compile(r"\s*(?:,|/|\bor\b|\band\b|或|和)\s*(?P<t>[^\s,;()\[\]]{1,40})")
 _PREVIOUS = re.compile(r"(?P<t>[^\s,;()\[\]]{1,40})\s+$")
@@ -206,7 +211,14 @@ def written_beside(value: str, schema: Mapping[str, Any], task: str, held: list[
         edge = (before[-1:].isascii() and before[-1:].isalnum()) or (
             after[:1].isascii() and after[:1].isalnum()
         )
-        if not (ascii_word and edge):
+        # a part of a longer token ("s3://acme-media" in "s3://acme-media/thumbnails/") is
+        # no mention of its own: what is beside the whole token is not beside the value
+        joined = (
+            after[:1] in _JOINERS
+            or before[-1:] in _JOINERS
+            or (after[:1] in ".:" and after[1:2].isalnum())
+        )
+        if not (ascii_word and edge) and not joined:
             tokens = []
             paren = _PAREN_AFTER.match(after)
             if paren is not None:
@@ -231,6 +243,8 @@ def written_beside(value: str, schema: Mapping[str, Any], task: str, held: list[
                     continue
                 if not (_telling(schema) or (in_parens and re.search(r"\d", token))):
                     continue  # any text fits a free text field: no evidence
+                if not in_parens and _PLAIN_WORD.fullmatch(token):
+                    continue  # "use", "List": a word of the sentence, not a code beside it
                 candidate = _as_schema_wants(token, schema)
                 # a code beside the value where the value itself does not fit; in
                 # parentheses, a gloss of it whether or not it fits

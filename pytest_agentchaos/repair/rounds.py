@@ -113,7 +113,10 @@ class StrategyRounds(MissingValues):
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
                 outcome = self._strategy(problem, before, ctx, current, missing)
-            if not isinstance(outcome, Fix) or not self._usable(outcome):
+            coupled = isinstance(outcome, Decline) and bool(outcome.beside)
+            if not coupled and (not isinstance(outcome, Fix) or not self._usable(outcome)):
+                # a decision that involves fields beside this one is no model's to take for
+                # this field alone ("set -3" made "set 3" reverses what was asked)
                 outcome = self._ask_model(problem, current, task, now, steps) or outcome
             declined = apply_fix(outcome, problem, before, current, steps, self.policy)
             if declined is not None:
