@@ -104,7 +104,7 @@ class LoopPolicy:
 
     def __post_init__(self) -> None:
         check_fields(self, _FIELDS, "LoopPolicy")
-        # given in Python only (the harness wires an embedder): not keys of [escape.loops]
+        # given in Python only: not keys of [escape.loops]
         _embedder(self.reply_embedder, "LoopPolicy: reply_embedder")
         _similarity(self.semantic_similarity, "LoopPolicy: semantic_similarity")
         _check_periods(self.min_period, self.max_period, "LoopPolicy")
@@ -130,7 +130,7 @@ class LoopPolicy:
 
 
 def _embedder(value: Any, where: str) -> ReplyEmbedder | None:
-    """None, or a callable text -> vector (not settable from TOML: the harness wires one)."""
+    """None, or a callable text -> vector (given in Python: a vector model is no TOML value)."""
     if value is not None and not callable(value):
         raise fail(where, f"expected a callable text -> vector or nothing, got {short(value)}")
     return cast("ReplyEmbedder | None", value)

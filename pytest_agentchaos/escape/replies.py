@@ -22,9 +22,9 @@ __all__ = ["ReplyEmbedder", "ReplyTexts"]
 
 #: An optional comparison of what replies mean: a model's text -> a vector. Two replies whose
 #: vectors' cosine is at least the semantic similarity, with the same values (numbers,
-#: names, inline code, code), are one reply said in new words. The harness wires a sentence
-#: embedder when the ``semantic`` extra is installed; without one, replies are compared by
-#: their words alone.
+#: names, inline code, code), are one reply said in new words. Given in Python through
+#: ``LoopPolicy.reply_embedder`` (nothing wires one by default); without one, replies are
+#: compared by their words alone.
 ReplyEmbedder = Callable[[str], Sequence[float]]
 
 #: How many distinct model texts (and replies without their framing) near-duplicates are
@@ -69,9 +69,10 @@ class ReplyTexts:
             self._last_text = known
             return self._resolve(known[2])
         words, plain = text_shingles(text)
-        fenced = _code_value(text)
+        fenced_text = fenced_code(text)
+        fenced = _code_value(fenced_text)
         values = plain | fenced
-        code = artefact(text)
+        code = artefact(text, fenced_text)
         # a reply that hands back code says what the code says, whatever the words around it
         key = None if code is None else digest(["artefact", code])
         last = self._last_text
@@ -210,12 +211,12 @@ def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
     return a.isdigit() and b.isdigit() and len(a) < 10 and int(a) == int(b) + 1
 
 
-def _code_value(text: str) -> frozenset[str]:
-    """The code ``text`` hands over in fenced blocks, as one value (none without): a long
-    reply whose words are nearly all the same but whose code differs (a query's ``LIMIT 10``
-    made ``LIMIT 20`` on request, one line of a config changed) is another reply. A long
-    text's numbers are masked among its words, so the code is kept whole here."""
-    code = fenced_code(text)
+def _code_value(code: str | None) -> frozenset[str]:
+    """The code a text hands over in fenced blocks (its :func:`fenced_code`), as one value
+    (none without): a long reply whose words are nearly all the same but whose code differs
+    (a query's ``LIMIT 10`` made ``LIMIT 20`` on request, one line of a config changed) is
+    another reply. A long text's numbers are masked among its words, so the code is kept
+    whole here."""
     return frozenset() if code is None else frozenset({"```" + digest(["fenced", code])})
 
 
@@ -224,4 +225,4 @@ def _with_code(
 ) -> tuple[frozenset[str], frozenset[str]]:
     """``shingles`` with the code ``text`` hands over among its values (:func:`_code_value`)."""
     words, values = shingles
-    return words, values | _code_value(text)
+    return words, values | _code_value(fenced_code(text))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from .normalize import mask_text
 
@@ -283,13 +283,15 @@ def fenced_code(text: str) -> str | None:
     return code if len(code) >= _ARTEFACT_CHARS else None
 
 
-def artefact(text: str) -> str | None:
+def artefact(text: str, code: str | None | Literal[False] = False) -> str | None:
     """What a model's reply hands back, when that is what it is about: its fenced blocks
     (code, a query, a formula; volatile tokens masked, whitespace collapsed), when they hold
     at least 16 characters and at most 30 words are said around them (an apology, "here is
     the fix:"). A reply apologising in new words for the same code hands back the same
-    artefact; one that explains code at length is about more than the code. None otherwise."""
-    code = fenced_code(text)
+    artefact; one that explains code at length is about more than the code. None otherwise.
+    ``code``: :func:`fenced_code` of ``text`` when the caller has it already."""
+    if code is False:
+        code = fenced_code(text)
     if code is None:
         return None
     prose = _FENCE.sub(" ", text[:_TEXT_LIMIT])
