@@ -104,10 +104,7 @@ class Topic:
             )
             - self.task_words
         )
-        # an identifier read in parts ("6c4 abc api search": a handle's words) gives its words,
-        # and a call written in brackets its argument ("track_parcel[SF14239]", ReAct's form)
-        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
-        content = stems(step.tokens | info) - _FORMAT - self.format_words
+        info, content = self._content(step)
         self.steps_read += 1
         for word in content:
             self.seen_in[word] = self.seen_in.get(word, 0) + 1
@@ -157,13 +154,19 @@ class Topic:
         self.adrift = max(self.adrift, adrift)
         return Verdict(strike, "the output shares nothing with the task or the work on it")
 
+    def _content(self, step: Observation) -> tuple[frozenset[str], frozenset[str]]:
+        """The step's information tokens, an identifier also read in parts ("6c4 abc api
+        search": a handle's words; a call in brackets gives its argument, as in ReAct's
+        "track_parcel[SF14239]"), and its content words: word stems without the format's."""
+        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
+        return info, stems(step.tokens | info) - _FORMAT - self.format_words
+
     def _after_claim(self, step: Observation) -> Verdict:
         """A step after the agent said, in other words than :data:`_DONE`'s, that the work
         was done: more work (a call) that touches none of the task's words is unrequested
         work, a strike at once; a reply (a report of the result) or a call on the task's own
         things is not, and does not clear the strikes either."""
-        info = step.info | {p for v in step.info for p in _PARTS.split(v) if p}
-        content = stems(step.tokens | info) - _FORMAT - self.format_words
+        info, content = self._content(step)
         shared = (content & self.task_words) | (info & self.task_values)
         if step.tool is None or _weight(shared) >= 1:
             return Verdict(False)
