@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .paths import path_of
+from .paths import has, path_of
 from .reading import json_body, prose_of, pydantic_issues, strip_location
 from .spec import Problem, ToolSpec
 
@@ -29,8 +29,8 @@ def structured_problems(text: str, spec: ToolSpec | None, args: Any) -> list[Pro
     (FastMCP), or a JSON body's issue list."""
     issues = pydantic_issues(text)
     if issues:
-        return list(_issues(issues, spec, "loc", "msg", "type"))
-    found = list(json_problems(text, spec))
+        return list(_issues(issues, spec, "loc", "msg", "type", args))
+    found = list(json_problems(text, spec, args))
     if found:
         return found
     body = json_body(text)
@@ -83,7 +83,7 @@ def listed_values(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip() and len(p.strip()) < 40][:50]
 
 
-def json_problems(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
+def json_problems(text: str, spec: ToolSpec | None, args: Any = None) -> Iterator[Problem]:
     """The problems a JSON error body (from its first ``{`` or ``[``) lists."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
@@ -93,38 +93,43 @@ def json_problems(text: str, spec: ToolSpec | None) -> Iterator[Problem]:
         body = json.loads(text[min(starts) :])
     except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return
-    yield from _body_problems(body, spec)
+    yield from _body_problems(body, spec, args)
 
 
-def _body_problems(body: Any, spec: ToolSpec | None) -> Iterator[Problem]:
+def _body_problems(body: Any, spec: ToolSpec | None, args: Any = None) -> Iterator[Problem]:
     if isinstance(body, Mapping):
         if isinstance(body.get("detail"), list):  # FastAPI / pydantic
-            yield from _issues(body["detail"], spec, "loc", "msg", "type")
+            yield from _issues(body["detail"], spec, "loc", "msg", "type", args)
             return
         for key in ("issues", "invalid-params", "invalid_params", "violations"):
             if isinstance(body.get(key), list):  # zod; RFC 7807 (name, reason); Google-style
-                yield from _issues(body[key], spec, "path", "message", "code")
+                yield from _issues(body[key], spec, "path", "message", "code", args)
                 return
         inner = body.get("error")
         if isinstance(inner, Mapping):
             if isinstance(inner.get("param"), str):  # OpenAI style
                 yield _problem_for(
-                    list(path_of(inner["param"])),
+                    _rebased(list(path_of(inner["param"])), spec, args),
                     str(inner.get("message", "")),
                     str(inner.get("code") or inner.get("type") or ""),
                     spec,
                 )
                 return
-            yield from _body_problems(inner, spec)
+            yield from _body_problems(inner, spec, args)
             return
         if isinstance(body.get("errors"), list):
-            yield from _issues(body["errors"], spec, "path", "message", "code")
+            yield from _issues(body["errors"], spec, "path", "message", "code", args)
     elif isinstance(body, list):  # zod's issue list (MCP servers)
-        yield from _issues(body, spec, "path", "message", "code")
+        yield from _issues(body, spec, "path", "message", "code", args)
 
 
 def _issues(
-    issues: Iterable[Any], spec: ToolSpec | None, loc: str, msg: str, code: str
+    issues: Iterable[Any],
+    spec: ToolSpec | None,
+    loc: str,
+    msg: str,
+    code: str,
+    args: Any = None,
 ) -> Iterator[Problem]:
     for issue in issues:
         if not isinstance(issue, Mapping):
@@ -137,7 +142,7 @@ def _issues(
             where = issue["name"]
         if isinstance(where, str):
             where = where.split("/") if where.startswith("/") else where.split(".")
-        parts = strip_location([p for p in where if p != ""], spec)
+        parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
         yield _problem_for(
             parts,
             _issue_text(issue, msg),
@@ -145,6 +150,38 @@ def _issues(
             spec,
             issue,
         )
+
+
+def _rebased(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any]:
+    """A location as a *nested* model reports it: pydantic's ``N validation errors for
+    VectorParams`` then ``distance`` when the call sends ``vectors.distance`` (the SDK
+    validated the inner object on its own). A location whose head names no parameter of the
+    tool is moved under the one place of the call that holds it, when exactly one does;
+    otherwise it stays as written."""
+    if (
+        spec is None
+        or not parts
+        or not isinstance(parts[0], str)
+        or parts[0] in spec.properties
+        or not isinstance(args, Mapping)
+    ):
+        return parts
+    found = [at for at in _containers(args, ()) if at and has(args, (*at, *parts))]
+    return [*found[0], *parts] if len(found) == 1 else parts
+
+
+def _containers(value: Any, at: tuple[Any, ...], depth: int = 0) -> Iterator[tuple[Any, ...]]:
+    """The path of every object and list in the call (its own structure; bounded)."""
+    if depth > 8:
+        return
+    if isinstance(value, Mapping):
+        yield at
+        for key, item in list(value.items())[:200]:
+            yield from _containers(item, (*at, key), depth + 1)
+    elif isinstance(value, list):
+        yield at
+        for index, item in enumerate(value[:200]):
+            yield from _containers(item, (*at, index), depth + 1)
 
 
 def _issue_text(issue: Mapping[str, Any], key: str) -> str:
@@ -243,7 +280,11 @@ def _problem_for(
             expected = TYPE_WORDS[said[1].lower()]
             schema.setdefault("type", expected)
     if kind == "enum" and expected is None:
-        listed = re.search(r"(?:one of|permitted:|expected)\s*(.+)", message, re.IGNORECASE)
+        # pydantic's text prints an enum's values after "Input should be" (its errors() put
+        # them in ctx.expected)
+        listed = re.search(
+            r"(?:one of|permitted:|expected|should be)\s*(.+)", message, re.IGNORECASE
+        )
         if listed:
             expected = listed_values(listed.group(1))
             schema.setdefault("enum", expected)

@@ -217,7 +217,7 @@ def error_problems(
     """The problems a tool's error text names: from a JSON body when it is one, else from the
     first patterns that match (one problem per field, each a field of the call or schema)."""
     text = text[:8000]
-    found = list(json_problems(text, spec))
+    found = list(json_problems(text, spec, args))
     if found:
         return found
     head = text[:_PATTERN_HEAD]  # an error names its parameter early; the rest is detail
