@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from .compound import name_in_task
 from .dates import DATE_PHRASE, read_date
 from .fixes import Fix, schema_types
+from .json_text import ascii_delimiters
 from .shaped import email_in_task, entity_in_task, example_shaped
 from .spans import end_from_length, end_from_range
 from .spec import ToolSpec, nullable_branch
@@ -439,7 +440,8 @@ class LLMInferer:
 
 def loads_lenient(text: str) -> Any:
     """JSON from a model's answer: the object inside code fences or prose, with single
-    quotes, trailing commas and Python's ``True``/``False``/``None`` accepted (read as a
+    quotes, trailing commas, full-width delimiters outside its strings and Python's
+    ``True``/``False``/``None`` accepted (read as a
     Python literal, never evaluated; nothing inside a string is rewritten). None when there
     is no object to read."""
     text = text.strip()
@@ -453,6 +455,8 @@ def loads_lenient(text: str) -> Any:
     fenced = re.search(r"```(?:json)?\s*(.*?)```", text[:_LENIENT_LIMIT], re.DOTALL)
     if fenced:
         text = fenced.group(1).strip()
+    if "{" not in text and "｛" in text[:_LENIENT_LIMIT]:
+        text = ascii_delimiters(text)  # an input method's full-width braces
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start or end - start > _LENIENT_LIMIT:
         return None
@@ -461,6 +465,8 @@ def loads_lenient(text: str) -> Any:
         return json.loads(body)
     except (ValueError, RecursionError):
         pass
+    # a CJK input method's full-width commas and colons between the values
+    body = ascii_delimiters(body)
     # JSON's literals as Python's, outside strings only, then a Python literal
     python = _STRING_OR_WORD.sub(_pythonic, body)  # bare keys quoted too
     try:

@@ -34,6 +34,7 @@ from .compound import flatten_wrapper, reshape
 from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
+from .json_text import about_the_syntax
 from .lint import lint, rename_all
 from .ordered import STRATEGY as ORDER_STRATEGY
 from .ordered import split_spans, unswap_ranges
@@ -188,6 +189,8 @@ class ParamRepairer(StrategyRounds):
                     True,
                 )
             )
+            if about_the_syntax(args, error):
+                error = None  # the tool could not read the text; read, it says nothing more
             args = parsed
         if not isinstance(args, Mapping):
             reason = f"the arguments are {type(args).__name__}, not an object"
