@@ -162,6 +162,12 @@ ERROR_PATTERNS: tuple[ErrorPattern, ...] = (
         r"|number|float|string|str|boolean|bool|array|list|object|dict)\b",
         "type",
     ),
+    ErrorPattern(  # the Python clients openapi-generator writes (ApiTypeError), NoneType aside
+        "openapi_client_type",
+        r"invalid type for variable " + _FIELD + r"\. required value type is (?:one of \["
+        r"(?:NoneType, )?)?(?P<expected>int|float|str|bool|list|dict)\b",
+        "type",
+    ),
     ErrorPattern(
         "expected_type_for",
         r"expected (?:an? )?(?P<expected>integer|number|string|boolean|array|object)"
@@ -192,6 +198,7 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "must_be_at_most": ("<=", "at most", "less than", "no more", "maximum"),
     "must_be_type": ("must", "should"),
     "expected_type_for": ("expected",),
+    "openapi_client_type": ("invalid type for variable",),
 }
 
 #: How much of an error text the patterns read.
