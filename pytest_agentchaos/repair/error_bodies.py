@@ -21,6 +21,7 @@ TYPE_WORDS = {
     "int": "integer", "integer": "integer", "number": "number", "float": "number",
     "string": "string", "str": "string", "boolean": "boolean", "bool": "boolean",
     "array": "array", "list": "array", "object": "object", "dict": "object",
+    "decimal": "number",
 }  # fmt: skip
 
 
@@ -208,6 +209,7 @@ _CODES = {
     "extra_forbidden": "unknown", "value_error.extra": "unknown", "unrecognized_keys": "unknown",
     "invalid_type": "type", "int_parsing": "type", "float_parsing": "type", "bool_parsing": "type",
     "int_from_float": "type", "string_type": "type", "int_type": "type", "list_type": "type",
+    "decimal_parsing": "type", "decimal_type": "type", "float_type": "type", "bool_type": "type",
     "enum": "enum", "literal_error": "enum", "invalid_enum_value": "enum",
     "date_from_datetime_parsing": "format", "date_parsing": "format", "datetime_parsing": "format",
     "invalid_date": "format", "invalid_string": "format",
@@ -226,7 +228,7 @@ MESSAGE_KINDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("one of", "enum", "permitted:"), "enum"),
     (("date", "format"), "format"),
     (("greater", "less", "at least", "at most"), "range"),
-    (("valid integer", "valid number", "type"), "type"),
+    (("valid integer", "valid number", "valid decimal", "type"), "type"),
 )
 
 
