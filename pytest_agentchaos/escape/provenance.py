@@ -245,6 +245,11 @@ class Provenance:
                 extend(item.values())
             elif isinstance(item, str):
                 todo.append(str(item))
+        if len(issued) + len(found) < _MAX_VALUES:  # no room to run out: recorded as found
+            for text in found:
+                if text not in issued and text not in given:
+                    issued[text] = tick
+            return
         fresh = [text for text in found if text not in issued and text not in given]
         if len(issued) + len(fresh) < _MAX_VALUES:
             issued.update(dict.fromkeys(fresh, tick))
