@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentchaos.escape import provenance, volatility
+from pytest_agentchaos.escape import normalize, provenance, volatility
 
 CASED = st.text(st.sampled_from("aZbY_-9 éÉ中\n"), max_size=24)
 
@@ -65,3 +65,50 @@ def test_results_issue_the_same_values_near_and_at_the_tables_bound(results: lis
             fast._issue(result, [provenance._LEAVES])
             _issue_as_before(plain, result, limit)
             assert list(fast._issued.items()) == list(plain._issued.items())
+
+
+ARG_TEXTS = st.text(st.sampled_from("ab 7٣_-/:"), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARG_TEXTS, st.integers(0, 3))
+def test_an_argument_text_read_again_is_masked_as_it_was_the_first_time(
+    text: str, issued: int
+) -> None:
+    """Whether an argument's text holds a digit is remembered per text: the second call with
+    it (read from memory) passes the same handles as the first (read by the search)."""
+    provenance._DIGITS_IN.pop(text, None)
+    calls = []
+    for _ in range(2):
+        table = provenance.Provenance()
+        table.result({"ids": [f"a{i}" for i in range(issued)], "text": text})
+        calls.append(table.args("tool", {"q": text, "id": "a1"}))
+    assert calls[0] == calls[1]
+    assert provenance._DIGITS_IN.get(text, None) in (
+        None,
+        provenance._DIGIT.search(text) is not None,
+    )
+
+
+ROWS = st.lists(
+    st.one_of(
+        st.dictionaries(st.sampled_from(["sku", "request_id", "took", "price"]), st.text("a1:0 ")),
+        st.text("a1-9 "),
+        st.integers(0, 2 * 10**9),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROWS)
+def test_a_list_in_a_record_is_masked_item_by_item(rows: list[Any]) -> None:
+    """A record's list (rows, hits) is masked as masking each item on its own does."""
+    assert normalize.mask({"rows": rows}) == {"rows": [normalize.mask(row) for row in rows]}
+    ignored = {"price"}
+    assert normalize.mask({"rows": rows}, ignored) == {
+        "rows": [normalize.mask(row, ignored) for row in rows]
+    }
+    assert normalize.mask_args({"rows": rows}) == {
+        "rows": [normalize.mask_args(row) for row in rows]
+    }

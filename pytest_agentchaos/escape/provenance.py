@@ -96,11 +96,17 @@ class Provenance:
         for k, v in args.items():
             kind = type(v)
             if kind is str:
-                if (len(v) > _MAX_VALUE or (v not in issued and v not in handles)) and (
-                    _DIGIT.search(v, 0, _TEXT_LIMIT) is None
-                ):
-                    out[k] = v  # no value a result issued, no token that could be one
-                    continue
+                if len(v) > _MAX_VALUE or (v not in issued and v not in handles):
+                    digit = _DIGITS_IN.get(v)
+                    if digit is None:
+                        digit = _DIGIT.search(v, 0, _TEXT_LIMIT) is not None
+                        if len(v) <= _MEMO_TEXT:
+                            if len(_DIGITS_IN) >= _MEMO_SIZE:
+                                _DIGITS_IN.clear()
+                            _DIGITS_IN[v] = digit
+                    if not digit:
+                        out[k] = v  # no value a result issued, no token that could be one
+                        continue
             elif kind is int:
                 text = str(v)
                 if text not in issued and text not in handles:
@@ -277,6 +283,9 @@ class Provenance:
 #: texts (then the memory starts over).
 _MEMO_TEXT = 256
 _MEMO_SIZE = 16384
+#: Short argument texts -> whether they hold a digit: agents pass the same texts (a query, a
+#: path, a mode) again and again, and a dict lookup costs a fifth of the search.
+_DIGITS_IN: dict[str, bool] = {}
 
 
 def _candidates(item: str) -> tuple[str, ...]:
