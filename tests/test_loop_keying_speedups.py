@@ -112,3 +112,21 @@ def test_a_list_in_a_record_is_masked_item_by_item(rows: list[Any]) -> None:
     assert normalize.mask_args({"rows": rows}) == {
         "rows": [normalize.mask_args(row) for row in rows]
     }
+
+
+WORDS = st.text(st.sampled_from('ab_Z09 -":\n٣éⅷ²中'), max_size=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(WORDS)
+def test_a_text_splits_at_the_words_holding_a_digit_as_the_plain_pattern_splits_it(
+    text: str,
+) -> None:
+    """The possessive split finds the same positions and skeleton as ``\\b\\w*\\d\\w*``, in
+    Unicode text (a Roman numeral or a superscript is a word character, not a digit) and in
+    ASCII text."""
+    plain = re.compile(r"(\b\w*\d\w*)")
+    assert volatility._DIGITS.split(text) == plain.split(text)
+    ascii_text = text.encode("ascii", "ignore").decode()
+    ascii_plain = re.compile(plain.pattern, re.ASCII)
+    assert volatility._ASCII_DIGITS.split(ascii_text) == ascii_plain.split(ascii_text)
