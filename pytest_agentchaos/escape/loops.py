@@ -313,7 +313,9 @@ class LoopDetector:
         if subject is not None and (entered or visited is not None):
             # a visit is an action even when the state stays; a bare report is not
             item: tuple[str, ...] = (
-                sighted if visited is None and sighted is not None else ("visit", visited, subject)
+                ("visit", visited, subject)
+                if visited is not None
+                else sighted or ("state", subject)
             )
             self._item = item
             seen = self._state(item, subject, key, step, pos)
