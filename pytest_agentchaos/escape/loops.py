@@ -294,11 +294,13 @@ class LoopDetector:
             self._moved = pos  # somewhere new: a held same-error alarm ends
         subject = None
         entered = False
+        sighted = None  # ("state", subject): one tuple for the novelty and recurrence tables
         if state is not None:
             subject = state if isinstance(state, str) else digest(state)
             entered = subject != self._last_state  # staying in a state is one sighting
             self._last_state = subject
-            if entered and novelty.see(("state", subject), pos):
+            sighted = ("state", subject)
+            if entered and novelty.see(sighted, pos):
                 self._moved = pos
 
         # kind -> (the loop, whether this action continued it)
@@ -311,7 +313,9 @@ class LoopDetector:
         if subject is not None and (entered or visited is not None):
             # a visit is an action even when the state stays; a bare report is not
             item: tuple[str, ...] = (
-                ("state", subject) if visited is None else ("visit", visited, subject)
+                ("visit", visited, subject)
+                if visited is not None
+                else sighted or ("state", subject)
             )
             self._item = item
             seen = self._state(item, subject, key, step, pos)

@@ -258,6 +258,13 @@ def _mask_mapping(value: Mapping[Any, Any], ignore: Collection[str], returned: b
                 masked[key] = "<epoch>"  # the clock, not a quantity (see _epoch)
             else:
                 masked[key] = item
+        elif kind is list:  # a list of records (rows, hits): each one masked without _mask
+            masked[key] = [
+                _mask_mapping(x, ignore, returned)
+                if type(x) is dict
+                else _mask(x, ignore, returned)
+                for x in item
+            ]
         else:
             masked[key] = _mask(item, ignore, returned)
     return masked

@@ -96,11 +96,17 @@ class Provenance:
         for k, v in args.items():
             kind = type(v)
             if kind is str:
-                if (len(v) > _MAX_VALUE or (v not in issued and v not in handles)) and (
-                    _DIGIT.search(v, 0, _TEXT_LIMIT) is None
-                ):
-                    out[k] = v  # no value a result issued, no token that could be one
-                    continue
+                if len(v) > _MAX_VALUE or (v not in issued and v not in handles):
+                    digit = _DIGITS_IN.get(v)
+                    if digit is None:
+                        digit = _DIGIT.search(v, 0, _TEXT_LIMIT) is not None
+                        if len(v) <= _MEMO_TEXT:
+                            if len(_DIGITS_IN) >= _MEMO_SIZE:
+                                _DIGITS_IN.clear()
+                            _DIGITS_IN[v] = digit
+                    if not digit:
+                        out[k] = v  # no value a result issued, no token that could be one
+                        continue
             elif kind is int:
                 text = str(v)
                 if text not in issued and text not in handles:
@@ -214,6 +220,61 @@ class Provenance:
         """Record the candidate handles of a result: its scalars holding a digit and the
         tokens of its texts (iteratively, at most ``budget`` leaves: every result pays it)."""
         issued, given, tick = self._issued, self._given, self._tick
+        found = self._found(value, budget[0])
+        if found is not None and len(issued) + len(found) < _MAX_VALUES:
+            # every leaf read, and no room to run out: the order they were found in is moot
+            for text in found:
+                if text not in issued and text not in given:
+                    issued[text] = tick
+            return
+        self._issue_in_order(value, budget)
+
+    def _found(self, value: Any, budget: int) -> list[str] | None:
+        """The candidate handles of a plain JSON result read container by container (its
+        texts and numbers at once, not stacked one by one): the same values as
+        :meth:`_issue_in_order` finds, in another order. None when that order can matter
+        (more than ``budget`` leaves: which are read depends on it) or the result holds other
+        types than JSON's (read as :meth:`_issue_in_order` reads them)."""
+        if type(value) is not dict and type(value) is not list:
+            return None
+        memo = self._candidates
+        recall = memo.get
+        found: list[str] = []
+        todo = [value]
+        pop, push = todo.pop, todo.append
+        leaves = 1  # every container's items count, as every item popped does in order
+        while todo:
+            item = pop()
+            items = item.values() if type(item) is dict else item
+            leaves += len(items)
+            if leaves > budget:
+                return None
+            for leaf in items:
+                kind = type(leaf)
+                if kind is str:
+                    known = recall(leaf)
+                    if known is None:
+                        known = _candidates(leaf)
+                        if len(leaf) <= _MEMO_TEXT:
+                            if len(memo) >= _MEMO_SIZE:
+                                memo.clear()
+                            memo[leaf] = known
+                    if known:
+                        found += known
+                elif kind is dict or kind is list or kind is tuple:
+                    push(leaf)
+                elif kind is int:
+                    text = str(leaf)
+                    if len(text) <= _MAX_VALUE:
+                        found.append(text)
+                elif not (kind is float or kind is bool or leaf is None):
+                    return None  # a mapping, a text or a number of another type
+        return found
+
+    def _issue_in_order(self, value: Any, budget: list[int]) -> None:
+        """:meth:`_issue` in the order the values are found (last item first), for a result
+        where it can matter: one with more leaves than the budget, or a table filling up."""
+        issued, given, tick = self._issued, self._given, self._tick
         memo = self._candidates
         recall = memo.get
         found: list[str] = []
@@ -245,6 +306,11 @@ class Provenance:
                 extend(item.values())
             elif isinstance(item, str):
                 todo.append(str(item))
+        if len(issued) + len(found) < _MAX_VALUES:  # no room to run out: recorded as found
+            for text in found:
+                if text not in issued and text not in given:
+                    issued[text] = tick
+            return
         fresh = [text for text in found if text not in issued and text not in given]
         if len(issued) + len(fresh) < _MAX_VALUES:
             issued.update(dict.fromkeys(fresh, tick))
@@ -272,6 +338,9 @@ class Provenance:
 #: texts (then the memory starts over).
 _MEMO_TEXT = 256
 _MEMO_SIZE = 16384
+#: Short argument texts -> whether they hold a digit: agents pass the same texts (a query, a
+#: path, a mode) again and again, and a dict lookup costs a fifth of the search.
+_DIGITS_IN: dict[str, bool] = {}
 
 
 def _candidates(item: str) -> tuple[str, ...]:

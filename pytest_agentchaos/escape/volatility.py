@@ -39,11 +39,14 @@ from typing import Any
 __all__ = ["Volatility"]
 
 #: Positions: words holding a digit (``7``, ``item_3``, ``sp_362c8d23``; a handle glued to a
-#: name by a dash, ``r-12``, is judged by its neighbours)...
-_DIGITS = re.compile(r"(\b\w*\d\w*)")
+#: name by a dash, ``r-12``, is judged by its neighbours)... Read as ``\b\w*\d\w*`` reads: the
+#: word's letters before its first digit are taken possessively (``*+``: they hold no digit,
+#: so giving one back never helps), and a word without a digit is given up at its end, not
+#: walked back letter by letter: the same splits at under half the cost in ASCII text.
+_DIGITS = re.compile(r"(\b[^\W\d]*+\d\w*+)")
 #: The same for a text of ASCII characters alone, where it splits alike at a third of the cost
 #: (the engine then reads no Unicode tables).
-_ASCII_DIGITS = re.compile(r"(\b\w*\d\w*)", re.ASCII)
+_ASCII_DIGITS = re.compile(_DIGITS.pattern, re.ASCII)
 #: ...or, in a text holding an opaque token (eight or more letters mixing case, a cursor),
 #: whole tokens: identifiers holding a digit, and opaque tokens.
 _OPAQUE = re.compile(r"(?<![A-Za-z0-9_-])(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z]")
@@ -52,8 +55,10 @@ _TOKENS = re.compile(
     r"|(?=[A-Za-z_-]{8})[A-Za-z_-]*[a-z][A-Z][A-Za-z_-]*)(?![A-Za-z0-9_-]))"
 )
 #: What every opaque token holds (a lower-case letter before an upper-case one): a text
-#: without it holds none, and this finds out faster than :data:`_OPAQUE`.
-_CASE_CHANGE = re.compile(r"[a-z][A-Z]")
+#: without it holds none, and this finds out faster than :data:`_OPAQUE`. Written from the
+#: upper-case letter back: a pattern that begins with a character class lets the engine skip
+#: ahead to the next capital in C, where ``[a-z][A-Z]`` tries every position (half the cost).
+_CASE_CHANGE = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 _RATIO = re.compile(r"\s?(?:/|of|out of)\s?$")
 #: Groups (tool and skeleton) remembered; past this the memory starts over.
 _MAX_GROUPS = 4096
