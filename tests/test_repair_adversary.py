@@ -1,0 +1,122 @@
+"""Wrong repairs on unseen tools: generated schemas of made-up names, tasks, malformed calls and
+tool errors (``bench/repair_adversary.py``), and the kinds of wrong repair they found.
+
+A repair either declines or leaves in each field the value sent, or a value tied to the task,
+the schema or the sent value itself; never one chosen by nearness alone (a tool's "did you
+mean" id a digit away, one of two ids the task writes alike, a leftover key's word moved into
+a field the task gives another value).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from repair_adversary import NOW, judge, scenario  # noqa: E402
+
+from pytest_agentchaos.repair import ParamRepairer, ToolSpec, audit  # noqa: E402
+from pytest_agentchaos.repair.results import RepairStep  # noqa: E402
+
+
+def _tool(props: dict[str, Any], required: list[str]) -> ToolSpec:
+    schema = {"type": "object", "properties": props, "required": required}
+    return ToolSpec.from_schema("tool", {**schema, "additionalProperties": False})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_repair_on_an_unseen_tool_is_tied_to_evidence_or_declined(seed: int) -> None:
+    case = scenario(seed)
+    result = ParamRepairer(ToolSpec.from_schema("tool", case.schema)).repair(
+        case.call, case.error, task=case.task, now=NOW
+    )
+    assert judge(case, result.args if result.ok else None) == [], (case, result.reason)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_repairing_the_repairer_s_own_output_changes_nothing(seed: int) -> None:
+    case = scenario(seed)
+    repairer = ParamRepairer(ToolSpec.from_schema("tool", case.schema))
+    first = repairer.repair(case.call, case.error, task=case.task, now=NOW)
+    if not first.ok:
+        return
+    again = repairer.repair(first.args, task=case.task, now=NOW)
+    assert again.ok and again.args == first.args and again.strategy == "none", again.reason
+
+
+_WORDS = st.text("bdfgklmnprstvz", min_size=2, max_size=3).map(lambda w: w + "ax")
+
+
+#: Strategies that put in a value not derived from the one sent (a bound, a cut, a reading
+#: of the task or the error): a task-stated value they replace must reappear as the task writes
+#: it. Any strategy may drop a key, but none may drop a value the task states, save one whose
+#: field's description says leaving it out means that value (not drawn here).
+_REPLACING = ["drop_unknown_key", "drop_exclusive_key", "clamp_value", "length_correction",
+              "rejected_value_correction", "infer_missing_param"]  # fmt: skip
+_OTHERS = ["schema_type_conversion", "format_correction", "pattern_correction", "rename_key",
+           "wrap_in_list", "date_format_correction", "json_repair"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(_WORDS, min_size=1, max_size=4, unique=True),
+    data=st.data(),
+)
+def test_the_audit_never_passes_a_call_that_drops_or_replaces_a_task_stated_value(
+    values: list[str], data: st.DataObject
+) -> None:
+    original = {f"f{i}": v for i, v in enumerate(values)}
+    task = "Please use " + " and ".join(values) + "."
+    gone = data.draw(st.sampled_from(sorted(original)))
+    how = data.draw(st.sampled_from(["drop", "replace", "uncited"]))
+    repaired = dict(original)
+    after: Any = None
+    if how == "drop":
+        del repaired[gone]
+        strategy = data.draw(st.sampled_from(_REPLACING + _OTHERS))
+    else:
+        after = "zz" + original[gone][::-1] + "q"  # a value the task writes nowhere
+        repaired[gone] = after
+        strategy = data.draw(st.sampled_from(_REPLACING))
+    step = RepairStep(gone, "other", strategy, original[gone], after, 0.9, "a rule", True)
+    steps = [] if how == "uncited" else [step]
+    assert audit(original, repaired, task, steps) is not None
+
+
+# -- the kinds the sweep found ---------------------------------------------------------------
+
+
+def test_a_tool_s_suggested_id_a_digit_away_is_no_typo_fix() -> None:
+    # "did you mean GGPS-907?" for GGPS-917: a number is not misspelt; nothing says 907
+    spec = _tool({"ref": {"type": "string", "pattern": r"^GGPS-\d{3}$"}}, ["ref"])
+    error = '{"error": {"code": 404, "message": "No item GGPS-917; did you mean GGPS-907?"}}'
+    result = ParamRepairer(spec).repair({"ref": "GGPS-917"}, error, now=NOW)
+    assert not result.ok, result.args
+
+
+def test_a_task_s_id_a_digit_away_is_declined_when_it_writes_another_of_that_shape() -> None:
+    spec = _tool({"ref": {"type": "string", "pattern": r"^RLT-\d{3}$"}}, ["ref"])
+    task = "Please ship the order RLT-381 (last time it was RLT-380)."
+    result = ParamRepairer(spec).repair({"ref": "RLT-390"}, "Order RLT-390 not found", task=task)
+    assert not result.ok, result.args
+    # the task's one id of that shape, a character away: still its spelling
+    alone = ParamRepairer(spec).repair(
+        {"ref": "RLT-38"}, "Order RLT-38 not found", task="Please ship the order RLT-380."
+    )
+    assert alone.ok and alone.args == {"ref": "RLT-380"}, alone.reason
+
+
+def test_a_leftover_key_is_not_moved_into_a_free_text_field_the_task_quotes_otherwise() -> None:
+    spec = _tool({"nafa": {"type": "string"}}, ["nafa"])
+    task = 'Please file the ticket with the nafa "Volu fefa kimi vudu".'
+    result = ParamRepairer(spec).repair({"lodaza": "volu"}, task=task, now=NOW)
+    assert not (result.ok and result.args == {"nafa": "volu"}), result.reason
+    # the task quoting that very value after the field's name: moved
+    same = ParamRepairer(spec).repair({"lodaza": "Volu fefa"}, task='with the nafa "Volu fefa"')
+    assert same.ok and same.args == {"nafa": "Volu fefa"}, same.reason
