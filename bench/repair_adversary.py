@@ -116,8 +116,38 @@ def _flag(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any
     return schema, meant, f"and {'do' if meant else 'do not'} {name} the {noun}"
 
 
-_MAKERS = {"enum": _enum, "id": _id, "count": _count, "note": _note, "day": _day,
-           "measure": _measure, "flag": _flag}  # fmt: skip
+def _label(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    meant = "-".join(_word(rng) for _ in range(2))
+    schema = {"type": "string", "minLength": 4, "maxLength": len(meant) + 2,
+              "description": f"The {noun}'s {name}."}  # fmt: skip
+    return schema, meant, f"labelled {meant}"
+
+
+def _step(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    meant = 5 * rng.randint(1, 12)
+    schema = {"type": "integer", "multipleOf": 5, "description": f"The {noun}'s {name}."}
+    return schema, meant, f"at {name} {meant}"
+
+
+def _tags(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    members = sorted({_word(rng) for _ in range(5)})
+    meant = sorted(rng.sample(members, 2))
+    schema = {"type": "array", "items": {"type": "string", "enum": members}, "maxItems": 2,
+              "uniqueItems": True, "description": f"The {noun}'s {name}s."}  # fmt: skip
+    return schema, meant, f"with {name}s {meant[0]} and {meant[1]}"
+
+
+def _when(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    hour = rng.randint(8, 18)
+    meant = f"2026-0{rng.randint(4, 9)}-1{rng.randint(0, 9)}T{hour:02d}:30:00+02:00"
+    schema = {"type": "string", "format": "date-time", "description": f"When to {name}."}
+    return schema, meant, f"at {meant}"
+
+
+_MAKERS = {
+    "label": _label, "step": _step, "tags": _tags, "when": _when, "enum": _enum, "id": _id,
+    "count": _count, "note": _note, "day": _day, "measure": _measure, "flag": _flag,
+}  # fmt: skip
 
 
 def _mistake(
@@ -153,10 +183,18 @@ def _mistake(
             (other, by_task, f'{{"error": {{"code": 404, "message": "No {noun} {other}; did '
              f'you mean {twin}?"}}}}', "id-suggested", None),
             (_word(rng), by_task, None, "id-word", None),
+            (other, [], f"{noun.capitalize()} {other} not found", "id-two-in-task",
+             f"or {twin}"),
+            (other, [], f"Access denied to {noun} {other}", "id-denied", None),
         ])  # fmt: skip
     if kind == "count":
         high = f.schema["maximum"]
         return rng.choice([
+            (meant, [], f"{f.name} must be between 1 and {max(1, meant - 1)}",
+             "count-tool-range", None),
+            (meant, [], f"Only {max(1, meant - 1)} {noun}s left in stock", "count-stock", None),
+            (str(meant + 1), [meant + 1], None, "count-other-text",
+             f"(within {meant + 3} days)"),
             (str(meant), [meant], None, "count-text", None),
             (high * 10 + meant, by_task, None, "count-over", None),
             (meant, [], f"{f.name} must be at most {max(1, meant - 1)}", "count-tool-limit",
@@ -165,7 +203,15 @@ def _mistake(
             (-meant, by_task, None, "count-negative", None),
         ])  # fmt: skip
     if kind == "note":
+        listed = [_word(rng) for _ in range(3)]
+        if stated:
+            listed[rng.randrange(3)] = meant
         return rng.choice([
+            (meant, by_task if meant in listed else [],
+             f"{f.name} must be one of: {', '.join(listed)}", "note-error-enum", None),
+            (listed[0].upper(), [listed[0]], f"{f.name} must be one of: {', '.join(listed)}",
+             "note-error-enum-case", None),
+            (meant, [], f"{f.name} '{meant}' already exists", "note-exists", None),
             (meant, [], f"{f.name} is too long (at most {len(meant) // 2} characters)",
              "note-too-long", None),
             (meant, [], f"Invalid {f.name}", "note-invalid", None),
@@ -174,15 +220,47 @@ def _mistake(
     if kind == "day":
         day = dt.date.fromisoformat(meant)
         return rng.choice([
-            (f"{day:%m/%d/%Y}", by_task if day.day <= 12 else [meant], None, "day-slashes",
-             None),
+            (f"{day:%m/%d/%Y}", by_task if day.month != day.day <= 12 else [meant], None,
+             "day-slashes", None),
             (f"{day.day} {day:%B} {day.year}", [meant], None, "day-words", None),
+            (f"{day:%d/%m/%Y}", by_task if day.day <= 12 else [meant],
+             f"{f.name}: expected format YYYY-MM-DD", "day-error-layout", None),
+            (meant, by_task, f"{f.name} must be a weekday", "day-weekday", None),
             (f"{day.year + 1}-{day:%m-%d}", by_task, f"{f.name} is too far ahead", "day-refused",
              None),
             (day.day, by_task, None, "day-bare-number", None),
             # a yearless day is its next occurrence on the run's clock (the project's reading,
             # tests/test_repair_yearless_dates.py); the meant day is that one
             (f"{day:%B} {day.day}", [meant], None, "day-no-year", None),
+        ])  # fmt: skip
+    if kind == "label":
+        return rng.choice([
+            (meant + "-" + _word(rng, 3), by_task, None, "label-too-long", None),
+            (meant[:3], by_task, None, "label-too-short", None),
+            (meant.upper(), [meant.upper()], None, "label-caps", None),
+        ])  # fmt: skip
+    if kind == "step":
+        return rng.choice([
+            (meant + 2, by_task, None, "step-off-grid", None),
+            (str(meant), [meant], None, "step-text", None),
+            (float(meant), [meant], None, "step-float", None),
+            (meant + 0.5, by_task, None, "step-fraction", None),
+        ])  # fmt: skip
+    if kind == "tags":
+        extra = next(m for m in f.schema["items"]["enum"] if m not in meant)
+        return rng.choice([
+            (meant[0], [[meant[0]]], None, "tags-single", None),
+            ([*meant, extra], by_task, None, "tags-too-many", None),
+            ([meant[0], meant[0]], [[meant[0]]], None, "tags-duplicate", None),
+            (", ".join(meant), [meant], None, "tags-joined", None),
+            ([meant[0].upper(), meant[1]], [meant], None, "tags-case", None),
+        ])  # fmt: skip
+    if kind == "when":
+        naive = meant[:-6]
+        return rng.choice([
+            (naive, by_task, None, "when-naive", None),
+            (naive + "Z", by_task, f"{f.name} must be in local time", "when-utc", None),
+            (meant.replace("T", " "), [meant], None, "when-space", None),
         ])  # fmt: skip
     if kind == "measure":
         return rng.choice([
@@ -234,6 +312,10 @@ def scenario(seed: int) -> Scenario:
             f.allowed = [f.meant] if f.stated else []
             if not f.required:
                 f.allowed.append(ABSENT)
+            if rng.random() < 0.5:  # a number, a day, a word the task ties to something else
+                distract = rng.choice([f"within {rng.randint(2, 40)} days",
+                                       f"(ref {_word(rng).upper()}-{rng.randint(100, 999)})",
+                                       f"after {rng.randint(2, 9)} {_word(rng)}s"])  # fmt: skip
         if f.stated:
             phrases.append(f.phrase + (f" {distract}" if distract else ""))
         if f.sent is not ABSENT:
@@ -247,10 +329,13 @@ def scenario(seed: int) -> Scenario:
             phrases.append(f"tagged {value}")
         fields.append(Field(extra, {}, value, "", value, stated, False,
                             [] if stated else [ABSENT], "unknown-key"))  # fmt: skip
-        # the one leftover key and the one required free-text field the call lacks, the task
-        # quoting nothing else for it: renamed by elimination (names.py), a documented reading
+        # the one leftover key and the one required free-text field the call lacks: renamed by
+        # elimination (names.py), a documented reading, where the task writes the key's value
+        # and quotes no other after the field's name
         lacking = [f for f in fields[:-1] if f.sent is ABSENT and f.required]
-        if len(lacking) == 1 and lacking[0].kind == "note-left-out" and not lacking[0].stated:
+        free = lacking and lacking[0].kind in ("note-left-out", "label-left-out")
+        quoted = free and lacking[0].stated and lacking[0].kind == "note-left-out"
+        if len(lacking) == 1 and free and (stated or not lacking[0].stated) and not quoted:
             lacking[0].allowed.append(value)
             fields[-1].allowed.append(ABSENT)
     rng.shuffle(phrases)

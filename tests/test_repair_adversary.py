@@ -120,3 +120,22 @@ def test_a_leftover_key_is_not_moved_into_a_free_text_field_the_task_quotes_othe
     # the task quoting that very value after the field's name: moved
     same = ParamRepairer(spec).repair({"lodaza": "Volu fefa"}, task='with the nafa "Volu fefa"')
     assert same.ok and same.args == {"nafa": "Volu fefa"}, same.reason
+
+
+def test_a_leftover_key_the_task_never_writes_is_not_moved_into_a_free_text_field() -> None:
+    # any text fits a free-text field, and a length says nothing of which: only the task can
+    # tie the key's value to it, and here it writes another
+    spec = _tool({"lefa": {"type": "string", "minLength": 4, "maxLength": 12}}, ["lefa"])
+    result = ParamRepairer(spec).repair(
+        {"fupama": "dole"}, task="Please file the ticket labelled zeva-kigo."
+    )
+    assert not result.ok, result.args
+    written = ParamRepairer(spec).repair({"fupama": "dole"}, task="Please file it as dole.")
+    assert written.ok and written.args == {"lefa": "dole"}, written.reason
+
+
+def test_a_length_alone_does_not_make_an_optional_field_the_one_a_leftover_value_fits() -> None:
+    spec = _tool({"noke": {"type": "string", "minLength": 4, "maxLength": 12},
+                  "punu": {"type": "integer"}}, ["punu"])  # fmt: skip
+    result = ParamRepairer(spec).repair({"punu": 2, "soneda": "pika"}, task="Tag it pika.")
+    assert not (result.ok and "noke" in result.args), result.args

@@ -42,7 +42,7 @@ __all__ = ["rename_keys"]
 #: call with thousands of keys that name nothing is declined, not compared pairwise).
 _PAIRWISE_BUDGET = 20_000
 #: A parameter's schema that says more than "some text": a value fitting it is evidence.
-_TELLING = ("enum", "const", "pattern", "format", "minimum", "maximum", "minLength", "maxLength")
+_TELLING = ("enum", "const", "pattern", "format")  # a length alone tells no text apart
 
 
 def words(name: str) -> list[str]:
@@ -191,12 +191,17 @@ def _by_elimination(
 
 
 def _task_gives_other(param: str, schema: Any, value: Any, task: str | None) -> bool:
-    """Whether the task quotes another value after the parameter's own name ('the title
-    "Q3 plan"') than the leftover key holds: a free-text parameter fits any text, so only the
-    task can tie the key's value to it, and here it ties another."""
+    """Whether the task ties another value than the leftover key's to a free-text parameter:
+    any text fits one, so only the task can tie the key's value to it; it does not where it
+    never writes that value, or quotes another after the parameter's own name ('the title
+    "Q3 plan"')."""
     if not task or _telling(schema):
         return False
+    from .audit import task_states
     from .infer import _quoted_after
+
+    if not task_states(value, task[:8000]):
+        return True  # any text fits: the task writes other values, not this one
 
     quoted = _quoted_after({w for w in words(param) if len(w) >= 3}, task[:4000])
     return quoted is not None and str(quoted.value).strip() != str(value).strip()
