@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,10 +145,35 @@ def _when(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any
     return schema, meant, f"at {meant}"
 
 
-_MAKERS = {
+def _choice(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    members = sorted({_word(rng) for _ in range(rng.randint(2, 4))})
+    meant = rng.choice(members)
+    default = rng.choice(members)
+    schema = {"type": "string", "default": default,
+              "description": f"The {name} of the {noun}. One of: {', '.join(members)}. "
+                             f"Defaults to {default}."}  # fmt: skip
+    return schema, meant, f"with {name} {meant}"
+
+
+def _place(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    prefix = "".join(rng.choice("BCDFGHKLMNPRSTVZ") for _ in range(3))
+    inner = {"type": "string", "pattern": rf"^{prefix}\d{{3}}$"}
+    meant = {"code": f"{prefix}{rng.randint(100, 999)}", "size": rng.randint(2, 9)}
+    schema = {"type": "object", "properties": {"code": inner,
+              "size": {"type": "integer", "minimum": 1, "maximum": 9}},
+              "required": ["code", "size"], "additionalProperties": False,
+              "description": f"Where the {noun} goes."}  # fmt: skip
+    return schema, meant, f"to {name} {meant['code']} of size {meant['size']}"
+
+
+_MAKERS = {"choice": _choice, "place": _place, 
     "label": _label, "step": _step, "tags": _tags, "when": _when, "enum": _enum, "id": _id,
     "count": _count, "note": _note, "day": _day, "measure": _measure, "flag": _flag,
 }  # fmt: skip
+
+
+def name_of(f: Field) -> str:
+    return f.name
 
 
 def _mistake(
@@ -262,6 +288,32 @@ def _mistake(
             (naive + "Z", by_task, f"{f.name} must be in local time", "when-utc", None),
             (meant.replace("T", " "), [meant], None, "when-space", None),
         ])  # fmt: skip
+    if kind == "choice":
+        members = re.findall(r"One of: ([^.]+)\.", f.schema["description"])[0].split(", ")
+        other = rng.choice(members)
+        default = f.schema["default"]
+        return rng.choice([
+            (meant.upper(), [meant], None, "choice-case", None),
+            (_word(rng, 3), by_task, None, "choice-unknown", None),
+            (other, by_task, f"{f.name} {other!r} is not supported for this {noun}",
+             "choice-refused", None),
+            (f"{_word(rng)} {meant}", by_task, None, "choice-modified", None),
+            (_word(rng, 3), [*by_task, default] if not stated else by_task,
+             f"Invalid {f.name}", "choice-invalid-default", None),
+        ])  # fmt: skip
+    if kind == "place":
+        code, size = meant["code"], meant["size"]
+        return rng.choice([
+            ({"code": code.lower(), "size": size}, [meant], None, "place-case", None),
+            ({"code": code, "size": str(size)}, [meant], None, "place-text", None),
+            ({"code": code}, [meant] if stated else [], None, "place-missing-size", None),
+            ({"code": code, "size": size + 20}, [meant] if stated else [], None,
+             "place-over", None),
+            ({"code": code[:3] + str(int(code[3:]) + 1)[:3], "size": size},
+             [meant] if stated else [], f"{name_of(f)}.code: no such place", "place-refused",
+             None),
+            (code, [meant] if stated else [], None, "place-flat", None),
+        ])  # fmt: skip
     if kind == "measure":
         return rng.choice([
             (f"{meant} m", [meant], None, "measure-with-unit", None),
@@ -312,6 +364,8 @@ def scenario(seed: int) -> Scenario:
             f.allowed = [f.meant] if f.stated else []
             if not f.required:
                 f.allowed.append(ABSENT)
+            if "default" in f.schema and not f.stated:
+                f.allowed.append(f.schema["default"])  # the schema's own default
             if rng.random() < 0.5:  # a number, a day, a word the task ties to something else
                 distract = rng.choice([f"within {rng.randint(2, 40)} days",
                                        f"(ref {_word(rng).upper()}-{rng.randint(100, 999)})",

@@ -139,3 +139,13 @@ def test_a_length_alone_does_not_make_an_optional_field_the_one_a_leftover_value
                   "punu": {"type": "integer"}}, ["punu"])  # fmt: skip
     result = ParamRepairer(spec).repair({"punu": 2, "soneda": "pika"}, task="Tag it pika.")
     assert not (result.ok and "noke" in result.args), result.args
+
+
+def test_a_schema_default_does_not_stand_in_for_the_allowed_value_the_task_names() -> None:
+    spec = _tool({"tuto": {"type": "string", "enum": ["bofu", "foru", "kima"], "default": "bofu"},
+                  "n": {"type": "integer"}}, ["tuto", "n"])  # fmt: skip
+    result = ParamRepairer(spec).repair({"n": 2}, task="Please ship it with tuto foru.")
+    assert not (result.ok and result.args["tuto"] == "bofu"), result.reason
+    # the task naming none of them: the default is what nobody gave
+    quiet = ParamRepairer(spec).repair({"n": 2}, task="Please ship it.")
+    assert quiet.ok and quiet.args == {"n": 2, "tuto": "bofu"}, quiet.reason
