@@ -166,7 +166,23 @@ def _place(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], An
     return schema, meant, f"to {name} {meant['code']} of size {meant['size']}"
 
 
-_MAKERS = {"choice": _choice, "place": _place, 
+def _tier(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    base, other = _word(rng), _word(rng)
+    plus, more = _word(rng, 1), _word(rng, 1)
+    members = [base, f"{base}_{plus}", f"{base}_{more}", other, f"{other}_{plus}"]
+    members = sorted(set(members))
+    meant = rng.choice(members)
+    schema = {"type": "string", "enum": members, "description": f"The {noun}'s {name}."}
+    return schema, meant, f"on {name} {meant.replace('_', ' ')}"
+
+
+def _amount(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    meant = rng.randint(1001, 9999)
+    schema = {"type": "integer", "description": f"How many {noun}s to {name}."}
+    return schema, meant, f"{meant:,} {noun}s"
+
+
+_MAKERS = {"tier": _tier, "amount": _amount, "choice": _choice, "place": _place, 
     "label": _label, "step": _step, "tags": _tags, "when": _when, "enum": _enum, "id": _id,
     "count": _count, "note": _note, "day": _day, "measure": _measure, "flag": _flag,
 }  # fmt: skip
@@ -288,6 +304,29 @@ def _mistake(
             (naive + "Z", by_task, f"{f.name} must be in local time", "when-utc", None),
             (meant.replace("T", " "), [meant], None, "when-space", None),
         ])  # fmt: skip
+    if kind == "tier":
+        members = f.schema["enum"]
+        heads = sorted({m.split("_")[0] for m in members if "_" in m})
+        head = rng.choice(heads)
+        shared = [m for m in members if m.startswith(head + "_")]
+        return rng.choice([
+            (meant.replace("_", " ").upper(), [meant], None, "tier-spaced", None),
+            (head + "_" + _word(rng, 1), by_task, None, "tier-unknown-suffix", None),
+            (_word(rng, 1) + "_" + head, by_task, None, "tier-unknown-prefix", None),
+            # the same words in another order: the value they join (enums.py's reading)
+            ("_".join(reversed(shared[0].split("_"))), [shared[0]], None, "tier-reversed",
+             None),
+            (f"{head} or {shared[-1]}", by_task, None, "tier-either", None),
+        ])  # fmt: skip
+    if kind == "amount":
+        return rng.choice([
+            (f"{meant:,}", [meant], None, "amount-commas", None),
+            (f"{meant // 1000}.{meant % 1000:03d}", by_task, None, "amount-dotted", None),
+            (f"{meant - 10}-{meant + 10}", by_task, None, "amount-range", None),
+            (f"~{meant}", by_task, None, "amount-about", None),
+            (f"{meant / 1000:g}k", [meant], None, "amount-k", None),
+            (float(meant) + 0.5, by_task, None, "amount-fraction", None),
+        ])  # fmt: skip
     if kind == "choice":
         members = re.findall(r"One of: ([^.]+)\.", f.schema["description"])[0].split(", ")
         other = rng.choice(members)
@@ -351,7 +390,23 @@ def scenario(seed: int) -> Scenario:
         f.stated = rng.random() < 0.6
         how = rng.choice(["right", "wrong", "wrong", "left out"])
         distract = None
-        if how == "right":
+        if how == "right" and error is None and rng.random() < 0.3:
+            # the value the task asks for, refused by the tool for a reason of its own (a
+            # state, a validator, a limit): the user's value is kept or the call declined
+            f.sent, f.allowed, f.kind = f.meant, [], f"{f.kind}-refused-right"
+            shown = f.meant if not isinstance(f.meant, (dict, list)) else f.name
+            error = rng.choice([
+                f"{noun.capitalize()} {shown} is locked",
+                f"Value error, {f.name} must be even",
+                f"{f.name}: {shown} conflicts with an existing {noun}",
+                f"{f.name} must be at least {shown}0",
+                f"{f.name} must be later than today",
+                f'{{"detail": [{{"loc": ["body", "{f.name}"], "msg": "{noun} quota '
+                f'exceeded", "type": "value_error"}}]}}',
+                f"Invalid {f.name}: '{shown}' (expected something like {_word(rng)}-{_word(rng)})",
+                f"{f.name} '{shown}' is deprecated",
+            ])  # fmt: skip
+        elif how == "right":
             f.sent, f.allowed, f.kind = f.meant, [f.meant], f"{f.kind}-right"
         elif how == "wrong":
             sent, allowed, err, name, distract = _mistake(rng, f.kind, f, noun, [])
@@ -410,6 +465,9 @@ def judge(case: Scenario, args: dict[str, Any] | None) -> list[str]:
         return []
     wrong = []
     for f in case.fields:
+        if f.kind.endswith("-refused-right"):  # sent again, it is refused again
+            wrong.append(f"{f.kind}: {case.error!r} -> repaired {args}")
+            continue
         got = args.get(f.name, ABSENT)
         if _same(got, f.sent) or any(_same(got, ok) for ok in f.allowed):
             continue

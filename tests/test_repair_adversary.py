@@ -149,3 +149,14 @@ def test_a_schema_default_does_not_stand_in_for_the_allowed_value_the_task_names
     # the task naming none of them: the default is what nobody gave
     quiet = ParamRepairer(spec).repair({"n": 2}, task="Please ship it.")
     assert quiet.ok and quiet.args == {"n": 2, "tuto": "bofu"}, quiet.reason
+
+
+def test_a_slip_in_the_short_word_that_tells_two_values_apart_is_no_typo() -> None:
+    # duze_ba is one letter from duze_na, and as near duze_mu in kind: another option
+    spec = _tool({"tier": {"type": "string", "enum": ["duze", "duze_mu", "duze_na", "kolo"]}},
+                 ["tier"])  # fmt: skip
+    result = ParamRepairer(spec).repair({"tier": "duze_ba"})
+    assert not result.ok, result.args
+    # a slip in a word of four letters or more is still one
+    typo = ParamRepairer(spec).repair({"tier": "kolox"})
+    assert typo.ok and typo.args == {"tier": "kolo"}, typo.reason

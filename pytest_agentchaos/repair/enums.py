@@ -343,7 +343,11 @@ def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
     from rapidfuzz.distance import OSA  # imported on first use
 
     allowed = max(1, len(wanted) // 8)
-    near = [(OSA.distance(wanted, normal(c)), c) for c in choices if same_digits(wanted, c)]
+    near = [
+        (OSA.distance(wanted, normal(c)), c)
+        for c in choices
+        if same_digits(wanted, c) and slip_in_a_word(wanted, c)
+    ]
     near = [(d, c) for d, c in near if 0 < d <= allowed]
     if not near:
         return None
@@ -362,6 +366,17 @@ def same_digits(wanted: str, value: Any) -> bool:
     numbers are not (``EG-609`` is no typo of ``EG-600``, ``v2`` none of ``v3``), so a typo
     or a fuzzy match never changes a digit."""
     return re.findall(r"\d", wanted) == re.findall(r"\d", normal(str(value)))
+
+
+def slip_in_a_word(wanted: str, value: Any) -> bool:
+    """Whether a misspelling of ``value`` could be ``wanted``: word for word (the same number
+    of words), each word that differs is of four letters or more in ``value``. A slip in a
+    word of one to three letters (``duze ba`` for ``duze na``) makes another word, often
+    the very part that tells two allowed values apart."""
+    mine, theirs = wanted.split(), normal(str(value)).split()
+    if len(mine) != len(theirs):
+        return True
+    return all(a == b or len(b) >= 4 for a, b in zip(mine, theirs, strict=True))
 
 
 def _named_inside(wanted: str, choices: list[str]) -> list[str]:
@@ -446,7 +461,7 @@ def _fuzzy(
 
         scored = process.extract(
             wanted,
-            {c: normal(c) for c in choices if same_digits(wanted, c)},
+            {c: normal(c) for c in choices if same_digits(wanted, c) and slip_in_a_word(wanted, c)},
             scorer=fuzz.ratio,
             limit=2,
         )
