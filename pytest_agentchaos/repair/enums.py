@@ -343,16 +343,19 @@ def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
     from rapidfuzz.distance import OSA  # imported on first use
 
     allowed = max(1, len(wanted) // 8)
-    near = [
-        (OSA.distance(wanted, normal(c)), c)
-        for c in choices
-        if same_digits(wanted, c) and slip_in_a_word(wanted, c)
-    ]
+    near = [(OSA.distance(wanted, normal(c)), c) for c in choices if same_digits(wanted, c)]
     near = [(d, c) for d, c in near if 0 < d <= allowed]
     if not near:
         return None
     best = min(d for d, _ in near)
     closest = [c for d, c in near if d == best]
+    if not all(slip_in_a_word(wanted, c) for c in closest):
+        shown_all = " or ".join(repr(c) for c in closest[:2])
+        return Decline(
+            "enum_value_correction",
+            f"{shown(wanted)} could be {shown_all}, but not by a slip: the short word that "
+            "differs tells the options apart",
+        )
     if len(closest) > 1:
         return Decline(
             "enum_value_correction",
