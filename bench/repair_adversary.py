@@ -265,7 +265,7 @@ def _mistake(
             (f"{day:%m/%d/%Y}", by_task if day.month != day.day <= 12 else [meant], None,
              "day-slashes", None),
             (f"{day.day} {day:%B} {day.year}", [meant], None, "day-words", None),
-            (f"{day:%d/%m/%Y}", by_task if day.day <= 12 else [meant],
+            (f"{day:%d/%m/%Y}", by_task if day.month != day.day <= 12 else [meant],
              f"{f.name}: expected format YYYY-MM-DD", "day-error-layout", None),
             (meant, by_task, f"{f.name} must be a weekday", "day-weekday", None),
             (f"{day.year + 1}-{day:%m-%d}", by_task, f"{f.name} is too far ahead", "day-refused",
@@ -312,7 +312,7 @@ def _mistake(
         return rng.choice([
             (meant.replace("_", " ").upper(), [meant], None, "tier-spaced", None),
             (head + "_" + _word(rng, 1), by_task, None, "tier-unknown-suffix", None),
-            (_word(rng, 1) + "_" + head, by_task, None, "tier-unknown-prefix", None),
+            (_word(rng, 3) + "_" + head, by_task, None, "tier-unknown-prefix", None),
             # the same words in another order: the value they join (enums.py's reading)
             ("_".join(reversed(shared[0].split("_"))), [shared[0]], None, "tier-reversed",
              None),
@@ -336,7 +336,7 @@ def _mistake(
             (_word(rng, 3), by_task, None, "choice-unknown", None),
             (other, by_task, f"{f.name} {other!r} is not supported for this {noun}",
              "choice-refused", None),
-            (f"{_word(rng)} {meant}", by_task, None, "choice-modified", None),
+            (f"{_word(rng, 3)} {meant}", by_task, None, "choice-modified", None),
             (_word(rng, 3), [*by_task, default] if not stated else by_task,
              f"Invalid {f.name}", "choice-invalid-default", None),
         ])  # fmt: skip
@@ -368,9 +368,62 @@ def _mistake(
     raise ValueError(kind)
 
 
+def pair_scenario(rng: random.Random) -> Scenario:
+    """Two fields of one kind whose names share a word (``kiva_rate``, ``mopo_rate``), the
+    task giving each its value by the other word ("kiva 3 and mopo 5"): one task token fills
+    one field, and a key naming only the shared word is either."""
+    noun, base = _word(rng), _word(rng)
+    first, second = _word(rng), _word(rng)
+    while second == first:
+        second = _word(rng)
+    kind = rng.choice(["count", "id", "day"])
+    schema, one, _ = _MAKERS[kind](rng, base, noun)
+    two = one
+    while two == one:
+        _, two, _ = _MAKERS[kind](rng, base, noun)
+        if kind == "id":  # the same pattern: another number of the same length
+            digits = len(one.split("-")[1])
+            two = f"{one.split('-')[0]}-{rng.randint(10 ** (digits - 1), 10**digits - 1)}"
+    if kind == "count" and two >= schema["maximum"]:
+        two = 1 if one != 1 else 2
+    shown = {v: (f"{dt.date.fromisoformat(v):%B} {dt.date.fromisoformat(v).day}, 2026"
+                 if kind == "day" else v) for v in (one, two)}  # fmt: skip
+    a, b = f"{first}_{base}", f"{second}_{base}"
+    fa = Field(a, schema, one, "", required=True, stated=True)
+    fb = Field(b, schema, two, "", required=True, stated=True)
+    task = f"Please {_word(rng)} the {noun} with {first} {shown[one]} and {second} {shown[two]}."
+    how = rng.choice(["swapped", "one left out", "both left out", "shared key", "same twice"])
+    call: dict[str, Any] = {}
+    if how == "swapped":  # valid as sent, no error: left as it is
+        call = {a: two, b: one}
+        fa.sent, fa.allowed, fb.sent, fb.allowed = two, [], one, []
+    elif how == "one left out":
+        call = {a: one}
+        fa.sent, fa.allowed, fb.allowed = one, [], [two]
+    elif how == "both left out":
+        fa.allowed, fb.allowed = [one], [two]
+    elif how == "same twice":  # the task gives two values, the call one value twice
+        call = {a: one, b: one}
+        fa.sent, fa.allowed, fb.sent, fb.allowed = one, [], one, [two]
+    else:  # a key naming only the shared word: which field is not for the name to say
+        call = {base: one, b: two}
+        fb.sent, fb.allowed = two, []
+        fa.allowed = [one]
+        fields = [fa, fb, Field(base, {}, one, "", one, True, False, [ABSENT], "pair-shared")]
+    if how != "shared key":
+        fields = [fa, fb]
+    fa.kind = fb.kind = f"pair-{kind}-{how.replace(' ', '-')}"
+    props = {a: schema, b: schema}
+    tool = {"type": "object", "properties": props, "required": [a, b],
+            "additionalProperties": False}  # fmt: skip
+    return Scenario(tool, task, call, None, fields)
+
+
 def scenario(seed: int) -> Scenario:
     """One generated tool, task, call and error (deterministic in ``seed``)."""
     rng = random.Random(seed)
+    if rng.random() < 0.2:
+        return pair_scenario(rng)
     noun = _word(rng)
     kinds = rng.sample(sorted(_MAKERS), rng.randint(1, 4))
     fields: list[Field] = []
