@@ -368,6 +368,39 @@ def _mistake(
     raise ValueError(kind)
 
 
+def _decoy_id(rng: random.Random, f: Field) -> tuple[str, Any]:
+    prefix, number = str(f.meant).split("-")
+    other = f"{prefix}-{rng.randint(10 ** (len(number) - 1), 10 ** len(number) - 1)}"
+    return f"(this replaces {other})", other
+
+
+def _decoy_note(rng: random.Random, f: Field) -> tuple[str, Any]:
+    text = " ".join(_word(rng) for _ in range(3)).capitalize()
+    return f'(the customer wrote "{text}")', text
+
+
+def _decoy_enum(rng: random.Random, f: Field) -> tuple[str, Any] | None:
+    others = [m for m in f.schema.get("enum", []) if m != f.meant]
+    if not others:
+        return None
+    other = rng.choice(others)
+    return f"(not {other})", other
+
+
+def _decoy_count(rng: random.Random, f: Field) -> tuple[str, Any]:
+    other = rng.randint(2, int(f.schema.get("maximum", 9)))
+    return f"(we had {other} last year)", other
+
+
+def _decoy_day(rng: random.Random, f: Field) -> tuple[str, Any]:
+    day = dt.date(2026, rng.randint(4, 12), rng.randint(1, 28))
+    return f"(booked on {day:%B} {day.day}, {day.year})", day.isoformat()
+
+
+_DECOYS = {"id": _decoy_id, "note": _decoy_note, "enum": _decoy_enum, "count": _decoy_count,
+           "day": _decoy_day, "tier": _decoy_enum}  # fmt: skip
+
+
 def pair_scenario(rng: random.Random) -> Scenario:
     """Two fields of one kind whose names share a word (``kiva_rate``, ``mopo_rate``), the
     task giving each its value by the other word ("kiva 3 and mopo 5"): one task token fills
@@ -425,7 +458,7 @@ def scenario(seed: int) -> Scenario:
     if rng.random() < 0.2:
         return pair_scenario(rng)
     noun = _word(rng)
-    kinds = rng.sample(sorted(_MAKERS), rng.randint(1, 4))
+    kinds = [rng.choice(sorted(_MAKERS)) for _ in range(rng.randint(1, 4))]  # kinds repeat
     fields: list[Field] = []
     names: set[str] = set()
     for kind in kinds:
@@ -500,6 +533,14 @@ def scenario(seed: int) -> Scenario:
         if len(lacking) == 1 and free and (stated or not lacking[0].stated) and not quoted:
             lacking[0].allowed.append(value)
             fields[-1].allowed.append(ABSENT)
+    # a value that fits a field the task writes for something else ("the customer wrote ...",
+    # "see ORD-2"): never the field's value, least of all as the task's "only" such value
+    for f in fields:
+        if rng.random() < 0.3 and f.kind.split("-")[0] in _DECOYS:
+            decoy = _DECOYS[f.kind.split("-")[0]](rng, f)
+            if decoy is not None and not _same(decoy[1], f.meant):
+                phrases.append(decoy[0])
+                f.allowed = [v for v in f.allowed if not _same(v, decoy[1])]
     rng.shuffle(phrases)
     task = (f"Please {_word(rng)} the {noun} " + ", ".join(phrases) + ".") if phrases else None
     schema = {

@@ -160,3 +160,35 @@ def test_a_slip_in_the_short_word_that_tells_two_values_apart_is_no_typo() -> No
     # a slip in a word of four letters or more is still one
     typo = ParamRepairer(spec).repair({"tier": "kolox"})
     assert typo.ok and typo.args == {"tier": "kolo"}, typo.reason
+
+
+def test_a_value_the_task_writes_only_to_refuse_it_is_never_filled_in() -> None:
+    spec = _tool({"boke": {"type": "string", "enum": ["dapu", "gina", "sila"]},
+                  "n": {"type": "integer"}}, ["boke", "n"])  # fmt: skip
+    result = ParamRepairer(spec).repair({"n": 1}, task="Please ship it (not dapu).")
+    assert not (result.ok and result.args.get("boke") == "dapu"), result.reason
+    kept = ParamRepairer(spec).repair({"n": 1}, task="Please ship it as dapu.")
+    assert kept.ok and kept.args == {"n": 1, "boke": "dapu"}, kept.reason
+
+
+def test_a_field_that_holds_what_is_not_wanted_takes_the_task_s_refusals() -> None:
+    spec = _tool({"avoid": {"type": "array", "items": {"type": "string",
+                                                       "enum": ["tolls", "highways", "ferries"]}},
+                  "start": {"type": "string"}}, ["start"])  # fmt: skip
+    result = ParamRepairer(spec).repair(
+        {"start": "Oslo", "avoid": "highways, ferries"}, task="From Oslo, no highways or ferries."
+    )
+    assert result.ok and result.args["avoid"] == ["highways", "ferries"], result.reason
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    word=_WORDS,
+    refusal=st.sampled_from(
+        ["not", "no", "without", "instead of", "except", "other than", "rather than", "don't want"]
+    ),
+)
+def test_the_audit_declines_a_new_value_the_task_refuses(word: str, refusal: str) -> None:
+    task = f"Please do it, {refusal} {word}."
+    step = RepairStep("pick", "missing", "infer_missing_param", None, word, 0.9, "read", True)
+    assert audit({}, {"pick": word}, task, [step]) is not None

@@ -350,7 +350,7 @@ class ParamRepairer(StrategyRounds):
         """The intent audit of the whole repaired call (:mod:`.audit`); a refusal is a step."""
         described = {
             path: str(self.spec.schema_at(path).get("description", ""))
-            for path, _ in leaf_values(original)
+            for path, _ in (*leaf_values(original), *leaf_values(repaired))
         }
         why = audit(original, repaired, task, steps, described)
         if why is not None:
