@@ -357,7 +357,7 @@ def _mistake(
         return rng.choice([
             (f"{meant} m", [meant], None, "measure-with-unit", None),
             (f"{meant} ft", [], None, "measure-other-unit", None),
-            (f"{meant} {_word(rng)}", [], None, "measure-unknown-unit", None),
+            (f"{meant} {_word(rng)}", by_task, None, "measure-unknown-unit", None),
         ])  # fmt: skip
     if kind == "flag":
         return rng.choice([
@@ -467,6 +467,14 @@ def scenario(seed: int) -> Scenario:
             name = _word(rng)
         names.add(name)
         schema, meant, phrase = _MAKERS[kind](rng, name, noun)
+        if kind in ("enum", "tier") and rng.random() < 0.3 and fields:
+            # an enum sharing a member with one drawn before: the member alone names either
+            twin = next((f for f in fields if f.kind in ("enum", "tier")), None)
+            if twin is not None and twin.meant not in schema["enum"]:
+                schema["enum"] = sorted([*schema["enum"], twin.meant])
+        if rng.random() < 0.3:  # the task states the value without naming the field
+            phrase = {"note": f'"{meant}"', "enum": f"{meant}", "tier": f"{meant}",
+                      "id": f"{meant}"}.get(kind, phrase)  # fmt: skip
         fields.append(Field(name, schema, meant, phrase, kind=kind))
     call: dict[str, Any] = {}
     error: str | None = None
@@ -529,7 +537,12 @@ def scenario(seed: int) -> Scenario:
         # and quotes no other after the field's name
         lacking = [f for f in fields[:-1] if f.sent is ABSENT and f.required]
         free = lacking and lacking[0].kind in ("note-left-out", "label-left-out")
-        quoted = free and lacking[0].stated and lacking[0].kind == "note-left-out"
+        quoted = (
+            free
+            and lacking[0].stated
+            and lacking[0].kind == "note-left-out"
+            and lacking[0].name in lacking[0].phrase  # quoted after the field's name
+        )
         if len(lacking) == 1 and free and (stated or not lacking[0].stated) and not quoted:
             lacking[0].allowed.append(value)
             fields[-1].allowed.append(ABSENT)

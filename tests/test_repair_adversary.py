@@ -192,3 +192,14 @@ def test_the_audit_declines_a_new_value_the_task_refuses(word: str, refusal: str
     task = f"Please do it, {refusal} {word}."
     step = RepairStep("pick", "missing", "infer_missing_param", None, word, 0.9, "read", True)
     assert audit({}, {"pick": word}, task, [step]) is not None
+
+
+def test_an_allowed_value_two_fields_list_is_not_filled_into_one_by_the_task_naming_it() -> None:
+    # 'revo_ve' is a value of both kozo and laba: the task naming it names either
+    spec = _tool({"kozo": {"type": "string", "enum": ["revo_ri", "revo_ve", "tumo"]},
+                  "laba": {"type": "string", "enum": ["revo_ve", "sika"]},
+                  "n": {"type": "integer"}}, ["kozo", "n"])  # fmt: skip
+    result = ParamRepairer(spec).repair({"n": 1}, task="Please ship it, revo_ve.")
+    assert not result.ok, result.args
+    alone = ParamRepairer(spec).repair({"n": 1}, task="Please ship it, tumo.")
+    assert alone.ok and alone.args == {"n": 1, "kozo": "tumo"}, alone.reason
