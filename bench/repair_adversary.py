@@ -209,6 +209,12 @@ def _mistake(
             (other, by_task, f"Unknown {f.name}: {other}. Did you mean {rng.choice(members)}?",
              "enum-suggested", None),
             (meant + rng.choice(["x", "z", "s"]), [meant], None, "enum-typo", None),
+            # the tool's own list, narrower than the schema's: the tool decides
+            (other, by_task if meant != members[0] else [],
+             '[{"code": "invalid_enum_value", "options": ["' + meant + '", "' + members[0]
+             + '"], "path": ["' + f.name + '"], "message": "Invalid enum value. Expected \''
+             + meant + "' | '" + members[0] + "', received '" + other + '\'"}]',
+             "enum-zod-options", None),
         ])  # fmt: skip
     if kind == "id":
         prefix, number = meant.split("-")
@@ -232,6 +238,10 @@ def _mistake(
     if kind == "count":
         high = f.schema["maximum"]
         return rng.choice([
+            (meant, [], '{"detail": [{"loc": ["body", "' + f.name + '"], "msg": "ensure this '
+             f'value is less than or equal to {max(1, meant - 1)}", "type": '
+             '"value_error.number.not_le", "ctx": {"limit_value": ' + str(max(1, meant - 1))
+             + "}}]}", "count-fastapi-le", None),
             (meant, [], f"{f.name} must be between 1 and {max(1, meant - 1)}",
              "count-tool-range", None),
             (meant, [], f"Only {max(1, meant - 1)} {noun}s left in stock", "count-stock", None),
@@ -551,7 +561,11 @@ def scenario(seed: int) -> Scenario:
     for f in fields:
         if rng.random() < 0.3 and f.kind.split("-")[0] in _DECOYS:
             decoy = _DECOYS[f.kind.split("-")[0]](rng, f)
-            if decoy is not None and not _same(decoy[1], f.meant):
+            if (
+                decoy is not None
+                and not _same(decoy[1], f.meant)
+                and str(decoy[1]).casefold() != str(f.sent).casefold()
+            ):
                 phrases.append(decoy[0])
                 f.allowed = [v for v in f.allowed if not _same(v, decoy[1])]
                 if f.kind in ("id-left-out", "day-left-out") and f.required and not f.stated:
