@@ -182,9 +182,34 @@ def _amount(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], A
     return schema, meant, f"{meant:,} {noun}s"
 
 
-_MAKERS = {"tier": _tier, "amount": _amount, "choice": _choice, "place": _place, 
-    "label": _label, "step": _step, "tags": _tags, "when": _when, "enum": _enum, "id": _id,
-    "count": _count, "note": _note, "day": _day, "measure": _measure, "flag": _flag,
+def _lines(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    prefix = "".join(rng.choice("BCDFGHKLMNPRSTVZ") for _ in range(2))
+    item = {"type": "object", "properties": {
+        "sku": {"type": "string", "pattern": rf"^{prefix}-\d{{3}}$"},
+        "qty": {"type": "integer", "minimum": 1, "maximum": 99}},
+        "required": ["sku", "qty"], "additionalProperties": False}  # fmt: skip
+    meant = [{"sku": f"{prefix}-{rng.randint(100, 999)}", "qty": rng.randint(1, 9)}
+             for _ in range(rng.randint(1, 2))]  # fmt: skip
+    if len(meant) == 2 and meant[0]["sku"] == meant[1]["sku"]:
+        meant = meant[:1]
+    schema = {"type": "array", "items": item, "minItems": 1, "description": f"The {name}."}
+    said = " and ".join(f"{m['qty']} of {m['sku']}" for m in meant)
+    return schema, meant, f"with {said}"
+
+
+def _ref(rng: random.Random, name: str, noun: str) -> tuple[dict[str, Any], Any, str]:
+    meant = f"u_{_word(rng, 3)}"
+    schema = {"anyOf": [{"type": "string", "pattern": r"^u_[a-z]{6}$"},
+                        {"type": "integer", "minimum": 1}],
+              "description": f"The {noun}'s owner: a user name or number."}  # fmt: skip
+    return schema, meant, f"owned by {meant}"
+
+
+_MAKERS = {
+    "lines": _lines, "ref": _ref, "tier": _tier, "amount": _amount, "choice": _choice,
+    "place": _place, "label": _label, "step": _step, "tags": _tags, "when": _when,
+    "enum": _enum, "id": _id, "count": _count, "note": _note, "day": _day,
+    "measure": _measure, "flag": _flag,
 }  # fmt: skip
 
 
@@ -336,6 +361,26 @@ def _mistake(
             (f"~{meant}", by_task, None, "amount-about", None),
             (f"{meant / 1000:g}k", [meant], None, "amount-k", None),
             (float(meant) + 0.5, by_task, None, "amount-fraction", None),
+        ])  # fmt: skip
+    if kind == "lines":
+        first = meant[0]
+        return rng.choice([
+            (dict(first), [[first]] if len(meant) == 1 or not stated else [], None,
+             "lines-object", None),
+            ([{**m, "sku": m["sku"].lower()} for m in meant], [meant], None, "lines-case", None),
+            ([{**m, "qty": str(m["qty"])} for m in meant], [meant], None, "lines-text", None),
+            ([{"sku": m["sku"]} for m in meant], by_task, None, "lines-no-qty", None),
+            ([{**m, "qty": 0} for m in meant], by_task, None, "lines-zero", None),
+            ([{"sku": m["sku"], "quantity": m["qty"]} for m in meant], [meant], None,
+             "lines-renamed", None),
+        ])  # fmt: skip
+    if kind == "ref":
+        return rng.choice([
+            (meant.upper(), [meant], None, "ref-case", None),
+            (meant[2:], by_task, None, "ref-bare", None),
+            ("77", [77], None, "ref-number-text", None),  # the number branch: as sent
+            (f"@{meant}", [meant], None, "ref-handle", None),
+            (0, by_task, None, "ref-zero", None),
         ])  # fmt: skip
     if kind == "choice":
         members = re.findall(r"One of: ([^.]+)\.", f.schema["description"])[0].split(", ")

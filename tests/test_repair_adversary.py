@@ -203,3 +203,27 @@ def test_an_allowed_value_two_fields_list_is_not_filled_into_one_by_the_task_nam
     assert not result.ok, result.args
     alone = ParamRepairer(spec).repair({"n": 1}, task="Please ship it, tumo.")
     assert alone.ok and alone.args == {"n": 1, "kozo": "tumo"}, alone.reason
+
+
+def _lines_tool() -> ToolSpec:
+    item = {"type": "object", "properties": {"sku": {"type": "string", "pattern": r"^RP-\d{3}$"},
+                                             "qty": {"type": "integer", "minimum": 1}},
+            "required": ["sku", "qty"], "additionalProperties": False}  # fmt: skip
+    return _tool({"lines": {"type": "array", "items": item}}, ["lines"])
+
+
+def test_one_item_is_not_wrapped_as_the_list_when_the_task_writes_another_item() -> None:
+    task = "Please order 2 of RP-817 and 3 of RP-407."
+    result = ParamRepairer(_lines_tool()).repair({"lines": {"sku": "RP-817", "qty": 2}}, task=task)
+    assert not result.ok, result.args
+    alone = ParamRepairer(_lines_tool()).repair(
+        {"lines": {"sku": "RP-817", "qty": 2}}, task="Please order 2 of RP-817."
+    )
+    assert alone.ok and alone.args == {"lines": [{"sku": "RP-817", "qty": 2}]}, alone.reason
+
+
+def test_a_sign_put_right_by_the_task_s_number_another_field_holds_is_declined() -> None:
+    count = {"type": "integer", "minimum": 1, "maximum": 9}
+    spec = _tool({"bodi": count, "nefa": count}, ["bodi", "nefa"])
+    result = ParamRepairer(spec).repair({"bodi": -2, "nefa": 2}, task="Please book 2 robes.")
+    assert not result.ok, result.args

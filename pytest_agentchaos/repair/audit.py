@@ -49,8 +49,11 @@ _REPLACING = frozenset({
 #: Strategies that may leave out a value the task states, because the field's description
 #: says leaving it out means that value ("all regions" where none given is all of them).
 _LEAVING_OUT = frozenset({"default_value_assignment", "enum_value_correction"})
-#: Strategies that fill a value by reading the task.
-_READING = frozenset({"infer_missing_param", "rejected_value_correction", "model_proposal"})
+#: Strategies that fill a value by reading the task (a bound or a sign put right is read
+#: from the task too: "the task says 2").
+_READING = frozenset({
+    "infer_missing_param", "rejected_value_correction", "model_proposal", "clamp_value",
+})  # fmt: skip
 
 
 def task_states(value: Any, task: str) -> bool:
