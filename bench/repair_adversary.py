@@ -577,7 +577,12 @@ def scenario(seed: int) -> Scenario:
         if f.stated:
             phrases.append(f.phrase + (f" {distract}" if distract else ""))
         if f.sent is not ABSENT:
-            call[f.name] = f.sent
+            # the key itself misspelt the ways models do: another case, plural, a letter off
+            # (never for a value the tool's error refuses: the tool got it under its name)
+            key = f.name
+            if rng.random() < 0.15 and not f.kind.endswith("-refused-right"):
+                key = rng.choice([f.name.upper(), f.name + "s", f.name.capitalize()])
+            call[key] = f.sent
     # an unknown key: a stated value under it must not vanish; an unstated one may
     if rng.random() < 0.25:
         extra, value = _word(rng, 3), _word(rng)

@@ -227,3 +227,13 @@ def test_a_sign_put_right_by_the_task_s_number_another_field_holds_is_declined()
     spec = _tool({"bodi": count, "nefa": count}, ["bodi", "nefa"])
     result = ParamRepairer(spec).repair({"bodi": -2, "nefa": 2}, task="Please book 2 robes.")
     assert not result.ok, result.args
+
+
+def test_a_value_the_error_quotes_as_refused_is_not_sent_again_under_a_renamed_key() -> None:
+    spec = _tool({"vegi": {"type": "string"}}, ["vegi"])
+    error = "Invalid vegi: 'Lite dike' (expected something like zomo-vumo)"
+    result = ParamRepairer(spec).repair({"VEGI": "Lite dike"}, error, task='vegi "Lite dike"')
+    assert not result.ok, result.args
+    # with no error, the same key in another case is only renamed
+    plain = ParamRepairer(spec).repair({"VEGI": "Lite dike"}, task='vegi "Lite dike"')
+    assert plain.ok and plain.args == {"vegi": "Lite dike"}, plain.reason
