@@ -237,3 +237,18 @@ def test_a_value_the_error_quotes_as_refused_is_not_sent_again_under_a_renamed_k
     # with no error, the same key in another case is only renamed
     plain = ParamRepairer(spec).repair({"VEGI": "Lite dike"}, task='vegi "Lite dike"')
     assert plain.ok and plain.args == {"vegi": "Lite dike"}, plain.reason
+
+
+def test_a_schema_value_the_tool_s_narrower_list_refuses_is_no_misspelling_of_its_neighbour() -> (
+    None
+):
+    spec = _tool({"zika": {"type": "string", "enum": ["kibo", "libo", "tebi"]}}, ["zika"])
+    error = (
+        '[{"code": "invalid_enum_value", "options": ["tebi", "kibo"], "path": ["zika"], '
+        "\"message\": \"Invalid enum value. Expected 'tebi' | 'kibo', received 'libo'\"}]"
+    )
+    result = ParamRepairer(spec).repair({"zika": "libo"}, error)
+    assert not result.ok, result.args
+    # the task naming the tool's value: that one
+    named = ParamRepairer(spec).repair({"zika": "libo"}, error, task="Use kibo please.")
+    assert named.ok and named.args == {"zika": "kibo"}, named.reason
