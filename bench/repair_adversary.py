@@ -618,11 +618,19 @@ def scenario(seed: int) -> Scenario:
             ):
                 phrases.append(decoy[0])
                 f.allowed = [v for v in f.allowed if not _same(v, decoy[1])]
-                if f.kind in ("id-left-out", "day-left-out") and f.required and not f.stated:
-                    # the task's one id of the field's pattern, its one date, for a required
-                    # field nothing else fills: taken (infer.py), a reading this sweep leaves
-                    # to the corpus to judge; what it says of the id ("replaces") is prose
-                    f.allowed.append(decoy[1])
+                # the task's one id of a field's pattern, its one date, for a required field
+                # nothing else fills: taken (infer.py), a reading this sweep leaves to the
+                # corpus to judge; what the task says of it ("replaces") is prose
+                base = f.kind.split("-")[0]
+                for g in fields:
+                    if (
+                        base in ("id", "day")
+                        and g.kind == f"{base}-left-out"
+                        and g.required
+                        and not g.stated
+                        and g.schema.get("pattern") == f.schema.get("pattern")
+                    ):
+                        g.allowed.append(decoy[1])
     rng.shuffle(phrases)
     task = (f"Please {_word(rng)} the {noun} " + ", ".join(phrases) + ".") if phrases else None
     schema = {
