@@ -10,7 +10,9 @@ naming why, when:
 - a value that changed cites no evidence (no step of the repair says where it came from);
 - one span of the task fills two fields that were filled by reading the task;
 - an amount is in another currency than the field's description states (the number alone
-  would be read in the field's currency).
+  would be read in the field's currency);
+- a new or changed value is one the task writes only to refuse it ("not gold", "instead of
+  ORD-12").
 
 Currencies are read from standard data: the Unicode names of currency signs (``$`` is DOLLAR
 SIGN) and ISO 4217-shaped codes next to an amount.
@@ -25,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .negation import refused_in_task
 from .paths import get
 from .reading import leaf_values
 from .results import RepairStep
@@ -46,8 +49,11 @@ _REPLACING = frozenset({
 #: Strategies that may leave out a value the task states, because the field's description
 #: says leaving it out means that value ("all regions" where none given is all of them).
 _LEAVING_OUT = frozenset({"default_value_assignment", "enum_value_correction"})
-#: Strategies that fill a value by reading the task.
-_READING = frozenset({"infer_missing_param", "rejected_value_correction", "model_proposal"})
+#: Strategies that fill a value by reading the task (a bound or a sign put right is read
+#: from the task too: "the task says 2").
+_READING = frozenset({
+    "infer_missing_param", "rejected_value_correction", "model_proposal", "clamp_value",
+})  # fmt: skip
 
 
 def task_states(value: Any, task: str) -> bool:
@@ -159,6 +165,12 @@ def audit(
             continue
         if _step_at(used, path) is None and not any(_same(v, value) for v in before.values()):
             return f"{_field(path)} = {value!r} is cited by no step of the repair"
+        if (
+            isinstance(value, str)
+            and refused_in_task(value, text)
+            and not _takes_refusals(path, (descriptions or {}).get(path, ""))
+        ):
+            return f"{_field(path)} = {value!r}, and the task writes it only to refuse it"
     if text:
         read = [s for s in used if s.strategy in _READING and isinstance(s.after, (str, int))]
         # the fields a task token fills: those the call sent it in, kept, and those read
@@ -194,6 +206,21 @@ def audit(
                 "is for a tool the user supplies"
             )
     return None
+
+
+#: Words by which a field holds what the user does not want ("avoid", "exclude_tags"): the
+#: task refusing a value is then what puts it there.
+_REFUSAL_FIELDS = re.compile(
+    r"avoid|exclu|except|without|skip|ignor|block|deny|denied|ban|omit|negative|forbid|reject",
+    re.IGNORECASE,
+)
+
+
+def _takes_refusals(path: tuple[str | int, ...], description: str) -> bool:
+    """Whether the field at ``path`` (or an object or list holding it) holds what is not
+    wanted, by its name's words or its description."""
+    names = " ".join(str(p) for p in path if isinstance(p, str))
+    return bool(_REFUSAL_FIELDS.search(names) or _REFUSAL_FIELDS.search(description[:500]))
 
 
 def _spoken(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from .paths import get, has
 from .reconcile import reconcile
 from .refused import fix_past, fix_rejected
 from .spec import Problem, ToolSpec, checker_for
+from .words import find_word
 
 __all__ = [
     "Renamed",
@@ -58,6 +59,24 @@ def for_value(
         if isinstance(matched, Decline) and allowed:
             coded = recode(value, {**schema, "enum": allowed}, ctx)  # "Germany" for "DE"
             return coded if isinstance(coded, Fix) else matched
+        own = schema.get("enum")
+        if (
+            isinstance(matched, Fix)
+            and isinstance(own, list)
+            and value in own
+            and isinstance(value, str)
+            and normal(value) != normal(str(matched.value))
+            and not (
+                ctx.task and find_word(ctx.task.casefold(), str(matched.value).casefold()) >= 0
+            )
+        ):
+            # a value the schema itself allows, refused by the tool's narrower list, is a
+            # choice the model made, not a misspelling of the list's nearest value
+            return Decline(
+                "enum_value_correction",
+                f"{shown(value)} is one of the schema's own values, which the tool refused: "
+                f"not a misspelling of {matched.value!r}",
+            )
         return matched
     if kind == "format":
         fmt = str(schema.get("format", expected or ""))

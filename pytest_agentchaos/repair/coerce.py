@@ -398,6 +398,12 @@ def _to_array(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     several = _several_in_task(ctx)
     if several:
         return Decline("wrap_in_list", f"the task names {several} of them; one value is given")
+    other = _another_item_in_task(value, schema.get("items"), ctx.task)
+    if other is not None:
+        return Decline(
+            "wrap_in_list",
+            f"the task also writes {other!r}, shaped as an item of this list: one item is given",
+        )
     if value is None or value == "" or (isinstance(value, (list, dict)) and not value):
         return _no(f"{_short(value)} is empty: there is nothing to put in a list")
     if isinstance(value, str) and _JOINED.search(value):
@@ -551,6 +557,30 @@ _COUNT = re.compile(
     r"((?:\s+\w+){1,3})",
     re.IGNORECASE,
 )
+
+
+def _another_item_in_task(value: Any, items: Any, task: str | None) -> str | None:
+    """A token of the task shaped as this list's items are by their pattern (the item's own,
+    or its object's id field's), other than the one value sent: the task names more items
+    than the one a one-item list would send."""
+    if not task or not isinstance(items, Mapping):
+        return None
+    pairs: list[tuple[Any, Any]] = [(value, items.get("pattern"))]
+    props = items.get("properties")
+    if isinstance(value, dict) and isinstance(props, Mapping):
+        pairs = [(value.get(k), sub.get("pattern")) for k, sub in props.items()
+                 if isinstance(sub, Mapping)]  # fmt: skip
+    for sent, pattern in pairs:
+        if not isinstance(sent, str) or not isinstance(pattern, str):
+            continue
+        try:
+            shaped = re.compile(pattern)
+        except re.error:
+            continue
+        for token in re.findall(r"[\w][\w./:@-]*[\w]", task[:4000]):
+            if token.casefold() != sent.casefold() and shaped.fullmatch(token):
+                return str(token)
+    return None
 
 
 def _several_in_task(ctx: Context) -> str | None:

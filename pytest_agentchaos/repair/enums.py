@@ -343,18 +343,43 @@ def _near_miss(wanted: str, choices: list[str]) -> str | Decline | None:
     from rapidfuzz.distance import OSA  # imported on first use
 
     allowed = max(1, len(wanted) // 8)
-    near = [(OSA.distance(wanted, normal(c)), c) for c in choices]
+    near = [(OSA.distance(wanted, normal(c)), c) for c in choices if same_digits(wanted, c)]
     near = [(d, c) for d, c in near if 0 < d <= allowed]
     if not near:
         return None
     best = min(d for d, _ in near)
     closest = [c for d, c in near if d == best]
+    if not all(slip_in_a_word(wanted, c) for c in closest):
+        shown_all = " or ".join(repr(c) for c in closest[:2])
+        return Decline(
+            "enum_value_correction",
+            f"{shown(wanted)} could be {shown_all}, but not by a slip: the short word that "
+            "differs tells the options apart",
+        )
     if len(closest) > 1:
         return Decline(
             "enum_value_correction",
             f"{shown(wanted)} could be {closest[0]!r} or {closest[1]!r}: a typo away from each",
         )
     return closest[0]
+
+
+def same_digits(wanted: str, value: Any) -> bool:
+    """Whether two writings hold the same digits in the same order: letters are misspelt,
+    numbers are not (``EG-609`` is no typo of ``EG-600``, ``v2`` none of ``v3``), so a typo
+    or a fuzzy match never changes a digit."""
+    return re.findall(r"\d", wanted) == re.findall(r"\d", normal(str(value)))
+
+
+def slip_in_a_word(wanted: str, value: Any) -> bool:
+    """Whether a misspelling of ``value`` could be ``wanted``: word for word (the same number
+    of words), each word that differs is of four letters or more in ``value``. A slip in a
+    word of one to three letters (``duze ba`` for ``duze na``) makes another word, often
+    the very part that tells two allowed values apart."""
+    mine, theirs = wanted.split(), normal(str(value)).split()
+    if len(mine) != len(theirs):
+        return True
+    return all(a == b or len(b) >= 4 for a, b in zip(mine, theirs, strict=True))
 
 
 def _named_inside(wanted: str, choices: list[str]) -> list[str]:
@@ -438,7 +463,10 @@ def _fuzzy(
         from rapidfuzz import fuzz, process  # imported on first use
 
         scored = process.extract(
-            wanted, {c: normal(c) for c in choices}, scorer=fuzz.ratio, limit=2
+            wanted,
+            {c: normal(c) for c in choices if same_digits(wanted, c) and slip_in_a_word(wanted, c)},
+            scorer=fuzz.ratio,
+            limit=2,
         )
         best_score = scored[0][1] if scored else 0.0
         runner_up = scored[1][1] if len(scored) > 1 else 0.0

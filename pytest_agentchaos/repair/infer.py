@@ -82,7 +82,7 @@ class RuleInferer:
                 continue
             schema = request.spec.schema_at((name,))
             fix = self._one(name, schema, task, request.now, request.args)
-            if fix is not None:
+            if fix is not None and not _also_listed(fix.value, name, request.spec.resolved):
                 found[name] = fix
         return found
 
@@ -158,6 +158,26 @@ _TEXT_FIELD = frozenset(
     {"content", "body", "text", "message", "title", "name", "summary", "subject", "note",
      "description", "comment"}
 )  # fmt: skip
+
+
+def _also_listed(value: Any, name: str, schema: Mapping[str, Any]) -> bool:
+    """Whether another parameter of the tool lists ``value`` among its allowed values too
+    (its enum, or its items'): the task naming the value then names either field, and
+    which is not for the rules to pick."""
+    if not isinstance(value, str):
+        return False
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return False
+    for other, sub in props.items():
+        if other == name or not isinstance(sub, Mapping):
+            continue
+        sub = nullable_branch(sub) or sub
+        items = sub.get("items")
+        listed = sub.get("enum") or (items.get("enum") if isinstance(items, Mapping) else None)
+        if isinstance(listed, list) and value in listed:
+            return True
+    return False
 
 
 def _task_shaped(name: str, schema: Mapping[str, Any], task: str, taken: set[str]) -> Fix | None:

@@ -65,7 +65,7 @@ class MissingValues(ToolCalls):
                 # the tool's error asks for the value, and the schema's default is null, no
                 # value at all: sending it answers nothing. Only the task can give it
                 need.append(problem)
-            elif "default" in schema:
+            elif "default" in schema and not _task_names_other(schema, described, task):
                 fix = Fix(
                     "default_value_assignment",
                     copy.deepcopy(schema["default"]),
@@ -75,6 +75,8 @@ class MissingValues(ToolCalls):
                 declined = apply_fix(fix, problem, None, current, steps, self.policy)
                 if declined is not None:
                     return declined
+            elif "default" in schema:
+                need.append(problem)  # the task names another allowed value: read it
             else:
                 # used only where the task gives no value; an instruction for when the user
                 # states none ("use X if no target zone is given") holds only where a task
@@ -234,3 +236,18 @@ class MissingValues(ToolCalls):
             str(key) for key, value in parent.items()
             if key not in declared and value is not None and checker.is_valid(value)
         ]  # fmt: skip
+
+
+def _task_names_other(schema: Any, described: Any, task: str | None) -> bool:
+    """Whether the task names one of the field's allowed values (its schema's or its
+    description's list) other than the schema's default: the default stands in for a value
+    nobody gave, not for the one the user names."""
+    if not task:
+        return False
+    allowed = schema.get("enum") if isinstance(schema.get("enum"), list) else described.enum
+    default = schema.get("default")
+    text = task[:8000].casefold()
+    return any(
+        isinstance(v, str) and len(v) >= 2 and v != default and find_word(text, v.casefold()) >= 0
+        for v in allowed or ()
+    )

@@ -42,7 +42,7 @@ __all__ = ["rename_keys"]
 #: call with thousands of keys that name nothing is declined, not compared pairwise).
 _PAIRWISE_BUDGET = 20_000
 #: A parameter's schema that says more than "some text": a value fitting it is evidence.
-_TELLING = ("enum", "const", "pattern", "format", "minimum", "maximum", "minLength", "maxLength")
+_TELLING = ("enum", "const", "pattern", "format")  # a length alone tells no text apart
 
 
 def words(name: str) -> list[str]:
@@ -158,7 +158,11 @@ def _by_elimination(
         return []
     if len(left) == 1:
         value = args[left[0]]
-        if len(wanted) == 1 and _fits(value, props[wanted[0]]):
+        if (
+            len(wanted) == 1
+            and _fits(value, props[wanted[0]])
+            and not _task_gives_other(wanted[0], props[wanted[0]], value, task)
+        ):
             return [(left[0], wanted[0], 0.85, "by elimination (the one required parameter "
                      "missing, and the value fits it)")]  # fmt: skip
         if wanted:
@@ -184,6 +188,23 @@ def _by_elimination(
         return []
     how = "by elimination (as many required parameters missing, in the order both are written)"
     return [(k, p, 0.85, how) for k, p in zip(left, wanted, strict=True)]
+
+
+def _task_gives_other(param: str, schema: Any, value: Any, task: str | None) -> bool:
+    """Whether the task ties another value than the leftover key's to a free-text parameter:
+    any text fits one, so only the task can tie the key's value to it; it does not where it
+    never writes that value, or quotes another after the parameter's own name ('the title
+    "Q3 plan"')."""
+    if not task or _telling(schema):
+        return False
+    from .audit import task_states
+    from .infer import _quoted_after
+
+    if not task_states(value, task[:8000]):
+        return True  # any text fits: the task writes other values, not this one
+
+    quoted = _quoted_after({w for w in words(param) if len(w) >= 3}, task[:4000])
+    return quoted is not None and str(quoted.value).strip() != str(value).strip()
 
 
 def _named_beside(key: str, value: Any, task: str | None) -> bool:

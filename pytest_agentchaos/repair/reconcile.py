@@ -100,6 +100,29 @@ def _relation(value: str, span: str) -> str | None:
     return None
 
 
+#: Relations by nearness alone (an edit apart): evidence only when the task writes no other
+#: value shaped like the one chosen.
+_NEAR = frozenset({"with the character the call dropped", "one character off: the task's spelling"})
+
+
+def _rival(
+    span: str, value: str, task: str, taken: set[str], schema: Mapping[str, Any]
+) -> str | None:
+    """Another token of the task shaped like ``span`` (``RLT-380`` beside ``RLT-381``) that
+    the field would take and no other field of the call holds (a word of the sentence is
+    none): with it, a span an edit away from the refused value is chosen by nearness, not by
+    what the task says."""
+    shape = _shape(span)
+    for token in task_spans(task):
+        if token in (span, value) or token in taken or " " in token:
+            continue
+        if _PLAIN_WORD.fullmatch(token):
+            continue  # "the" beside "src": a word of the sentence, not a rival value
+        if _shape(token) == shape and _fits(token, schema):
+            return token
+    return None
+
+
 def _shape(text: str) -> str:
     """Each character's class: upper, lower, digit or itself (``VNP`` -> ``AAA``)."""
     return "".join(
@@ -366,6 +389,13 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
     spans = [s for s in related if not any(o != s and o in s for o in related)]
     if len(spans) == 1:
         span = spans[0]
+        rival = _rival(span, value, task, taken, schema) if related[span] in _NEAR else None
+        if rival is not None:
+            return Decline(
+                _STRATEGY,
+                f"{shown(value)} is a character away from {span!r}, and the task also writes "
+                f"{rival!r} of the same shape: nearness does not tell which is meant",
+            )
         return Fix(_STRATEGY, span, 0.85, f"{shown(value)} {related[span]}: {span!r}")
     if len(spans) > 1:
         return Decline(_STRATEGY, f"{shown(value)} could be {spans[0]!r} or {spans[1]!r}")

@@ -270,7 +270,9 @@ class ParamRepairer(StrategyRounds):
         if not problems:
             if steps:
                 used = [s for s in steps if s.ok]
-                why = self._audit(original, args, task, steps)
+                why = _resent_refused(diagnosis, original, args) or self._audit(
+                    original, args, task, steps
+                )
                 if why is not None:
                     return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps),
                                         diagnosis)  # fmt: skip
@@ -334,7 +336,7 @@ class ParamRepairer(StrategyRounds):
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, reason, tuple(steps), diagnosis
             )
-        why = self._audit(first, current, task, steps)
+        why = _resent_refused(diagnosis, first, current) or self._audit(first, current, task, steps)
         if why is not None:
             return RepairResult(False, None, "intent_audit", 0.0, why, tuple(steps), diagnosis)
         used = [s for s in steps if s.ok]
@@ -353,7 +355,7 @@ class ParamRepairer(StrategyRounds):
         """The intent audit of the whole repaired call (:mod:`.audit`); a refusal is a step."""
         described = {
             path: str(self.spec.schema_at(path).get("description", ""))
-            for path, _ in leaf_values(original)
+            for path, _ in (*leaf_values(original), *leaf_values(repaired))
         }
         why = audit(original, repaired, task, steps, described)
         if why is not None:
@@ -441,3 +443,35 @@ def _aimed(problem: Problem, spec: ToolSpec, call: Mapping[str, Any]) -> Problem
     if len(named) != 1:
         return problem
     return dataclasses.replace(problem, path=(named[0],), schema=props[named[0]])
+
+
+def _resent_refused(
+    diagnosis: Diagnosis, original: Mapping[str, Any], repaired: Mapping[str, Any]
+) -> str | None:
+    """Why a repaired call is declined when it sends again, unchanged, a value the tool's
+    error quoted as the one it refused ("Invalid vegi: 'X'" for a call sending ``X`` under a
+    misspelt key): renaming the key, or mending another field, does not answer that refusal."""
+    reading = diagnosis.reading
+    if reading is None:
+        return None
+    refused = [
+        p for p in reading.problems
+        if p.source == "error" and p.kind not in ("missing", "unknown", "transient")
+    ]  # fmt: skip
+    quoted = [p.message[:2000] for p in refused]
+    if not quoted:
+        return None
+    # the same value at the same depth (its key at most renamed: not wrapped, not split)
+    kept = {
+        (len(p), str(v)) for p, v in leaf_values(repaired)
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+    }  # fmt: skip
+    for path, value in leaf_values(original):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        text = str(value)
+        if len(text.strip()) < 2 or (len(path), text) not in kept:
+            continue
+        if any(f"'{text}'" in m or f'"{text}"' in m for m in quoted):
+            return f"the tool refused {safe_str(value, 60)}, and the repaired call sends it again"
+    return None
