@@ -247,10 +247,13 @@ _QUOTE_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 #: A number with its place in the text: the word before it and the unit or word after it.
 _NUMBER_WORDS = "|".join([*_ONES, *_TENS])
+#: "and" inside a number written in words, only after a scale ("four thousand two hundred and
+#: eighty" is one number; "two and three" two)
+_AND_AFTER_SCALE = "(?:(?:" + "|".join(f"(?<={s})" for s in _SCALES) + r")[\s-]+and)?"
 _NUMBER_IN_TEXT = re.compile(
     r"(?P<num>(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)"
     rf"|(?<!周)(?<!星期)(?<!礼拜)[{_HAN}]+"
-    rf"|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
+    rf"|\b(?:{_NUMBER_WORDS})(?:{_AND_AFTER_SCALE}[\s-]+(?:{_NUMBER_WORDS}|{'|'.join(_SCALES)}))*\b)",
     re.IGNORECASE,
 )
 #: (a label's word before its ":", "=" or "#" is the place: "step: 9", "attempt #3")
