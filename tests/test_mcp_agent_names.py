@@ -1,0 +1,94 @@
+"""MCP tool calls made by a framework agent carry that agent's name in the trace, as its
+function tools' calls do: two agents sharing one MCP server (one wrapped session), run one
+after the other and concurrently; a call made outside any agent stays unnamed."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from typing import Any
+
+import pytest
+from mcp_helpers import SHOP
+from mcp_helpers import mcp as _sdk  # noqa: F401  # imported first: skips without the SDK
+
+from pytest_agentchaos import Chaos  # noqa: E402
+from pytest_agentchaos.inject.acting import acting_agent, acting_as  # noqa: E402
+
+
+def need(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+
+
+def _echo_model(word: str) -> Any:
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("echo", {"text": word})])
+
+    return FunctionModel(model)
+
+
+def _named_calls(chaos: Any) -> list[tuple[str, str | None]]:
+    return sorted((c.args["text"], c.agent) for c in chaos.trace.tool_calls("echo"))
+
+
+@pytest.mark.parametrize("concurrent", [False, True])
+async def test_pydantic_ai_agents_sharing_an_mcp_toolset_are_each_named(concurrent: bool) -> None:
+    need("pydantic_ai")
+    need("fastmcp")
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+
+    with Chaos.create(faults=[]) as chaos:
+        toolset = chaos.wrap(MCPToolset(SHOP, max_retries=3))
+        async with toolset:
+            buyer = Agent(_echo_model("b"), name="buyer", toolsets=[toolset])
+            seller = Agent(_echo_model("s"), name="seller", toolsets=[toolset])
+            if concurrent:
+                await asyncio.gather(buyer.run("go"), seller.run("go"))
+            else:
+                await buyer.run("go")
+                await seller.run("go")
+            # a call made outside any agent stays unnamed
+            await toolset.direct_call_tool("echo", {"text": "x"})
+    assert _named_calls(chaos) == [("b", "buyer"), ("s", "seller"), ("x", None)]
+
+
+async def test_pydantic_ai_agent_whose_name_is_not_a_string_is_recorded_unnamed() -> None:
+    need("pydantic_ai")
+    need("fastmcp")
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+
+    with Chaos.create(faults=[]) as chaos:
+        toolset = chaos.wrap(MCPToolset(SHOP, max_retries=3))
+        async with toolset:
+            agent = Agent(_echo_model("h"), toolsets=[toolset])
+            agent.name = 42  # type: ignore[assignment]  # not a string: no name for it
+            await agent.run("go")
+    assert _named_calls(chaos) == [("h", None)]
+
+
+def test_acting_agent_nests_and_does_not_cross_threads() -> None:
+    import threading
+
+    seen: list[str | None] = []
+    assert acting_agent() is None
+    with acting_as("outer"):
+        with acting_as("inner"):  # an agent run as a tool of another: the inner one wins
+            assert acting_agent() == "inner"
+        assert acting_agent() == "outer"
+        # contextvars do not cross threads: a plain thread's MCP calls are unnamed
+        thread = threading.Thread(target=lambda: seen.append(acting_agent()))
+        thread.start()
+        thread.join()
+    assert acting_agent() is None
+    assert seen == [None]
+    with acting_as(None):  # an agent without a usable name
+        assert acting_agent() is None
