@@ -92,3 +92,81 @@ def test_acting_agent_nests_and_does_not_cross_threads() -> None:
     assert seen == [None]
     with acting_as(None):  # an agent without a usable name
         assert acting_agent() is None
+
+
+@pytest.mark.parametrize("concurrent", [False, True])
+async def test_agents_sdk_agents_sharing_an_mcp_server_are_each_named(concurrent: bool) -> None:
+    need("agents.mcp")
+    import sys
+
+    from agents import Agent, Runner
+    from agents.mcp import MCPServerStdio
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from mcp_helpers import new_token, server_env
+
+    from pytest_agentchaos.adapters.openai_agents import chaos_agent
+
+    def model(word: str) -> Any:
+        return ScriptedModel(
+            [[function_call("echo", {"text": word}, call_id="c1")], [assistant_message("done")]]
+        )
+
+    server = MCPServerStdio(
+        params={"command": sys.executable, "args": [str(SHOP)], "env": server_env(new_token())},
+        client_session_timeout_seconds=10,
+    )
+    with Chaos.create(faults=[]) as chaos:
+        chaos.wrap(server)
+        async with server:
+            buyer = chaos_agent(chaos, Agent(name="buyer", model=model("b"), mcp_servers=[server]))
+            seller = chaos_agent(
+                chaos, Agent(name="seller", model=model("s"), mcp_servers=[server])
+            )
+            if concurrent:
+                await asyncio.gather(Runner.run(buyer, "go"), Runner.run(seller, "go"))
+            else:
+                await Runner.run(buyer, "go")
+                await Runner.run(seller, "go")
+            await server.call_tool("echo", {"text": "x"})  # outside any agent: unnamed
+    assert _named_calls(chaos) == [("b", "buyer"), ("s", "seller"), ("x", None)]
+
+
+async def test_agents_sdk_agent_used_as_a_tool_names_its_own_mcp_calls() -> None:
+    # the inner agent's name wins inside its run; the outer's calls keep the outer's
+    need("agents.mcp")
+    import sys
+
+    from agents import Agent, Runner
+    from agents.mcp import MCPServerStdio
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from mcp_helpers import new_token, server_env
+
+    from pytest_agentchaos.adapters.openai_agents import chaos_agent
+
+    server = MCPServerStdio(
+        params={"command": sys.executable, "args": [str(SHOP)], "env": server_env(new_token())},
+        client_session_timeout_seconds=10,
+    )
+    helper_model = ScriptedModel(
+        [[function_call("echo", {"text": "h"}, call_id="h1")], [assistant_message("helped")]]
+    )
+    boss_model = ScriptedModel(
+        [
+            [function_call("echo", {"text": "o"}, call_id="o1")],
+            [function_call("helper", {"input": "go"}, call_id="o2")],
+            [assistant_message("done")],
+        ]
+    )
+    with Chaos.create(faults=[]) as chaos:
+        chaos.wrap(server)
+        async with server:
+            helper = Agent(name="helper", model=helper_model, mcp_servers=[server])
+            boss = Agent(
+                name="boss",
+                model=boss_model,
+                mcp_servers=[server],
+                tools=[helper.as_tool(tool_name="helper", tool_description="helps")],
+            )
+            result = await Runner.run(chaos_agent(chaos, boss), "go")
+    assert result.final_output == "done"
+    assert _named_calls(chaos) == [("h", "helper"), ("o", "boss")]
