@@ -170,3 +170,75 @@ async def test_agents_sdk_agent_used_as_a_tool_names_its_own_mcp_calls() -> None
             result = await Runner.run(chaos_agent(chaos, boss), "go")
     assert result.final_output == "done"
     assert _named_calls(chaos) == [("h", "helper"), ("o", "boss")]
+
+
+@pytest.mark.parametrize("concurrent", [False, True])
+async def test_langgraph_agents_sharing_an_mcp_session_are_each_named(concurrent: bool) -> None:
+    # langchain-mcp-adapters' tools call the session's call_tool from the tool's coroutine;
+    # the agent is the one LangGraph's run config names, as for the agents' function tools
+    need("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import StructuredTool
+    from mcp_helpers import in_memory
+
+    import pytest_agentchaos.adapters.langchain  # noqa: F401  # the adapter of the app's models
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:
+            return self
+
+    def model(word: str) -> Scripted:
+        call = {"name": "echo", "args": {"text": word}, "id": f"call-{word}"}
+        return Scripted(messages=iter([AIMessage("", tool_calls=[call]), AIMessage("done")]))
+
+    with Chaos.create(faults=[]) as chaos:
+        async with in_memory() as session:
+            chaos.wrap(session)
+
+            async def echo(text: str) -> str:
+                result = await session.call_tool("echo", {"text": text})
+                return str(result.content[0].text)
+
+            tool = StructuredTool.from_function(coroutine=echo, name="echo", description="echo")
+            buyer = create_agent(model("b"), [tool], name="buyer")
+            seller = create_agent(model("s"), [tool], name="seller")
+            go = {"messages": [HumanMessage("go")]}
+            if concurrent:
+                await asyncio.gather(buyer.ainvoke(go), seller.ainvoke(go))
+            else:
+                await buyer.ainvoke(go)
+                await seller.ainvoke(go)
+            await echo("x")  # outside any agent: unnamed
+    assert _named_calls(chaos) == [("b", "buyer"), ("s", "seller"), ("x", None)]
+
+
+async def test_asyncio_to_thread_carries_the_acting_agent_an_executor_does_not() -> None:
+    with acting_as("worker"):
+        assert await asyncio.to_thread(acting_agent) == "worker"  # it copies the context
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, acting_agent) is None  # it does not
+
+
+def test_a_run_context_reader_that_fails_or_answers_nonsense_names_nobody() -> None:
+    from pytest_agentchaos.inject import acting
+
+    def broken(session: Any) -> str | None:
+        raise RuntimeError("no run context")
+
+    def nonsense(session: Any) -> Any:
+        return 42
+
+    saved = list(acting._READERS)
+    try:
+        acting.read_agents_with(broken)
+        acting.read_agents_with(nonsense)
+        acting.read_agents_with(broken)  # once only
+        assert acting._READERS.count(broken) == 1
+        with Chaos.create(faults=[]) as chaos:
+            assert acting_agent(chaos.session) is None
+            with acting_as("seam"):  # what a seam said comes first
+                assert acting_agent(chaos.session) == "seam"
+    finally:
+        acting._READERS[:] = saved

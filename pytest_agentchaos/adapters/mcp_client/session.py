@@ -53,7 +53,7 @@ class McpCalls(Interceptor):
         __tracebackhide__ = True
         return self.session.begin(
             self.channel, self.target, mapping, self.schema, recorded=recorded,
-            agent=acting_agent(),
+            agent=acting_agent(self.session),
         )  # fmt: skip
 
     async def call_mcp(
