@@ -1,6 +1,9 @@
 """MCP tool calls made by a framework agent carry that agent's name in the trace, as its
-function tools' calls do: two agents sharing one MCP server (one wrapped session), run one
-after the other and concurrently; a call made outside any agent stays unnamed."""
+function tools' calls do (pydantic-ai's MCPToolset, the Agents SDK's mcp_servers= under
+chaos_agent, LangGraph agents calling a session as langchain-mcp-adapters' tools do): two
+agents sharing one MCP server (one wrapped session), run one after the other and
+concurrently; an agent run inside another's tool; a call made outside any agent stays
+unnamed; threads and hostile names."""
 
 from __future__ import annotations
 
@@ -242,3 +245,34 @@ def test_a_run_context_reader_that_fails_or_answers_nonsense_names_nobody() -> N
                 assert acting_agent(chaos.session) == "seam"
     finally:
         acting._READERS[:] = saved
+
+
+async def test_pydantic_ai_agent_delegating_to_another_names_each_mcp_call() -> None:
+    # an agent run from a tool of another: the inner agent's name wins inside its run
+    need("pydantic_ai")
+    need("fastmcp")
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def boss_model(messages: list[Any], info: Any) -> ModelResponse:
+        returned = [p.tool_name for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart("echo", {"text": "o"})])
+        if returned == ["echo"]:
+            return ModelResponse(parts=[ToolCallPart("delegate", {})])
+        return ModelResponse(parts=[TextPart("done")])
+
+    with Chaos.create(faults=[]) as chaos:
+        toolset = chaos.wrap(MCPToolset(SHOP, max_retries=3))
+        async with toolset:
+            helper = Agent(_echo_model("h"), name="helper", toolsets=[toolset])
+            boss = Agent(FunctionModel(boss_model), name="boss", toolsets=[toolset])
+
+            @boss.tool_plain
+            async def delegate() -> str:
+                return (await helper.run("go")).output
+
+            assert (await boss.run("go")).output == "done"
+    assert _named_calls(chaos) == [("h", "helper"), ("o", "boss")]
