@@ -156,18 +156,32 @@ def _wrap_agents_server(run: ChaosSession, server: Any, *, repair: Any, policy: 
 
 def _name_pydantic_ai_callers(run: ChaosSession, toolset: Any) -> None:
     """A pydantic-ai ``MCPToolset``: each agent that runs one of its tools is named on the
-    calls its session records (the run context handed to ``call_tool`` says which agent)."""
+    calls its session records (the run context handed to ``call_tool`` says which agent).
+    The toolset's class is swapped for a subclass (so a per-run copy, ``for_run``, calls
+    through its own client), put back when the run closes."""
     from ...inject.acting import acting_as
     from ..pydantic_ai.runs import _label
 
-    call_tool = toolset.call_tool
+    native = type(toolset)
+    if getattr(native, "__chaos_named__", False):
+        return
 
-    async def call_tool_naming_its_agent(
-        name: str, tool_args: Any, ctx: Any, *args: Any, **kwargs: Any
+    async def call_tool(
+        self: Any, name: str, tool_args: Any, ctx: Any, *args: Any, **kw: Any
     ) -> Any:
         __tracebackhide__ = True
         with acting_as(_label(run, getattr(ctx, "agent", None))):
-            return await call_tool(name, tool_args, ctx, *args, **kwargs)
+            return await native.call_tool(self, name, tool_args, ctx, *args, **kw)
 
-    toolset.__dict__["call_tool"] = call_tool_naming_its_agent
-    run.add_cleanup(lambda: toolset.__dict__.pop("call_tool", None))
+    named = type(
+        native.__name__,
+        (native,),
+        {"call_tool": call_tool, "__chaos_named__": True, "__module__": native.__module__},
+    )
+    toolset.__class__ = named
+
+    def restore() -> None:
+        if type(toolset) is named:
+            toolset.__class__ = native
+
+    run.add_cleanup(restore)
