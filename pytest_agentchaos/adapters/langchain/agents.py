@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from ...inject.acting import read_agents_with
 from ...inject.call import CallState
 from ...inject.errors import NativeErrors
 from ...inject.intercept import Interceptor
@@ -234,3 +235,15 @@ def _session_of(chaos: Any, where: str) -> ChaosSession:
             f"{where} needs a Chaos (e.g. the chaos fixture), got {safe_repr(chaos, 80)}"
         )
     return session
+
+
+def _running_agent(session: ChaosSession) -> str | None:
+    """The trace name of the LangGraph agent whose run is in progress (its run config), for
+    the calls recorded below LangChain (an MCP session that langchain-mcp-adapters' tools
+    call): the name its own tools' calls carry."""
+    if _current_config() is None:
+        return None
+    return _agents(session).label(_caller())
+
+
+read_agents_with(_running_agent)

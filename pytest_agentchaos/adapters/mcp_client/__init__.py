@@ -80,6 +80,7 @@ def wrap_tool(
     inner = getattr(obj, "client", None)
     if type(obj).__module__ == "pydantic_ai.mcp" and _is_fastmcp_client(inner):
         _watch_fastmcp_client(run, inner, repair=repair, policy=policy)  # an MCPToolset
+        _name_pydantic_ai_callers(run, obj)
         return obj
     if hasattr(obj, "connect") and hasattr(obj, "session"):  # an Agents SDK MCPServer
         _wrap_agents_server(run, obj, repair=repair, policy=policy)
@@ -151,3 +152,36 @@ def _wrap_agents_server(run: ChaosSession, server: Any, *, repair: Any, policy: 
 
     server.__dict__["connect"] = connect_under_chaos
     run.add_cleanup(lambda: server.__dict__.pop("connect", None))
+
+
+def _name_pydantic_ai_callers(run: ChaosSession, toolset: Any) -> None:
+    """A pydantic-ai ``MCPToolset``: each agent that runs one of its tools is named on the
+    calls its session records (the run context handed to ``call_tool`` says which agent).
+    The toolset's class is swapped for a subclass (so a per-run copy, ``for_run``, calls
+    through its own client), put back when the run closes."""
+    from ...inject.acting import acting_as
+    from ..pydantic_ai.runs import _label
+
+    native = type(toolset)
+    if getattr(native, "__chaos_named__", False):
+        return
+
+    async def call_tool(
+        self: Any, name: str, tool_args: Any, ctx: Any, *args: Any, **kw: Any
+    ) -> Any:
+        __tracebackhide__ = True
+        with acting_as(_label(run, getattr(ctx, "agent", None))):
+            return await native.call_tool(self, name, tool_args, ctx, *args, **kw)
+
+    named = type(
+        native.__name__,
+        (native,),
+        {"call_tool": call_tool, "__chaos_named__": True, "__module__": native.__module__},
+    )
+    toolset.__class__ = named
+
+    def restore() -> None:
+        if type(toolset) is named:
+            toolset.__class__ = native
+
+    run.add_cleanup(restore)

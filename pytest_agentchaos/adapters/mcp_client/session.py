@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ...faults.effects import Effect, Failure
+from ...inject.acting import acting_agent
 from ...inject.call import EFFECT, FAULT, CallState, new_state
 from ...inject.callables import _wire
 from ...inject.errors import failure_exception
@@ -43,7 +44,17 @@ def seam_of(client: Any) -> McpSeam | None:
 
 
 class McpCalls(Interceptor):
-    """The calls of one MCP tool: the injection core, with MCP's ways of failing."""
+    """The calls of one MCP tool: the injection core, with MCP's ways of failing. Each call
+    names the agent whose tool execution makes it (:func:`~pytest_agentchaos.inject.acting.
+    acting_agent`), so one session shared by several agents files each call under its own."""
+
+    def begin(self, mapping: Mapping[str, Any], recorded: Any = None) -> CallState:
+        """Record the call under the acting agent's name and decide its fault."""
+        __tracebackhide__ = True
+        return self.session.begin(
+            self.channel, self.target, mapping, self.schema, recorded=recorded,
+            agent=acting_agent(self.session),
+        )  # fmt: skip
 
     async def call_mcp(
         self,

@@ -12,6 +12,7 @@ from agents import Agent, FunctionTool, Handoff, Model
 from ...inject.callables import check_name
 from ...inject.session import ChaosSession
 from ...saferepr import safe_repr
+from .mcp_tools import name_mcp_calls
 from .models import ChaosModel, _session
 from .originals import ORIGINAL, _original
 from .tools import _wrapped_tool
@@ -60,6 +61,7 @@ class _Cloner:
         self.originals.append(agent)
         clone.tools = [self.tool(t, clone) for t in agent.tools]
         clone.handoffs = [self.handoff(h) for h in agent.handoffs]
+        name_mcp_calls(clone, agent.name or None)
         return clone
 
     def tool(self, tool: Any, owner: Agent[Any]) -> Any:
