@@ -55,7 +55,6 @@ def time_bindings(module: ModuleType, real_ids: set[int]) -> Attributes | None:
     return found
 
 
-
 @contextlib.contextmanager
 def dict_scan() -> Iterator[None]:
     """Within the block, freezegun's ``start()`` reads each module's ``__dict__`` instead of
