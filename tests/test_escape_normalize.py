@@ -165,6 +165,23 @@ def test_failures_returned_as_data_are_seen() -> None:
     assert k1 != k2 and k1.coarse == k2.coarse is not None
 
 
+def test_an_error_body_under_an_error_status_is_told_by_what_its_error_says() -> None:
+    # an HTTP API's error object as JSON text, with a 4xx status: read as its type and
+    # message (as the same error raised would be), not as JSON text whose masked quoted
+    # values make every error body alike
+    def body(message: str) -> str:
+        return json.dumps({"error": {"type": "ApiError", "message": message, "status": 422}})
+
+    assert failure_text(body("Ticket is locked"), status=422) == "ApiError: Ticket is locked"
+    assert failure_text('{"rows": []}', status=500) == '{"rows": []}'
+    keyer = Keyer()
+    args = {"ticket": {"status": "solved"}}
+    k1 = keyer.tool("PUT /t/7", args, result=body("Ticket is locked"), status=422)
+    k2 = keyer.tool("PUT /t/7", args, result=body("Requester email is invalid"), status=422)
+    k3 = keyer.tool("PUT /t/7", args, result=body("Ticket is locked"), status=422)
+    assert k1.coarse != k2.coarse and k1.coarse == k3.coarse is not None
+
+
 def test_near_duplicate_model_text_shares_a_key_and_other_text_does_not() -> None:
     keyer = Keyer(LoopPolicy())
     a = keyer.model("m", output="I will search for the flight prices again now (attempt 3).")

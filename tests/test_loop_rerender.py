@@ -95,12 +95,10 @@ KNOWN = (
         ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
     }
     | {
-        # batch 7, open (arrived 2026-11-28, not yet worked on): differently worded errors of
-        # the identical call, each as a JSON error body, read as one error (a false alarm);
-        # a state written as prose whose message count rises each lap, the count read as news;
-        # a token the previous result issued, echoed in the next call's header, no longer seen
-        # as a handle once the results are a shell wrapper's stdout
-        ("error_json_text", "d7-zendesk-identical-call-different-errors"),
+        # batch 7, open (arrived 2026-11-28, not yet worked on): a state written as prose
+        # whose message count rises each lap, the count read as news; a token the previous
+        # result issued, echoed in the next call's header, no longer seen as a handle once the
+        # results are a shell wrapper's stdout
         ("state_prose", "d7-state-summarize-check-length-message-count"),
         ("shell_stdout", "d7-zh-feishu-refresh-token-same-send-error"),
     }
