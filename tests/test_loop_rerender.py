@@ -95,11 +95,9 @@ KNOWN = (
         ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
     }
     | {
-        # batch 7, open (arrived 2026-11-28, not yet worked on): a state written as prose
-        # whose message count rises each lap, the count read as news; a token the previous
-        # result issued, echoed in the next call's header, no longer seen as a handle once the
+        # batch 7, open (arrived 2026-11-28, not yet worked on): a token the previous result
+        # issued, echoed in the next call's header, no longer seen as a handle once the
         # results are a shell wrapper's stdout
-        ("state_prose", "d7-state-summarize-check-length-message-count"),
         ("shell_stdout", "d7-zh-feishu-refresh-token-same-send-error"),
     }
 )
@@ -307,7 +305,7 @@ def test_an_error_that_moves_as_mcp_content_is_no_loop(pytester: pytest.Pytester
 # -- a number that counts the reports, arguments as JSON text, a reply as a message ----------
 
 
-def states(run: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, int]]:
+def states(run: list[tuple[str, Any]]) -> list[tuple[str, int]]:
     from pytest_agentchaos.escape import detect_loops
     from pytest_agentchaos.trace.events import RunEnded, Step
 
@@ -349,6 +347,38 @@ def test_a_count_of_work_is_still_progress(count: Any) -> None:
 
 def test_a_count_rising_on_one_node_alone_is_still_progress() -> None:
     assert states([("work", {"phase": "work", "processed": i}) for i in range(10)]) == []
+
+
+def prose(state: dict[str, Any]) -> str:
+    """A state logged as ``name=value`` text."""
+    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in state.items())
+
+
+@pytest.mark.parametrize("name", ["messages", "version"])
+def test_a_stamp_in_a_state_logged_as_text_does_not_hide_a_cycle_of_states(name: str) -> None:
+    # the same as a state given as data: its whole-number pairs are its number fields
+    lap = [
+        ("summarize", {"summary": "churn rose to 2.4% in Q3; ends Dec 15."}),
+        ("check_length", {"words": 17, "limit": 12, "ok": False}),
+    ]
+    run = [*lap * 4, ("finish", {"summary": "done"})]
+    stamped = [(n, {**state, name: 6 + i}) for i, (n, state) in enumerate(run)]
+    assert states(stamped) == [("loop", 7), ("loop_broken", 9)]
+    assert states([(n, prose(state)) for n, state in stamped]) == states(stamped)
+
+
+def test_a_count_of_work_in_a_state_logged_as_text_is_still_progress() -> None:
+    run: list[Any] = [
+        ("fetch" if i % 2 == 0 else "store", prose({"phase": i % 2, "processed": (i + 1) // 2}))
+        for i in range(12)
+    ]
+    assert states(run) == []
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    seen = [counters.mask_text(prose({"node": n, "v": v})) for n, v in [("a", 1), ("b", 2)]]
+    assert seen == ["node=a, v=1", "node=b, v=<tick>"]
+    assert counters.mask_text("v=2.5, at 12:30") == "v=2.5, at 12:30"  # no whole number
 
 
 def test_a_stamp_that_stops_rising_is_read_again() -> None:

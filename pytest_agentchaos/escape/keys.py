@@ -362,6 +362,7 @@ class Keyer:
                 # a state logged as text ("phase=wait tick=3 ts=..."): masked as a result's
                 # text is (name=value pairs by their names, volatile tokens by their shape)
                 text = self._transient_pairs(mask_value_text(state, self.ignore))
+                text = self._counters.mask_text(text)  # a pair counting the reports: no news
                 return self._state_text(text, node)
             state = parsed  # JSON text: the data it holds, as if given as data
         try:
