@@ -182,6 +182,19 @@ def test_an_error_body_under_an_error_status_is_told_by_what_its_error_says() ->
     assert k1.coarse != k2.coarse and k1.coarse == k3.coarse is not None
 
 
+def test_an_error_body_a_shell_wrapper_printed_is_its_failure() -> None:
+    # curl prints an HTTP API's error body and exits 0: the JSON text of the standard output
+    # is read as the data it holds, as the same body returned as the result is
+    body = json.dumps({"code": 230002, "msg": "Bot is not in the chat", "error": {"id": "x"}})
+    printed = {"exit_code": 0, "stdout": body, "stderr": ""}
+    assert failure_text(printed) == failure_text(body) is not None
+    assert failure_text({"exit_code": 0, "stdout": '{"rows": [], "ok": true}'}) is None
+    assert failure_text({"exit_code": 0, "stdout": "error: shown, not raised"}) is None
+    keyer = Keyer()
+    k1 = keyer.tool("sh", {"cmd": "curl -X POST https://api/send"}, result=printed)
+    assert k1.coarse is not None and "failed" in k1.coarse
+
+
 def test_near_duplicate_model_text_shares_a_key_and_other_text_does_not() -> None:
     keyer = Keyer(LoopPolicy())
     a = keyer.model("m", output="I will search for the flight prices again now (attempt 3).")

@@ -111,7 +111,9 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
 
 def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:
     """The failure a result's envelope holds: the text of MCP text content (a shell tool's
-    output as JSON text), a ``data`` / ``result`` / ``structuredContent`` object."""
+    output as JSON text), a shell wrapper's standard output holding JSON text (an HTTP
+    API's error body that ``curl`` printed, exiting 0), a ``data`` / ``result`` /
+    ``structuredContent`` object."""
     content = result.get("content")
     if (
         isinstance(content, list)
@@ -120,6 +122,9 @@ def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:
     ):
         text = "\n".join(str(part.get("text", "")) for part in content[:32])
         return failure_text(text, None, depth + 1)
+    out = result.get("stdout")
+    if isinstance(out, str) and out.lstrip()[:1] == "{":
+        return failure_text(out, None, depth + 1)  # JSON text: read as the data it holds
     for field in _ENVELOPES:
         inner = result.get(field)
         if isinstance(inner, dict):
