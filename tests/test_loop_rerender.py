@@ -422,6 +422,42 @@ def test_a_message_that_calls_a_tool_is_keyed_by_its_call() -> None:
     assert first != other
 
 
+def tool_message(content: str, name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
+    call = {"name": name, "arguments": json.dumps(args)}
+    calls = [{"id": f"call_{n:024x}", "type": "function", "function": call}]
+    return {"role": "assistant", "content": content, "tool_calls": calls}
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        lambda m: m,
+        json.dumps,
+        lambda m: {"choices": [{"index": 0, "message": m}], "usage": {"total_tokens": 7}},
+        lambda m: {"role": "assistant", "content": [
+            {"type": "text", "text": m["content"]},
+            {"type": "tool_use", "id": m["tool_calls"][0]["id"],
+             "name": m["tool_calls"][0]["function"]["name"],
+             "input": json.loads(m["tool_calls"][0]["function"]["arguments"])}]},
+    ],
+    ids=["message", "json-text", "completion", "anthropic"],
+)  # fmt: skip
+def test_a_message_that_calls_tools_is_what_it_calls(render: Any) -> None:
+    # the arguments the agent chose are what it asks for (another date, another offset);
+    # the sentence said with the call is framing, and the call ids no content
+    keyer = Keyer()
+    days = [render(tool_message("Searching flights.", "search_flights", {"date": d}, i))
+            for i, d in enumerate(["2026-12-18", "2026-12-19", "2026-12-20"])]  # fmt: skip
+    keys = [keyer.model("m", output=m, input="What about that day?") for m in days]
+    assert len({k.digest for k in keys}) == 3
+    again = Keyer()
+    said = ["Let me look that up.", "Retrying.", "Trying once more."]
+    same = [
+        render(tool_message(t, "run_sql", {"query": "SELECT 1"}, i)) for i, t in enumerate(said)
+    ]
+    assert len({again.model("m", output=m, input="retry").digest for m in same}) == 1
+
+
 # -- a turn is its words: case, punctuation, spacing and a runner's counter are not ---------
 
 
