@@ -9,6 +9,7 @@ no news), inside an MCP envelope too.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -456,6 +457,30 @@ def test_a_message_that_calls_tools_is_what_it_calls(render: Any) -> None:
         render(tool_message(t, "run_sql", {"query": "SELECT 1"}, i)) for i, t in enumerate(said)
     ]
     assert len({again.model("m", output=m, input="retry").digest for m in same}) == 1
+
+
+def _trace(i: int) -> str:
+    return hashlib.sha256(str(i).encode()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize("render", [lambda d: d, json.dumps], ids=["data", "json-text"])
+def test_a_structured_reply_is_its_values(render: Any) -> None:
+    # a reply that is data, not a message: another train at another time is another reply,
+    # though its words are the same and its numbers alike in shape
+    def train(name: str, times: tuple[str, str], trace: str) -> Any:
+        return render({"train": name, "from": "Shanghai", "to": "Beijing", "depart": times[0],
+                       "arrive": times[1], "seat": "second", "trace_id": trace})  # fmt: skip
+
+    keyer = Keyer()
+    trains = [("G102", ("06:26", "11:29")), ("G104", ("06:37", "12:24")),
+              ("G6", ("07:00", "11:35")), ("G108", ("07:15", "13:11"))]  # fmt: skip
+    keys = [keyer.model("m", output=train(n, t, _trace(i)), input=f"{n} sold out, another one")
+            for i, (n, t) in enumerate(trains)]  # fmt: skip
+    assert len({k.digest for k in keys}) == len(trains)
+    again = Keyer()
+    same = [again.model("m", output=train(*trains[0], _trace(i)), input="G102 sold out")
+            for i in range(3)]  # fmt: skip
+    assert len({k.digest for k in same}) == 1
 
 
 # -- a turn is its words: case, punctuation, spacing and a runner's counter are not ---------

@@ -309,15 +309,22 @@ class Keyer:
             asked = [(name, mask_args(_json_args(args), self.ignore)) for name, args in called]
             text = f"{content}\n{_as_text(asked)}"
             key = digest(["calls", _as_text(asked)])
-        else:
-            if said is not None:  # a message that only says something: what it says
-                text = said
-            else:
-                try:
-                    text = _as_text(mask(output, self.ignore))
-                except RecursionError:  # an output inside itself: read as it is
-                    text = _as_text(output)
+        elif said is not None:  # a message that only says something: what it says
+            text = said
             key = self._texts.key(text)
+        else:
+            try:
+                masked = mask(output, self.ignore)
+                text = _as_text(masked)
+            except RecursionError:  # an output inside itself: read as it is
+                masked, text = None, _as_text(output)
+            key = self._texts.key(text)
+            values = _values(masked)
+            if values:
+                # a structured reply (data, not a message) says its values: another train,
+                # another time is another reply however alike its words (the text's numbers
+                # are compared by shape alone)
+                key = digest([key, values])
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone; one that
             # goes back to an earlier reply (ignoring its turn, after saying something else)
@@ -477,6 +484,31 @@ def _message_calls(output: Any) -> tuple[str, list[tuple[str, Any]]] | None:
     if not calls:
         return None
     return (content if isinstance(content, str) else ""), calls
+
+
+#: A structured reply's values read at most, and how long one value is.
+_VALUES = 64
+_VALUE_TEXT = 40
+
+
+def _values(value: Any) -> list[str]:
+    """The values of a structured reply (masked): its numbers and its short texts holding a
+    digit (``G102``, ``06:26``), in order, at most :data:`_VALUES` leaves read."""
+    out: list[str] = []
+    todo, leaves = [value], 0
+    while todo and leaves < _VALUES:
+        item = todo.pop()
+        leaves += 1
+        if type(item) is dict:
+            todo.extend(reversed(item.values()))
+        elif type(item) is list:
+            todo.extend(reversed(item))
+        elif type(item) is str:
+            if len(item) <= _VALUE_TEXT and any(c.isdigit() for c in item):
+                out.append(item)
+        elif type(item) in (int, float):
+            out.append(repr(item))
+    return out
 
 
 #: How much of a model's input text is its newest turn, when the input is one text.
