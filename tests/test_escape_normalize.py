@@ -195,6 +195,17 @@ def test_an_error_body_a_shell_wrapper_printed_is_its_failure() -> None:
     assert k1.coarse is not None and "failed" in k1.coarse
 
 
+def test_an_error_keeps_its_short_words_when_a_rewritten_text_holds_them() -> None:
+    # a message rewritten each time shares "to", "at", "is" with the refusal by chance: the
+    # refusal's signature stays one; a value it echoes is still taken out
+    error = "Unable to create record: the number is unverified. Verify it at twilio.com"
+    bodies = ["See you at 10.", "Reply C to cancel.", "This is a reminder.", "Confirmed"]
+    signatures = {error_signature(error, {"Body": b}) for b in bodies}
+    assert len(signatures) == 1
+    one, two = (error_signature(f"Recipient {n} is unverified", {"To": n}) for n in ("ann", "bob"))
+    assert one == two == "recipient is unverified"
+
+
 def test_near_duplicate_model_text_shares_a_key_and_other_text_does_not() -> None:
     keyer = Keyer(LoopPolicy())
     a = keyer.model("m", output="I will search for the flight prices again now (attempt 3).")
