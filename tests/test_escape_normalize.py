@@ -165,6 +165,47 @@ def test_failures_returned_as_data_are_seen() -> None:
     assert k1 != k2 and k1.coarse == k2.coarse is not None
 
 
+def test_an_error_body_under_an_error_status_is_told_by_what_its_error_says() -> None:
+    # an HTTP API's error object as JSON text, with a 4xx status: read as its type and
+    # message (as the same error raised would be), not as JSON text whose masked quoted
+    # values make every error body alike
+    def body(message: str) -> str:
+        return json.dumps({"error": {"type": "ApiError", "message": message, "status": 422}})
+
+    assert failure_text(body("Ticket is locked"), status=422) == "ApiError: Ticket is locked"
+    assert failure_text('{"rows": []}', status=500) == '{"rows": []}'
+    keyer = Keyer()
+    args = {"ticket": {"status": "solved"}}
+    k1 = keyer.tool("PUT /t/7", args, result=body("Ticket is locked"), status=422)
+    k2 = keyer.tool("PUT /t/7", args, result=body("Requester email is invalid"), status=422)
+    k3 = keyer.tool("PUT /t/7", args, result=body("Ticket is locked"), status=422)
+    assert k1.coarse != k2.coarse and k1.coarse == k3.coarse is not None
+
+
+def test_an_error_body_a_shell_wrapper_printed_is_its_failure() -> None:
+    # curl prints an HTTP API's error body and exits 0: the JSON text of the standard output
+    # is read as the data it holds, as the same body returned as the result is
+    body = json.dumps({"code": 230002, "msg": "Bot is not in the chat", "error": {"id": "x"}})
+    printed = {"exit_code": 0, "stdout": body, "stderr": ""}
+    assert failure_text(printed) == failure_text(body) is not None
+    assert failure_text({"exit_code": 0, "stdout": '{"rows": [], "ok": true}'}) is None
+    assert failure_text({"exit_code": 0, "stdout": "error: shown, not raised"}) is None
+    keyer = Keyer()
+    k1 = keyer.tool("sh", {"cmd": "curl -X POST https://api/send"}, result=printed)
+    assert k1.coarse is not None and "failed" in k1.coarse
+
+
+def test_an_error_keeps_its_short_words_when_a_rewritten_text_holds_them() -> None:
+    # a message rewritten each time shares "to", "at", "is" with the refusal by chance: the
+    # refusal's signature stays one; a value it echoes is still taken out
+    error = "Unable to create record: the number is unverified. Verify it at twilio.com"
+    bodies = ["See you at 10.", "Reply C to cancel.", "This is a reminder.", "Confirmed"]
+    signatures = {error_signature(error, {"Body": b}) for b in bodies}
+    assert len(signatures) == 1
+    one, two = (error_signature(f"Recipient {n} is unverified", {"To": n}) for n in ("ann", "bob"))
+    assert one == two == "recipient is unverified"
+
+
 def test_near_duplicate_model_text_shares_a_key_and_other_text_does_not() -> None:
     keyer = Keyer(LoopPolicy())
     a = keyer.model("m", output="I will search for the flight prices again now (attempt 3).")

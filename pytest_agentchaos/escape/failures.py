@@ -70,13 +70,15 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
     failed = status is not None and status >= 400
     if not failed and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
         return None  # no field that could report a failure (most results)
+    if isinstance(result, str) and result.lstrip()[:1] == "{":
+        # the same fields in a JSON text, read as the data it holds; under an error status
+        # too, so an error body is told by what its error says, not by its JSON text (whose
+        # quoted values the template masks: every error body would look alike)
+        parsed = parse_json_text(result)
+        if isinstance(parsed, dict):
+            return failure_text(parsed, status, _depth + 1)
     if not failed and isinstance(result, str):
-        # the same fields in a text: JSON text read as the data it holds, and name=value
-        # pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
-        if result.lstrip()[:1] == "{":
-            parsed = parse_json_text(result)
-            if isinstance(parsed, dict):
-                return failure_text(parsed, None, _depth + 1)
+        # name=value pairs ("exit_code=1", "success: false", "[exit code 1]") in prose
         found = _FAILURE_PAIR.search(result, 0, _FAILURE_SCAN)
         if found is not None:  # the rest is the failure's text, as a data's error field is
             return (result[: found.start()] + result[found.end() :]).strip() or result
@@ -109,7 +111,9 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
 
 def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:
     """The failure a result's envelope holds: the text of MCP text content (a shell tool's
-    output as JSON text), a ``data`` / ``result`` / ``structuredContent`` object."""
+    output as JSON text), a shell wrapper's standard output holding JSON text (an HTTP
+    API's error body that ``curl`` printed, exiting 0), a ``data`` / ``result`` /
+    ``structuredContent`` object."""
     content = result.get("content")
     if (
         isinstance(content, list)
@@ -118,6 +122,9 @@ def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:
     ):
         text = "\n".join(str(part.get("text", "")) for part in content[:32])
         return failure_text(text, None, depth + 1)
+    out = result.get("stdout")
+    if isinstance(out, str) and out.lstrip()[:1] == "{":
+        return failure_text(out, None, depth + 1)  # JSON text: read as the data it holds
     for field in _ENVELOPES:
         inner = result.get(field)
         if isinstance(inner, dict):

@@ -299,14 +299,32 @@ class Keyer:
             if isinstance(parsed, (dict, list)):
                 output = parsed
         said = reply_text(output)
-        if said is not None:  # a message that only says something: what it says
+        calls = None if said is not None else _message_calls(output)
+        if calls is not None:
+            # a message that calls tools is what it calls: its calls keyed as calls are (the
+            # arguments the agent chose are what it asks for: another date, another offset is
+            # another call; the call ids are no content), the sentence it says with them
+            # ("Let me look that up.", "Trying once more.") framing that changes nothing
+            content, called = calls
+            asked = [(name, mask_args(_json_args(args), self.ignore)) for name, args in called]
+            text = f"{content}\n{_as_text(asked)}"
+            key = digest(["calls", _as_text(asked)])
+        elif said is not None:  # a message that only says something: what it says
             text = said
+            key = self._texts.key(text)
         else:
             try:
-                text = _as_text(mask(output, self.ignore))
+                masked = mask(output, self.ignore)
+                text = _as_text(masked)
             except RecursionError:  # an output inside itself: read as it is
-                text = _as_text(output)
-        key = self._texts.key(text)
+                masked, text = None, _as_text(output)
+            key = self._texts.key(text)
+            values = _values(masked)
+            if values:
+                # a structured reply (data, not a message) says its values: another train,
+                # another time is another reply however alike its words (the text's numbers
+                # are compared by shape alone)
+                key = digest([key, values])
         if prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone; one that
             # goes back to an earlier reply (ignoring its turn, after saying something else)
@@ -362,6 +380,7 @@ class Keyer:
                 # a state logged as text ("phase=wait tick=3 ts=..."): masked as a result's
                 # text is (name=value pairs by their names, volatile tokens by their shape)
                 text = self._transient_pairs(mask_value_text(state, self.ignore))
+                text = self._counters.mask_text(text)  # a pair counting the reports: no news
                 return self._state_text(text, node)
             state = parsed  # JSON text: the data it holds, as if given as data
         try:
@@ -431,6 +450,65 @@ def _json_args(args: Any) -> Any:
         if type(parsed) is dict:
             return parsed
     return args
+
+
+def _message_calls(output: Any) -> tuple[str, list[tuple[str, Any]]] | None:
+    """What a model's message that calls tools says, and its calls (name, arguments): an
+    OpenAI message's ``tool_calls`` (or a completion's first choice's), its legacy
+    ``function_call``, an Anthropic message's ``tool_use`` content parts. None for any other
+    output, or a call that names no tool."""
+    if type(output) is dict and type(output.get("choices")) is list and output["choices"]:
+        first = output["choices"][0]
+        output = first.get("message") if type(first) is dict else None
+    if type(output) is not dict:
+        return None
+    content, calls = output.get("content"), []
+    raw = output.get("tool_calls")
+    if raw is None and type(output.get("function_call")) is dict:
+        raw = [{"function": output["function_call"]}]
+    if type(raw) is list:
+        for call in raw:
+            function = call.get("function", call) if type(call) is dict else None
+            if type(function) is not dict or not isinstance(function.get("name"), str):
+                return None
+            calls.append((function["name"], function.get("arguments")))
+    parts = content if type(content) is list else []
+    if parts and all(type(p) is dict for p in parts):
+        texts = [str(p.get("text", "")) for p in parts if p.get("type") == "text"]
+        for part in parts:
+            if part.get("type") == "tool_use":
+                if not isinstance(part.get("name"), str):
+                    return None
+                calls.append((part["name"], part.get("input")))
+        content = "\n".join(texts)
+    if not calls:
+        return None
+    return (content if isinstance(content, str) else ""), calls
+
+
+#: A structured reply's values read at most, and how long one value is.
+_VALUES = 64
+_VALUE_TEXT = 40
+
+
+def _values(value: Any) -> list[str]:
+    """The values of a structured reply (masked): its numbers and its short texts holding a
+    digit (``G102``, ``06:26``), in order, at most :data:`_VALUES` leaves read."""
+    out: list[str] = []
+    todo, leaves = [value], 0
+    while todo and leaves < _VALUES:
+        item = todo.pop()
+        leaves += 1
+        if type(item) is dict:
+            todo.extend(reversed(item.values()))
+        elif type(item) is list:
+            todo.extend(reversed(item))
+        elif type(item) is str:
+            if len(item) <= _VALUE_TEXT and any(c.isdigit() for c in item):
+                out.append(item)
+        elif type(item) in (int, float):
+            out.append(repr(item))
+    return out
 
 
 #: How much of a model's input text is its newest turn, when the input is one text.

@@ -236,12 +236,19 @@ def error_signature(
             break
     text = message[:_TEMPLATE_LIMIT]
     if given:
-        text = _ARG_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0), text)
+        text = _ARG_WORD.sub(lambda m: " " if _echoed(m.group(0), given) else m.group(0), text)
     words = _WORD.findall(error_template(text, numbers=numbers, counts=counts).lower())
     return " ".join(w for w in words if not w.startswith("<"))
 
 
 _ARG_WORD = re.compile(r"[^\W_]+")
+
+
+def _echoed(word: str, given: set[str]) -> bool:
+    """Whether a word of an error is one the call's arguments hold: not a short word of two
+    letters ("to", "at", "is"), which an error's own wording and a text it was given share
+    by chance (a message rewritten each time would move the error's signature)."""
+    return word.lower() in given and (len(word) > 2 or not word.isalpha() or not word.isascii())
 
 
 def _strings(value: Any) -> list[str]:

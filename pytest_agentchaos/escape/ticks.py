@@ -12,10 +12,13 @@ for a report counter when it rose by one at every report since the run's first (
 every report), or at :data:`EVIDENCE` reports in a row, and one of those rises came between
 two states that differ in something else; it is one no longer when it does not rise by one.
 A work count that rises at the reports where work is done, and stays at the others, is none.
+A state logged as ``name=value`` text (``summary=..., messages=7``) is read alike: its
+whole-number pairs are its number fields, the rest of the text what else it says.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["EVIDENCE", "ReportCounters"]
@@ -24,6 +27,15 @@ __all__ = ["EVIDENCE", "ReportCounters"]
 EVIDENCE = 2
 #: Fields followed at most (past it, the memory starts over).
 _MAX_FIELDS = 256
+#: A whole-number ``name=value`` pair of a state logged as text (``messages=7``,
+#: ``"step": 3``, ``轮次：2``); not a decimal, a ratio, a time or a date (``2.5``, ``3/10``,
+#: ``12:30``, ``2026-11-28``).
+_PAIR = re.compile(
+    r"(?<![\w-])(?P<name>[^\W\d][\w-]{0,47})[\"']?\s{0,3}[=:：]\s{0,3}(?P<value>\d{1,9})"
+    r"(?![\w.,%/:-]\d|[\w%/])"
+)
+#: How much of a state's text is read for such pairs.
+_PAIR_SCAN = 4096
 
 
 class ReportCounters:
@@ -84,6 +96,38 @@ class ReportCounters:
         if not self.counters and not ticked:
             return state
         return _ticked(state, self.counters | ticked, ())
+
+    def mask_text(self, text: str) -> str:
+        """A state logged as text with each report counter's value replaced by ``<tick>``:
+        its whole-number ``name=value`` pairs read as the number fields of a state given as
+        data (a name said twice is read as no field), the rest of the text as what else the
+        report says. A text without such pairs is returned as it is (a report all the same,
+        as a state given as data without a number field is)."""
+        pairs = list(_PAIR.finditer(text)) if len(text) <= _PAIR_SCAN else []
+        names = [m.group("name") for m in pairs]
+        once = {n for n in names if names.count(n) == 1}
+        fields: dict[str, Any] = {
+            m.group("name"): int(m.group("value")) for m in pairs if m.group("name") in once
+        }
+        if not fields:
+            self._reports += 1
+            return text
+        cut, at = [], 0
+        for m in pairs:
+            cut.append(text[at : m.start("value")])
+            at = m.end("value")
+        cut.append(text[at:])
+        fields["\x00text"] = "\x00".join(cut)  # what else the report says
+        masked = self.mask(fields)
+        if masked is fields:
+            return text
+        out, at = [], 0
+        for m in pairs:
+            if masked.get(m.group("name")) == "<tick>":
+                out.append(text[at : m.start("value")] + "<tick>")
+                at = m.end("value")
+        out.append(text[at:])
+        return "".join(out)
 
 
 def _numbers(state: dict[Any, Any]) -> list[tuple[tuple[str, ...], int]]:
