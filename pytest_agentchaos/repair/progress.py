@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .choose import Renamed, confidence_ok, satisfied
-from .coerce import is_wildcard
 from .fixes import DROP, Decline, Fix
+from .lists import is_wildcard
 from .paths import delete, field_of, get, has, path_of, put
 from .policy import RepairPolicy
 from .results import RepairStep

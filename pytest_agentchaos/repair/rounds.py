@@ -14,10 +14,10 @@ from typing import Any
 
 from .calls import ToolCalls
 from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
-from .coerce import expand_wildcard
 from .effective import effective_problems, gloss, rules_for
 from .examples import error_example, like_example
 from .fixes import DROP, Context, Decline, Fix, shown
+from .lists import expand_wildcard
 from .missing import MissingValues
 from .paths import get, has
 from .progress import apply_fix, required, wildcard_item
