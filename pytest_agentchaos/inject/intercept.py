@@ -78,8 +78,12 @@ class Interceptor:
         """Record the call and decide its fault (budgets may raise here)."""
         __tracebackhide__ = True
         return self.session.begin(
-            self.channel, self.target, mapping, self.schema, recorded=recorded, agent=self.agent
+            self.channel, self.target, mapping, self.schema, recorded=recorded, agent=self.caller()
         )
+
+    def caller(self) -> str | None:
+        """The agent a call is recorded under: the one this seam was made for."""
+        return self.agent
 
     def call(
         self,

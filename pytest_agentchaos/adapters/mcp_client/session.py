@@ -48,13 +48,9 @@ class McpCalls(Interceptor):
     names the agent whose tool execution makes it (:func:`~pytest_agentchaos.inject.acting.
     acting_agent`), so one session shared by several agents files each call under its own."""
 
-    def begin(self, mapping: Mapping[str, Any], recorded: Any = None) -> CallState:
-        """Record the call under the acting agent's name and decide its fault."""
-        __tracebackhide__ = True
-        return self.session.begin(
-            self.channel, self.target, mapping, self.schema, recorded=recorded,
-            agent=acting_agent(self.session),
-        )  # fmt: skip
+    def caller(self) -> str | None:
+        """The agent this seam was made for, else the one whose tool execution runs now."""
+        return self.agent if self.agent is not None else acting_agent(self.session)
 
     async def call_mcp(
         self,
