@@ -19,6 +19,7 @@ whole-number pairs are its number fields, the rest of the text what else it says
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 __all__ = ["EVIDENCE", "ReportCounters"]
@@ -104,8 +105,8 @@ class ReportCounters:
         report says. A text without such pairs is returned as it is (a report all the same,
         as a state given as data without a number field is)."""
         pairs = list(_PAIR.finditer(text)) if len(text) <= _PAIR_SCAN else []
-        names = [m.group("name") for m in pairs]
-        once = {n for n in names if names.count(n) == 1}
+        said = Counter(m.group("name") for m in pairs)
+        once = {n for n, times in said.items() if times == 1}
         fields: dict[str, Any] = {
             m.group("name"): int(m.group("value")) for m in pairs if m.group("name") in once
         }

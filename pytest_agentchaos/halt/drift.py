@@ -123,13 +123,13 @@ class Topic:
         }  # fmt: skip
         work_shared = (content & self.vocabulary.keys()) - common
         # a step that progressed needs one shared word, any other two
-        on_task = _weight(task_shared) >= 1 or (rising and step.ok is not False)
-        on_work = _weight(work_shared)
+        on_task = len(task_shared) >= 1 or (rising and step.ok is not False)
+        on_work = len(work_shared)
         if on_task or on_work >= (1 if informative else 2):
             self.on_topic_seen = True
             # (a reply on the task by one word is the talk itself: its words are topic)
             if (
-                _weight(task_shared) >= (1 if step.tool is None else 2)
+                len(task_shared) >= (1 if step.tool is None else 2)
                 or rising
                 or (informative and on_work >= 2)
             ):
@@ -168,7 +168,7 @@ class Topic:
         things is not, and does not clear the strikes either."""
         info, content = self._content(step)
         shared = (content & self.task_words) | (info & self.task_values)
-        if step.tool is None or _weight(shared) >= 1:
+        if step.tool is None or len(shared) >= 1:
             return Verdict(False)
         return Verdict(
             True,
@@ -192,11 +192,6 @@ def stems(words: frozenset[str] | set[str]) -> frozenset[str]:
         w[:-1] if len(w) > 4 and w.endswith("e") and w.isascii() and w.isalpha() else w
         for w in _text_stems(words)
     )
-
-
-def _weight(words: set[str] | frozenset[str]) -> float:
-    """Shared topic words as evidence: each counts 1."""
-    return sum(1.0 for w in words)
 
 
 _NUMBER = re.compile(r"^[\d.,:%+-]+$")
