@@ -231,7 +231,12 @@ def error_signature(
     given: set[str] = set()
     budget = _ARGS_LIMIT
     for text in _strings(args):
-        given.update(w.lower() for w in _ARG_WORD.findall(text[:budget]))
+        head = text[:budget]
+        if "-" in head:
+            # a command line's flag names (``-lock-timeout=60s``, ``--force``) are the
+            # command's words, not values an error echoes: an error's own "lock" stays
+            head = _FLAG.sub(" ", head)
+        given.update(w.lower() for w in _ARG_WORD.findall(head))
         budget -= len(text)
         if budget <= 0:
             break
@@ -243,6 +248,8 @@ def error_signature(
 
 
 _ARG_WORD = re.compile(r"[^\W_]+")
+#: A command-line flag's name: ``-x``, ``--dry-run``, ``-lock-timeout`` (before any ``=value``).
+_FLAG = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*")
 
 
 def _echoed(word: str, given: set[str]) -> bool:
