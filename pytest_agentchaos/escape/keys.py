@@ -29,6 +29,7 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .failures import FAILURE_FIELDS, failure_text
 from .failures import as_text as _as_text
+from .field_names import commentary_field
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
@@ -339,6 +340,12 @@ class Keyer:
             text = said
             key = self._texts.key(text)
         else:
+            if type(output) is dict and len(output) > 1:
+                # a structured reply's commentary on itself (its reasoning, its confidence)
+                # is no part of what it does: the same action in new words is one reply
+                kept = {k: v for k, v in output.items() if not _commentary(k)}
+                if kept:
+                    output = kept
             try:
                 masked = mask(output, self.ignore)
                 text = _as_text(masked)
@@ -463,6 +470,22 @@ class Keyer:
         if isinstance(value, list):
             return [self._transient_errors(v, depth + 1) for v in value]
         return value
+
+
+_COMMENTARY: dict[str, bool] = {}
+
+
+def _commentary(name: Any) -> bool:
+    """Whether a structured reply's field is its commentary (:func:`commentary_field`),
+    memoised per name (bounded)."""
+    if type(name) is not str:
+        return False
+    known = _COMMENTARY.get(name)
+    if known is None:
+        if len(_COMMENTARY) >= 1024:
+            _COMMENTARY.clear()
+        known = _COMMENTARY[name] = commentary_field(name)
+    return known
 
 
 def _json_args(args: Any) -> Any:
