@@ -269,10 +269,14 @@ _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[^\W\d_A-Za-z]+")
 _ROUND_WORDS = frozenset(
     {"step", "steps", "turn", "turns", "round", "rounds", "loop", "loops", "cycle", "cycles",
      "pass", "passes", "iteration", "iterations", "iter", "attempt", "attempts", "try",
-     "tries", "retry", "retries", "tick", "ticks", "hop", "hops", "lap", "laps"}
+     "tries", "retry", "retries", "tick", "ticks", "hop", "hops", "lap", "laps",
+     # a revision's number: rising while what it numbers stays equal (the same plan, the
+     # same draft proposed again), it counts the rounds of revising, not a new revision
+     "revision", "revisions", "rev", "version"}
 )  # fmt: skip
 #: The same in Chinese, where a name is one run of characters: its ending says it.
-_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数")
+_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
+               "版本号", "修订", "修订号")  # fmt: skip
 
 
 def _field_name(head: str) -> str | None:
