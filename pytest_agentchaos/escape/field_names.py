@@ -55,6 +55,11 @@ _TIME_QUALIFIERS = frozenset(
      "total", "round", "trip"}
 )  # fmt: skip
 _USAGE_WORDS = frozenset({"tokens", "usage"})
+#: Words of a field name that, with a unit of time, make its value the time waited so far.
+_WAIT_WORDS = frozenset({"wait", "waited", "waiting"})
+_TIME_UNITS = frozenset(
+    {"s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minute", "minutes"}
+)
 _STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
 #: Words of a field name that count the agent's rounds by themselves (the field-name rule's
 #: ``iteration``, with its Chinese spellings): ``tick``, ``hop``, ``迭代``, ``轮次``.
@@ -89,6 +94,8 @@ def _volatile_field(name: str) -> bool:
         return True  # tick, 迭代: how often the agent went round, not what it found
     if last in _TIME_UNIT_NAMES:
         return True  # "ms": 4, "cost_ms": 69: a duration named by its unit
+    if _WAIT_WORDS.intersection(words) and (last in _TIME_UNITS or "time" in words):
+        return True  # waited_s, wait_seconds, waiting_time: how long the agent has waited
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
