@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentchaos.escape.volatility import _counts_rounds
+from pytest_agentchaos.escape.volatility import Volatility, _counts_rounds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_loop_corpus import harness  # noqa: E402
@@ -48,3 +48,15 @@ def test_a_revision_counts_rounds_and_a_position_does_not() -> None:
     assert _counts_rounds("revision") and _counts_rounds("revision_count")
     assert _counts_rounds("版本号")
     assert not _counts_rounds("revision_index") and not _counts_rounds("processed")
+
+
+@pytest.mark.parametrize("name", ["_version", "revision", "step", "轮次"])
+def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
+    """A state whose only change is a round counter rising by a lap's length keys as before
+    at its first rise already: the name is the evidence (a count of work is not)."""
+    states = Volatility(fields=False)
+    keys = [states.key("critic", "", f'{{"{name}":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
+    assert len(set(keys)) == 1
+    work = Volatility(fields=False)
+    keys = [work.key("critic", "", f'{{"processed":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
+    assert len(set(keys)) == 3
