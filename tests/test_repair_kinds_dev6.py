@@ -1,0 +1,58 @@
+"""Kinds the sixth independent dev batch showed the repairer getting wrong, each written as a
+user of the repairer meets it (not in the batch's words)."""
+
+from __future__ import annotations
+
+from pytest_agentchaos.repair import ParamRepairer, ToolSpec
+from pytest_agentchaos.repair.error_bodies import listed_values
+
+DEPLOY = ToolSpec.from_schema("deploy", {
+    "type": "object",
+    "properties": {"build_step": {"type": "string"},
+                   "ref": {"type": "string", "description": "Branch or tag to deploy"}},
+    "required": ["build_step"],
+})  # fmt: skip
+
+
+def test_the_values_an_error_lists_under_the_fields_noun_are_the_ones_to_choose_from() -> None:
+    # the listing's noun is a word of the field's name ("steps" for build_step), and another
+    # "Noun:" earlier in the message does not hide it
+    error = "Step not found: 'compile-app' in build 77 (steps: fetch, compile-apps, package)"
+    result = ParamRepairer(DEPLOY).repair(
+        {"build_step": "compile-app"}, error, "Rerun the compile app step of build 77."
+    )
+    assert result.ok and result.args == {"build_step": "compile-apps"}, result.reason
+    # without the list, the task's prose is no spelling of the step's name
+    bare = ParamRepairer(DEPLOY).repair(
+        {"build_step": "compile-app"}, "Step not found: 'compile-app' in build 77",
+        "Rerun the compile app step of build 77.",
+    )  # fmt: skip
+    assert not bare.ok, bare.args
+
+
+def test_a_listed_value_holding_the_sent_one_whole_is_it_in_full() -> None:
+    error = "Step not found: 'pack' in build 77 (steps: fetch, compile-apps, pack-zip)"
+    result = ParamRepairer(DEPLOY).repair({"build_step": "pack"}, error, "Redo the pack step.")
+    assert result.ok and result.args == {"build_step": "pack-zip"}, result.reason
+
+
+def test_the_description_s_first_word_names_the_listing_and_a_dot_stays_in_a_value() -> None:
+    error = "Unknown ref: 'hotfix/3-2'. Known branches: main, hotfix/3.2, feature/x-y"
+    result = ParamRepairer(DEPLOY).repair(
+        {"build_step": "deploy", "ref": "hotfix/3-2"}, error, "Deploy hotfix/3-2 please."
+    )
+    assert result.ok and result.args == {"build_step": "deploy", "ref": "hotfix/3.2"}, result.reason
+
+
+def test_a_shorter_listed_name_is_not_the_one_the_task_writes_as_sent() -> None:
+    # the task asks for 'hotfixes' as sent; 'hotfix' is another branch, not its spelling
+    error = "Unknown ref: 'hotfixes'. Known branches: main, hotfix"
+    result = ParamRepairer(DEPLOY).repair(
+        {"build_step": "deploy", "ref": "hotfixes"}, error, "Deploy the hotfixes branch."
+    )
+    assert not result.ok, result.args
+
+
+def test_values_apart_by_commas_keep_their_slashes() -> None:
+    assert listed_values("main, release/2.0, feat/a") == ["main", "release/2.0", "feat/a"]
+    assert listed_values("json/xml") == ["json", "xml"]
