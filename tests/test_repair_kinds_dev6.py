@@ -56,3 +56,47 @@ def test_a_shorter_listed_name_is_not_the_one_the_task_writes_as_sent() -> None:
 def test_values_apart_by_commas_keep_their_slashes() -> None:
     assert listed_values("main, release/2.0, feat/a") == ["main", "release/2.0", "feat/a"]
     assert listed_values("json/xml") == ["json", "xml"]
+
+
+JOB = ToolSpec.from_schema("schedule_job", {
+    "type": "object",
+    "properties": {
+        "expiry": {"anyOf": [{"type": "integer", "minimum": 30, "maximum": 172800},
+                             {"type": "null"}],
+                   "description": "How long the job may wait, in seconds (30 to 172800)."},
+        "grace": {"type": "integer", "minimum": 5, "maximum": 3600,
+                  "description": "Seconds to wait before the retry."},
+        "remind_every": {"type": "integer",
+                         "description": "Minutes before reminding again while it waits."},
+    },
+})  # fmt: skip
+
+
+def test_a_number_out_of_bounds_on_another_unit_s_scale_is_the_task_s_quantity() -> None:
+    task = "Queue it and give up after one day."
+    result = ParamRepairer(JOB).repair(
+        {"expiry": 86_400_000}, "expiry: must be less than or equal to 172800", task
+    )  # a day in milliseconds, for a field in seconds
+    assert result.ok and result.args == {"expiry": 86_400}, result.reason
+    # minutes sent as they are, where the description opens with its unit ("Seconds to ...")
+    waited = ParamRepairer(JOB).repair(
+        {"grace": 3}, "grace: must be greater than or equal to 5", "Retry after 3 minutes."
+    )
+    assert waited.ok and waited.args == {"grace": 180}, waited.reason
+
+
+def test_a_number_on_no_unit_s_scale_or_two_quantities_of_the_measure_are_declined() -> None:
+    error = "expiry: must be less than or equal to 172800"
+    odd = ParamRepairer(JOB).repair({"expiry": 999_999}, error, "Give up after one day.")
+    assert not odd.ok, odd.args  # 999999 is no day on any unit's scale
+    two = ParamRepairer(JOB).repair(
+        {"expiry": 86_400_000}, error, "Give up after one day, retry after 2 hours."
+    )
+    assert not two.ok, two.args
+
+
+def test_a_duration_with_its_unit_goes_into_the_unit_a_description_opens_with() -> None:
+    result = ParamRepairer(JOB).repair(
+        {"remind_every": "2h"}, "remind_every: must be an integer", "Remind me every 2 hours."
+    )
+    assert result.ok and result.args == {"remind_every": 120}, result.reason

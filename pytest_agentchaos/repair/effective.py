@@ -90,6 +90,11 @@ _GLOSS_EQ = re.compile(
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
 _UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s\d，,。；;（()）:：]{1,6})")
+#: A description that opens with the unit its number counts, in the plural, then what is
+#: counted ("Minutes before re-notifying", "Seconds to wait before the next channel").
+_UNIT_FIRST = re.compile(
+    r"\s*(?P<u>[A-Za-z]{3,20}s)\s+(?:to|before|until|after|between|since|of|for|per)\b"
+)
 _UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
 #: An example given as a value's format: digits and marks only (letters are a date's or a
 #: name's layout, read elsewhere), two runs of digits at least.
@@ -218,6 +223,11 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
                 unit = unit_name(word)
                 provenance["unit"] = match.group(0)
                 break
+    if unit is None:  # "Minutes before re-notifying", "Seconds to wait": the unit first
+        first = _UNIT_FIRST.match(description)
+        if first is not None and unit_name(first["u"].lower()) is not None:
+            unit = unit_name(first["u"].lower())
+            provenance["unit"] = first.group(0)
     if unit is None:  # "单位：米", "単位: キロメートル": a unit named after the word for unit
         said = _UNIT_SAID.search(description)
         if said is not None and unit_name(said["u"]) is not None:

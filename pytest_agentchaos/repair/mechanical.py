@@ -309,6 +309,11 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     scaled = _minor_units(value, low, high, ctx)
     if scaled is not None:
         return scaled
+    from .numbers import stated_in_unit
+
+    stated = stated_in_unit(value, low, high, ctx)  # a day sent in ms to a field in seconds
+    if stated is not None:
+        return stated
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",

@@ -221,3 +221,57 @@ def percent_of(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Non
             why = f"{value!r} is the fraction; the field is in percent and the task writes {text}%"
             return Fix("schema_type_conversion", number, 0.9, why)
     return None
+
+
+#: The factors between units of one measure that a number sent on another unit's scale
+#: shows: the SI prefixes' steps (milli-, kilo-, mega-) and the clock's (60, 3,600, 86,400).
+_SCALE_STEPS = (1_000, 1_000_000, 1_000_000_000, 60, 3_600, 86_400)
+_TASK_QUANTITY = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?|"
+    + "|".join(w for w in _NUMBER_WORDS if " " not in w)
+    + r")[\s-]?(?P<u>[A-Za-z]{1,12})\b",
+    re.IGNORECASE,
+)
+
+
+def stated_in_unit(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
+    """A number outside its bounds in a field whose description states its unit ("in
+    seconds", "Seconds to wait"), where the task states the one quantity of that measure ("after
+    one day", "10 minutes") and the number sent is that quantity on another unit's scale (a
+    day sent in milliseconds, minutes sent as they are): the task's quantity in the field's
+    unit, when that is within the bounds."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value or not ctx.task:
+        return None
+    field_unit = rules_for({"description": ctx.description}, ctx.name or "").unit
+    if field_unit is None:
+        return None
+    try:
+        registry = _registry()
+        target = registry.Unit(field_unit)
+    except Exception:
+        return None
+    found: list[float] = []
+    for match in _TASK_QUANTITY.finditer(ctx.task[:4000]):
+        word = match["u"].lower()
+        unit = _unit(word) if len(word) > 2 else None
+        if unit is None or unit.dimensionality != target.dimensionality:
+            continue
+        raw = match["n"].lower()
+        number = float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw)
+        try:
+            found.append(float(registry.Quantity(number, unit).to(target).magnitude))
+        except Exception:
+            return None
+    if len(set(found)) != 1:
+        return None  # none, or two quantities of that measure: which one is this field's
+    result = found[0]
+    if abs(result - round(result)) > 1e-9 or result == value:
+        return None
+    if (low is not None and result < low) or (high is not None and result > high):
+        return None
+    ratio = max(abs(value), abs(result)) / min(abs(value), abs(result))
+    if not any(abs(ratio - step) < 1e-6 * step for step in (1, *_SCALE_STEPS)):
+        return None
+    whole = round(result)
+    why = f"{shown(value)} is on another scale; the task's quantity is {whole} {field_unit}s"
+    return Fix("unit_conversion", whole, 0.85, why)
