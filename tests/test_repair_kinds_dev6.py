@@ -100,3 +100,25 @@ def test_a_duration_with_its_unit_goes_into_the_unit_a_description_opens_with() 
         {"remind_every": "2h"}, "remind_every: must be an integer", "Remind me every 2 hours."
     )
     assert result.ok and result.args == {"remind_every": 120}, result.reason
+
+
+MUTE = ToolSpec.from_schema("mute", {
+    "type": "object",
+    "properties": {
+        "start": {"type": ["integer", "null"], "description": "POSIX timestamp (seconds)."},
+        "tz": {"type": "string"},
+    },
+})  # fmt: skip
+
+
+def test_a_written_date_time_is_a_posix_timestamp_in_the_zone_a_sibling_field_holds() -> None:
+    error = "start: Required value type is int and passed type was str"
+    result = ParamRepairer(MUTE).repair({"start": "2026-11-29T01:00:00Z"}, error, "Mute it.")
+    assert result.ok and result.args == {"start": 1795914000}, result.reason
+    zoned = ParamRepairer(MUTE).repair(
+        {"start": "2026-11-29 02:00", "tz": "Europe/Berlin"}, error, "Mute from 02:00 Berlin."
+    )
+    assert zoned.ok and zoned.args == {"start": 1795914000, "tz": "Europe/Berlin"}, zoned.reason
+    # without a zone anywhere, the hour is a guess
+    bare = ParamRepairer(MUTE).repair({"start": "2026-11-29 02:00"}, error, "Mute from 02:00.")
+    assert not bare.ok, bare.args

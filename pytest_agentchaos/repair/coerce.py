@@ -186,7 +186,7 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     return _fix(shown, 0.95, f"the number {value!r} written as {shown!r}")
 
 
-_EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
+_EPOCH_HINT = re.compile(r"unix|posix|epoch|seconds since", re.IGNORECASE)
 _CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
 _FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
 _WITH_UNIT = re.compile(r"^\s*(?P<num>[\d.,]+)\s*(?P<unit>[a-zµ]+)\s*$", re.IGNORECASE)
@@ -281,6 +281,26 @@ def _currency_of(args: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _sibling_zone(ctx: Context) -> Any:
+    """The one IANA time zone another field of the call holds under a zone's name
+    (``timezone``, ``tz``, ``cron_timezone``), as a ``ZoneInfo``; None otherwise."""
+    from zoneinfo import ZoneInfo
+
+    from .words import name_tokens
+
+    found = []
+    for key, held in ctx.args.items():
+        if key == ctx.name or not isinstance(held, str) or "/" not in held:
+            continue
+        if not {"timezone", "tz", "zone"} & set(name_tokens(str(key))):
+            continue
+        try:
+            found.append(ZoneInfo(held))
+        except Exception:
+            continue
+    return found[0] if len(found) == 1 else None
+
+
 def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """A date-time written out where the field wants a Unix timestamp (its description says
     so); None when the field says nothing of the kind."""
@@ -292,6 +312,9 @@ def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline
         day, moment, _ = read_date(value, ctx.now)
     except ValueError as exc:
         return _no(str(exc))
+    if moment is not None and moment.tzinfo is None:
+        zone = _sibling_zone(ctx)  # "start": "02:00" beside "timezone": "Europe/Berlin"
+        moment = moment.replace(tzinfo=zone) if zone is not None else moment
     if moment is None or moment.tzinfo is None:
         return _no(f"{value!r} gives no time zone: the timestamp would be a guess")
     stamp = int(_dt.datetime.combine(day, moment).timestamp())
