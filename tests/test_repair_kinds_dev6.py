@@ -122,3 +122,24 @@ def test_a_written_date_time_is_a_posix_timestamp_in_the_zone_a_sibling_field_ho
     # without a zone anywhere, the hour is a guess
     bare = ParamRepairer(MUTE).repair({"start": "2026-11-29 02:00"}, error, "Mute from 02:00.")
     assert not bare.ok, bare.args
+
+
+ROOM = ToolSpec.from_schema("open_room", {
+    "type": "object",
+    "properties": {
+        "recording": {
+            "description": "Whether the room is recorded automatically ('auto_on') or not "
+                           "('by_hand').",
+            "enum": ["by_hand", "auto_on"], "type": "string"},
+    },
+})  # fmt: skip
+
+
+def test_the_word_before_a_quoted_value_in_parentheses_glosses_it_inflected_too() -> None:
+    error = "recording: Input should be 'by_hand' or 'auto_on'"
+    task = "Open a room that records every call automatically."
+    result = ParamRepairer(ROOM).repair({"recording": "automatic"}, error, task)
+    assert result.ok and result.args == {"recording": "auto_on"}, result.reason
+    # "not" glosses nothing: a no is no value's name
+    neg = ParamRepairer(ROOM).repair({"recording": "not"}, error, "Open a room.")
+    assert not neg.ok, neg.args

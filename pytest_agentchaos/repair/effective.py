@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .enums import FUNCTION_WORDS
 from .spec import Problem, checker_for, nullable_branch
 from .units import unit_name, unit_of
 from .words import name_tokens
@@ -87,6 +88,9 @@ _USE_IF = re.compile(
 )
 _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
+)
+_WORD_BEFORE_QUOTED = re.compile(
+    r"\b(?P<w>[A-Za-z]{3,30})\s*\(\s*(?P<q>[\"'`])(?P<v>[^\"'`()]{1,40})(?P=q)\s*\)"
 )
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
 _UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s\d，,。；;（()）:：]{1,6})")
@@ -257,6 +261,14 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         allowed = schema.get("enum") or values.get("enum")
         if value is not None and (not allowed or value in allowed):
             glosses[_plain(match["w"])] = value
+    for match in _WORD_BEFORE_QUOTED.finditer(description):
+        # 'archived automatically ("always") or not ("manual")': the word before a quoted
+        # value in parentheses glosses it (a function word or a no glosses nothing)
+        allowed = schema.get("enum") or values.get("enum")
+        word = match["w"].lower()
+        named = word not in FUNCTION_WORDS and not _NEGATED.search(word)
+        if allowed and match["v"] in allowed and named:
+            glosses.setdefault(word, match["v"])
     for words, raw in _listed_glosses(description):
         value = _typed(raw, schema)
         allowed = schema.get("enum") or values.get("enum")
@@ -301,8 +313,17 @@ def _listed_glosses(description: str) -> list[tuple[str, str]]:
 
 
 def _stems(text: str) -> str:
-    """Words without a plural's ``s``: "levels" and "level" are one word to a fragment."""
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.split())
+    """Words without a plural's ``s`` or an adverb's ``-ly``: "levels" and "level",
+    "automatically" and "automatic" are one word to a fragment."""
+    return " ".join(_stem(w) for w in text.split())
+
+
+def _stem(word: str) -> str:
+    if len(word) > 7 and word.endswith("ically"):
+        return word[:-4]  # automatically -> automatic
+    if len(word) > 5 and word.endswith("ly"):
+        return word[:-2]  # directly -> direct
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def _plain(text: str) -> str:
