@@ -190,3 +190,18 @@ def test_cjk_count_reads_every_count_up_to_99(n: int) -> None:
     assert cjk_count(written) == n
     assert cjk_count(written + "张") == n
     assert cjk_count(written + written) is None  # a numeral twice is no count
+
+
+SMS = ToolSpec.from_schema("sms", {
+    "type": "object",
+    "properties": {"to": {"type": "string", "pattern": "^[1-9]\\d{6,14}$"}},
+})  # fmt: skip
+
+
+def test_an_international_number_becomes_its_digits_where_the_pattern_takes_them_alone() -> None:
+    error = "to: String should match pattern '^[1-9]\\d{6,14}$'"
+    for sent in ("+447700900123", "+44 7700 900123", "0044 7700 900123"):
+        result = ParamRepairer(SMS).repair({"to": sent}, error, "Text them.")
+        assert result.ok and result.args == {"to": "447700900123"}, (sent, result.reason)
+    # text that is no phone number is not stripped to its digits
+    assert not ParamRepairer(SMS).repair({"to": "+ext 12 34"}, error, "Text them.").ok

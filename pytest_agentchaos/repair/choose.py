@@ -92,9 +92,11 @@ def for_value(
     if kind == "pattern":
         pattern = schema.get("pattern", expected)
         dated = fix_date(value, schema, ctx)
+        mechanical = fix_pattern(value, str(pattern), ctx)
+        if isinstance(dated, Decline) and isinstance(mechanical, Fix) and _not_a_date(dated):
+            return mechanical  # "+44 7700 900123" for digits alone: no date, a mark too many
         if dated is not None:
             return dated
-        mechanical = fix_pattern(value, str(pattern), ctx)
         example = schema.get("x-layout-example")
         if isinstance(mechanical, Decline) and isinstance(value, str) and example:
             laid = relayout(value, str(example))  # the marks of the description's example
@@ -117,6 +119,11 @@ def for_value(
     if kind == "rejected":
         return fix_rejected(value, schema, ctx, not_found=expected == "not_found")
     return None
+
+
+def _not_a_date(declined: Decline) -> bool:
+    """Whether a date repair declined because the value reads as no date at all."""
+    return declined.reason.endswith("is not a date")
 
 
 def _other_listed(value: Any, chosen: Any, ctx: Context) -> Decline | None:

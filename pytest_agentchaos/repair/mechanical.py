@@ -49,10 +49,23 @@ _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
     ("without its URI scheme", 3, lambda s: _without_scheme(s)),
     ("without spaces", 3, lambda s: re.sub(r"\s+", "", s)),
     ("without separators", 3, lambda s: re.sub(r"[\s\-_./()]+", "", s)),
+    # "+44 7700 900123" where the pattern takes E.164's digits alone (no "+" or "00")
+    ("as an international number's digits alone", 3, lambda s: _international_digits(s)),
     ("with its second year in full", 3, lambda s: _full_second_year(s)),
     ("in upper case without spaces", 4, lambda s: re.sub(r"\s+", "", s).upper()),
     ("without separators, in upper case", 4, lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
 )  # fmt: skip
+
+
+_INTERNATIONAL = re.compile(r"\s*(?:\+|00)\s*(?P<n>[1-9][\d\s().\-]{5,24})\s*")
+
+
+def _international_digits(text: str) -> str:
+    """An international phone number (``+``/``00``, then digits and separators) as its
+    digits alone, country code first (``+86 139 1234 5678`` -> ``8613912345678``); other
+    text as it is."""
+    match = _INTERNATIONAL.fullmatch(text)
+    return re.sub(r"\D", "", match["n"]) if match is not None else text
 
 
 def _without_scheme(text: str) -> str:
