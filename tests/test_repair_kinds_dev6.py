@@ -205,3 +205,18 @@ def test_an_international_number_becomes_its_digits_where_the_pattern_takes_them
         assert result.ok and result.args == {"to": "447700900123"}, (sent, result.reason)
     # text that is no phone number is not stripped to its digits
     assert not ParamRepairer(SMS).repair({"to": "+ext 12 34"}, error, "Text them.").ok
+
+
+RATE = ToolSpec.from_schema("invoice", {
+    "type": "object",
+    "properties": {"tax_rate": {"type": "string", "enum": ["0.13", "0.06", "0"]}},
+})  # fmt: skip
+
+
+def test_a_number_the_tool_lists_as_text_is_sent_as_that_text() -> None:
+    error = (
+        '{"detail":[{"type":"literal_error","loc":["body","tax_rate"],'
+        "\"msg\":\"Input should be '0.13', '0.06' or '0'\",\"input\":0.06}]}"
+    )
+    result = ParamRepairer(RATE).repair({"tax_rate": 0.06}, error, "税率 6%")
+    assert result.ok and result.args == {"tax_rate": "0.06"}, result.reason
