@@ -220,3 +220,17 @@ def test_a_number_the_tool_lists_as_text_is_sent_as_that_text() -> None:
     )
     result = ParamRepairer(RATE).repair({"tax_rate": 0.06}, error, "税率 6%")
     assert result.ok and result.args == {"tax_rate": "0.06"}, result.reason
+
+
+ALERT = ToolSpec.from_schema("alert", {
+    "type": "object", "properties": {"threshold": {"type": "number"}},
+})  # fmt: skip
+
+
+def test_a_percentage_is_the_fraction_the_task_writes_and_else_unknown() -> None:
+    error = "threshold: Required value type is float and passed type was str"
+    task = "Alert above 80% used; the query compares with 0.8 already."
+    result = ParamRepairer(ALERT).repair({"threshold": "80%"}, error, task)
+    assert result.ok and result.args == {"threshold": 0.8}, result.reason
+    # 0-1 or 0-100: the task that writes no fraction leaves it unknown
+    assert not ParamRepairer(ALERT).repair({"threshold": "80%"}, error, "Alert above 80%.").ok

@@ -179,6 +179,9 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         stamp = _epoch(value, schema, ctx)
         if stamp is not None:
             return stamp
+        fraction = _fraction_stated(value, ctx)
+        if fraction is not None:
+            return fraction
         return _no(why)
     if math.isinf(number) or math.isnan(number):
         return _no(f"{value!r} is not a finite number")
@@ -279,6 +282,19 @@ def _currency_of(args: Mapping[str, Any]) -> str | None:
         if isinstance(key, str) and "currency" in key.lower() and isinstance(item, str):
             return item.strip().lower()
     return None
+
+
+def _fraction_stated(value: str, ctx: Context) -> Fix | None:
+    """A percentage (``"95%"``) for a number the task itself writes as the fraction
+    (``> 0.95``): that fraction; None where the task does not (0-1 or 0-100 is then unknown)."""
+    match = re.fullmatch(r"\s*(\d{1,3}(?:\.\d+)?)\s*%\s*", value)
+    if match is None or not ctx.task:
+        return None
+    fraction = round(float(match[1]) / 100, 10)
+    written = f"{fraction:g}"
+    if not re.search(rf"(?<![\d.]){re.escape(written)}(?![\d.])", ctx.task[:4000]):
+        return None
+    return _fix(fraction, 0.9, f"{value!r} is {written}, the fraction the task writes")
 
 
 def _sibling_zone(ctx: Context) -> Any:
