@@ -234,3 +234,16 @@ def test_a_percentage_is_the_fraction_the_task_writes_and_else_unknown() -> None
     assert result.ok and result.args == {"threshold": 0.8}, result.reason
     # 0-1 or 0-100: the task that writes no fraction leaves it unknown
     assert not ParamRepairer(ALERT).repair({"threshold": "80%"}, error, "Alert above 80%.").ok
+
+
+STREAM = ToolSpec.from_schema("stream", {
+    "type": "object",
+    "properties": {"cap": {"type": "integer", "minimum": 50000, "maximum": 9000000,
+                           "description": "Upper bound of the stream's rate, in bits per second."}},
+})  # fmt: skip
+
+
+def test_a_bit_rate_the_task_writes_with_an_si_prefix_is_converted_to_bits_per_second() -> None:
+    error = "cap: Input should be greater than or equal to 50000"
+    result = ParamRepairer(STREAM).repair({"cap": 1500}, error, "Cap the stream at 1.5 Mbps.")
+    assert result.ok and result.args == {"cap": 1_500_000}, result.reason

@@ -99,7 +99,9 @@ _UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s
 _UNIT_FIRST = re.compile(
     r"\s*(?P<u>[A-Za-z]{3,20}s)\s+(?:to|before|until|after|between|since|of|for|per)\b"
 )
-_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
+_UNIT_IN = re.compile(
+    r"\bin\s+(?P<u>[a-z]+)\b(?:\s+per\s+(?P<per>[a-z]+)\b|\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE
+)
 #: An example given as a value's format: digits and marks only (letters are a date's or a
 #: name's layout, read elsewhere), two runs of digits at least.
 _FORMAT_EXAMPLE = re.compile(
@@ -225,6 +227,9 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
                 word = match["v"].lower()  # "in degrees Celsius": a measure word, its scale
             if len(word) > 2 and unit_name(word) is not None:
                 unit = unit_name(word)
+                per = unit_name(match["per"]) if match["per"] else None
+                if per is not None:  # "in bits per second": a rate
+                    unit = f"{unit} / {per}"
                 provenance["unit"] = match.group(0)
                 break
     if unit is None:  # "Minutes before re-notifying", "Seconds to wait": the unit first

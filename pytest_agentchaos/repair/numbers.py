@@ -302,7 +302,7 @@ def stated_in_unit(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
     found: list[float] = []
     for match in _TASK_QUANTITY.finditer(ctx.task[:4000]):
         word = match["u"].lower()
-        unit = _unit(word) if len(word) > 2 else None
+        unit = (_unit(match["u"]) or _unit(word)) if len(word) > 2 else None  # Mbps, Days
         if unit is None or unit.dimensionality != target.dimensionality:
             continue
         raw = match["n"].lower()
@@ -322,5 +322,5 @@ def stated_in_unit(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
     if not any(abs(ratio - step) < 1e-6 * step for step in (1, *_SCALE_STEPS)):
         return None
     whole = round(result)
-    why = f"{shown(value)} is on another scale; the task's quantity is {whole} {field_unit}s"
+    why = f"{shown(value)} is on another scale; the task's quantity is {whole} in {field_unit}"
     return Fix("unit_conversion", whole, 0.85, why)
