@@ -247,3 +247,18 @@ def test_a_bit_rate_the_task_writes_with_an_si_prefix_is_converted_to_bits_per_s
     error = "cap: Input should be greater than or equal to 50000"
     result = ParamRepairer(STREAM).repair({"cap": 1500}, error, "Cap the stream at 1.5 Mbps.")
     assert result.ok and result.args == {"cap": 1_500_000}, result.reason
+
+
+def _ticket(kinds: list[str]) -> ToolSpec:
+    return ToolSpec.from_schema("ticket", {
+        "type": "object", "properties": {"kind": {"type": "string", "enum": kinds}},
+    })  # fmt: skip
+
+
+def test_a_cjk_head_word_is_the_one_compound_value_ending_in_it() -> None:
+    spec = _ticket(["电子卧铺", "电子硬座"])
+    result = ParamRepairer(spec).repair({"kind": "硬座"}, task="买一张硬座")
+    assert result.ok and result.args == {"kind": "电子硬座"}, result.reason
+    # two values end in it: which qualifier is meant is not said
+    both = _ticket(["电子硬座", "纸质硬座"])
+    assert not ParamRepairer(both).repair({"kind": "硬座"}, task="买一张硬座").ok
