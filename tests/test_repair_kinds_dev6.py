@@ -262,3 +262,18 @@ def test_a_cjk_head_word_is_the_one_compound_value_ending_in_it() -> None:
     # two values end in it: which qualifier is meant is not said
     both = _ticket(["电子硬座", "纸质硬座"])
     assert not ParamRepairer(both).repair({"kind": "硬座"}, task="买一张硬座").ok
+
+
+CI_VARS = ToolSpec.from_schema("run", {
+    "type": "object",
+    "properties": {"variables": {"type": "object", "additionalProperties": {"type": "string"}}},
+})  # fmt: skip
+
+
+def test_a_yes_no_where_text_is_due_is_spelt_as_the_task_writes_it_beside_the_name() -> None:
+    result = ParamRepairer(CI_VARS).repair({"variables": {"VERBOSE": False}},
+                                           task="Run it with VERBOSE=False please.")  # fmt: skip
+    assert result.ok and result.args == {"variables": {"VERBOSE": "False"}}, result.reason
+    # the task writes no spelling of it: "true", "True", "1" would be a guess
+    bare = ParamRepairer(CI_VARS).repair({"variables": {"VERBOSE": False}}, task="Run it quietly.")
+    assert not bare.ok, bare.args

@@ -284,6 +284,17 @@ def _currency_of(args: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _yes_no_beside(value: bool, name: str, task: str) -> str | None:
+    """The word for ``value`` the task writes right after the field's name (``DRY_RUN true``,
+    ``VERBOSE=False``, ``debug: yes``), as written; None when it writes none or another."""
+    pattern = rf"(?<![\w]){re.escape(name)}\s*[=:]?\s*(?P<w>[A-Za-z]+)\b"
+    for match in re.finditer(pattern, task[:4000]):
+        word = match["w"]
+        if len(word) > 1 and word.lower() in (_TRUE if value else _FALSE):
+            return word
+    return None
+
+
 def _fraction_stated(value: str, ctx: Context) -> Fix | None:
     """A percentage (``"95%"``) for a number the task itself writes as the fraction
     (``> 0.95``): that fraction; None where the task does not (0-1 or 0-100 is then unknown)."""
@@ -368,6 +379,10 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         from .enums import match_enum  # a yes/no for an enum of words: its polarity
 
         return match_enum(value, schema["enum"], ctx)
+    if isinstance(value, bool) and ctx.name and ctx.task:
+        spelt = _yes_no_beside(value, ctx.name, ctx.task)
+        if spelt is not None:  # "DRY_RUN true": the task's own spelling of the value
+            return _fix(spelt, 0.9, f"{value!r} as the task writes it beside {ctx.name}: {spelt!r}")
     if isinstance(value, bool) or value is None:
         return _no(f"{_short(value)} as text would be a guess")
     if isinstance(value, (int, float)):
