@@ -277,3 +277,17 @@ def test_a_yes_no_where_text_is_due_is_spelt_as_the_task_writes_it_beside_the_na
     # the task writes no spelling of it: "true", "True", "1" would be a guess
     bare = ParamRepairer(CI_VARS).repair({"variables": {"VERBOSE": False}}, task="Run it quietly.")
     assert not bare.ok, bare.args
+
+
+CRON = ToolSpec.from_schema("schedule", {
+    "type": "object", "properties": {"cron": {"type": "string"}}, "required": ["cron"],
+})  # fmt: skip
+
+
+def test_a_quartz_cron_with_a_zero_seconds_field_becomes_five_fields_the_tool_counts() -> None:
+    error = "400 Bad Request: cron is invalid: '0 15 6 * * MON' (expected 5 fields)"
+    result = ParamRepairer(CRON).repair({"cron": "0 15 6 * * MON"}, error, "Every Monday 06:15.")
+    assert result.ok and result.args == {"cron": "15 6 * * MON"}, result.reason
+    # a seconds field other than 0 would be lost: declined
+    other = error.replace("'0 15", "'30 15")
+    assert not ParamRepairer(CRON).repair({"cron": "30 15 6 * * MON"}, other, "Monday 06:15").ok

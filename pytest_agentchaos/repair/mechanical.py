@@ -30,7 +30,7 @@ from .money import stated_amounts
 from .phones import PHONE_FORMATS, fix_phone
 from .reconcile import spoken_email
 
-__all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
+__all__ = ["clamp", "cron_without_seconds", "fix_format", "fix_length", "fix_pattern"]
 
 #: Mechanical changes, by how much they change: the smallest that fits wins.
 _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
@@ -66,6 +66,21 @@ def _international_digits(text: str) -> str:
     text as it is."""
     match = _INTERNATIONAL.fullmatch(text)
     return re.sub(r"\D", "", match["n"]) if match is not None else text
+
+
+_FIVE_FIELDS = re.compile(r"\b(?:5|five) fields\b", re.IGNORECASE)
+
+
+def cron_without_seconds(value: str, message: str) -> str | None:
+    """A cron expression of six fields whose first is a seconds field (Quartz, Spring:
+    ``0 30 2 * * 1-5``) as the standard five (``30 2 * * 1-5``), where the tool's error says
+    it counts five fields; None otherwise (a seconds field other than 0 would be lost)."""
+    fields = value.split()
+    if len(fields) != 6 or fields[0] != "0" or not _FIVE_FIELDS.search(message[:2000]):
+        return None
+    if not all(re.fullmatch(r"[\w*/,?#L-]+", f) for f in fields):
+        return None
+    return " ".join(fields[1:])
 
 
 def _without_scheme(text: str) -> str:
