@@ -291,3 +291,32 @@ def test_a_quartz_cron_with_a_zero_seconds_field_becomes_five_fields_the_tool_co
     # a seconds field other than 0 would be lost: declined
     other = error.replace("'0 15", "'30 15")
     assert not ParamRepairer(CRON).repair({"cron": "30 15 6 * * MON"}, other, "Monday 06:15").ok
+
+
+_KIND = {"enum": ["sms", "email"], "type": "string"}
+NOTIFY = ToolSpec.from_schema("notify", {
+    "type": "object",
+    "properties": {"targets": {"type": "array", "items": {"anyOf": [
+        {"type": "object", "required": ["to"],
+         "properties": {"to": {"type": "string", "pattern": "^[1-9]\\d{6,14}$"},
+                        "kind": {**_KIND, "default": "sms"}}},
+        {"type": "object", "required": ["to"],
+         "properties": {"to": {"type": "string"}, "kind": {**_KIND, "default": "email"}}},
+    ]}}},
+})  # fmt: skip
+
+
+def test_a_union_member_named_by_its_tag_is_held_to_its_own_shape() -> None:
+    # the e-mail member takes any text and any kind: the tag says it is the SMS member
+    call = {"targets": [{"kind": "sms", "to": "+44 7700 900123"}]}
+    assert NOTIFY.is_valid(call)
+    result = ParamRepairer(NOTIFY).repair(call, task="Text +44 7700 900123.")
+    assert result.ok and result.args == {"targets": [{"kind": "sms", "to": "447700900123"}]}, (
+        result.reason
+    )
+    # no mechanical change fits its shape: declined, not passed as it is
+    odd = ParamRepairer(NOTIFY).repair({"targets": [{"kind": "sms", "to": "call me"}]}, task="x")
+    assert not odd.ok, odd.args
+    # the e-mail member's own tag: its shape, any text
+    mail = {"targets": [{"kind": "email", "to": "a@b.io"}]}
+    assert ParamRepairer(NOTIFY).repair(mail, task="Mail a@b.io.").args == mail

@@ -372,6 +372,7 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
     found: list[Problem] = []
     if not isinstance(args, Mapping):
         return found
+    _tagged_problems(args, spec.resolved, (), found, 0)
     for path, value in leaf_values(args):
         if isinstance(value, bool) or value is None:
             continue
@@ -473,3 +474,65 @@ def _number(value: Any) -> float | None:
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", value):
         return float(value)
     return None
+
+
+def tagged_branch(value: Any, schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The member of a union of objects that ``value`` names by a tag: a field every member
+    has with a default of its own (pydantic's ``channel: ChannelType = "sms"``), whose value
+    in ``value`` is exactly one member's default. Where each member types the field by the
+    shared enum, any member accepts any tag, and a looser member accepts what the tagged one
+    refuses; the tag says which one it is. None where no field tells the members apart."""
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if not isinstance(value, Mapping) or not isinstance(branches, list):
+        return None
+    members = [b for b in branches if isinstance(b, Mapping)
+               and isinstance(b.get("properties"), Mapping)]  # fmt: skip
+    if len(members) < 2:
+        return None
+    for key, sent in list(value.items())[:50]:
+        if not isinstance(sent, str):
+            continue
+        fields = [m["properties"].get(key) for m in members]
+        tags = [f.get("default") for f in fields if isinstance(f, Mapping)]
+        if len(tags) != len(members) or not all(isinstance(t, str) for t in tags):
+            continue
+        if len(set(tags)) == len(tags) and tags.count(sent) == 1:
+            return members[tags.index(sent)]
+    return None
+
+
+def _tagged_problems(
+    value: Any, schema: Any, path: tuple[Any, ...], found: list[Problem], depth: int
+) -> None:
+    """The texts of objects a union's tag names a member for (:func:`tagged_branch`) that
+    break that member's patterns, as problems of kind ``pattern``."""
+    if depth > 20 or not isinstance(schema, Mapping):
+        return
+    schema = nullable_branch(schema) or schema
+    if isinstance(value, Mapping):
+        tagged = tagged_branch(value, schema)
+        if tagged is not None:
+            schema = tagged
+            for key, text in value.items():
+                child = schema["properties"].get(key)
+                pattern = child.get("pattern") if isinstance(child, Mapping) else None
+                if not (isinstance(text, str) and isinstance(pattern, str)):
+                    continue
+                try:
+                    if re.search(pattern, text):
+                        continue
+                except re.error:
+                    continue
+                why = f"{text!r} does not match {pattern!r}, the shape of the member its tag names"
+                found.append(
+                    Problem("pattern", (*path, key), why, "description", pattern, text, child,
+                            "description")
+                )  # fmt: skip
+        props = schema.get("properties")
+        for key, item in value.items():
+            if isinstance(props, Mapping) and isinstance(props.get(key), Mapping):
+                _tagged_problems(item, props[key], (*path, key), found, depth + 1)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for i, item in enumerate(value[:200]):
+            _tagged_problems(item, items, (*path, i), found, depth + 1)
