@@ -320,3 +320,21 @@ def test_a_union_member_named_by_its_tag_is_held_to_its_own_shape() -> None:
     # the e-mail member's own tag: its shape, any text
     mail = {"targets": [{"kind": "email", "to": "a@b.io"}]}
     assert ParamRepairer(NOTIFY).repair(mail, task="Mail a@b.io.").args == mail
+
+
+def _levelled(description: str) -> ToolSpec:
+    return ToolSpec.from_schema("page", {
+        "type": "object",
+        "properties": {"severity": {"type": "integer", "minimum": 1, "maximum": 5,
+                                    "description": description}},
+    })  # fmt: skip
+
+
+def test_a_level_written_with_the_field_s_initial_is_its_number_where_1_is_the_highest() -> None:
+    error = "severity: Input should be a valid integer"
+    spec = _levelled("1 (highest) to 5.")
+    result = ParamRepairer(spec).repair({"severity": "S2"}, error, "Open an S2 incident.")
+    assert result.ok and result.args == {"severity": 2}, result.reason
+    # a scale the description does not say runs from 1 as the highest may run the other way
+    other = _levelled("1 (normal) to 5 (urgent).")
+    assert not ParamRepairer(other).repair({"severity": "S2"}, error, "Open an S2 incident.").ok

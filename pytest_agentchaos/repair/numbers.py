@@ -65,6 +65,10 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     text = " ".join(value.strip().split())
     if not text or len(text) > 80:
         return None
+    coded = _initial_coded(text, ctx.name or "") if _ONE_HIGHEST.search(ctx.description) else None
+    if coded is not None:  # "P2" for a priority, "S1" for a severity
+        return Fix(_STRATEGY, coded, 0.85, f"{shown(value)} is level {coded}: its letter is "
+                   f"the initial of {ctx.name}")  # fmt: skip
     counted = cjk_count(text)
     if counted is not None and ctx.task and text in ctx.task:
         return Fix(_STRATEGY, counted, 0.9, f"{shown(value)} is the number {counted}, as the "
@@ -159,6 +163,26 @@ def cjk_count(text: str) -> int | None:
     if len(high) != 1 or len(low) != 1 or high[0] in (0, 10) or low[0] == 10:
         return None
     return high[0] * 10 + low[0]
+
+
+#: A description that says its level 1 is the highest, as P1/S1 levels count: only then is
+#: "P2" the field's 2 (Todoist's API counts the other way: its p1 is the API's 4).
+_ONE_HIGHEST = re.compile(
+    r"\b1\s*(?:\(\s*(?:highest|most urgent|most severe|top)\s*\)|(?:is|=)\s*(?:the\s+)?"
+    r"(?:highest|most urgent|most severe))",
+    re.IGNORECASE,
+)
+
+
+def _initial_coded(text: str, name: str) -> int | None:
+    """The number of a level written with the field's initial before it (``P2`` for a
+    ``priority``, ``S1`` for a ``severity``); None otherwise. Read only where the field's
+    description says 1 is the highest level (the P1 convention)."""
+    match = re.fullmatch(r"\s*([A-Za-z])[-\s]?(\d{1,3})\s*", text)
+    words = name_tokens(name)
+    if match is None or len(words) != 1 or len(words[0]) < 4:
+        return None
+    return int(match[2]) if match[1].lower() == words[0][0] else None
 
 
 def _described_unit(word: str, description: str) -> bool:
