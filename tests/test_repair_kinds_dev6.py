@@ -338,3 +338,13 @@ def test_a_level_written_with_the_field_s_initial_is_its_number_where_1_is_the_h
     # a scale the description does not say runs from 1 as the highest may run the other way
     other = _levelled("1 (normal) to 5 (urgent).")
     assert not ParamRepairer(other).repair({"severity": "S2"}, error, "Open an S2 incident.").ok
+
+
+def test_an_out_of_bounds_level_is_the_one_the_task_names_by_the_description_s_word() -> None:
+    spec = _levelled("1 (highest) to 5 (lowest).")
+    error = "severity: must be greater than or equal to 1"
+    result = ParamRepairer(spec).repair({"severity": 0}, error, "Give it the highest severity.")
+    assert result.ok and result.args == {"severity": 1}, result.reason
+    assert type(result.args["severity"]) is int
+    # the task names no level by the description's words: clamping would be a guess
+    assert not ParamRepairer(spec).repair({"severity": 0}, error, "Make it bad.").ok

@@ -342,12 +342,40 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     stated = stated_in_unit(value, low, high, ctx)  # a day sent in ms to a field in seconds
     if stated is not None:
         return stated
+    glossed = _glossed_in_task(value, low, high, ctx)  # "the highest" for "1 (highest)"
+    if glossed is not None:
+        return glossed
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",
         f"{shown(value)} is outside {where}: it may be on another scale, and clamping it would "
         "change what was asked",
     )
+
+
+def _glossed_in_task(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
+    """An out-of-bounds number where the task names, by the word the field's description
+    glosses it with, exactly one value within the bounds ("the highest priority" where the
+    description says "1 (highest) to 5"): that value."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not ctx.task:
+        return None
+    from .effective import rules_for
+    from .words import find_word
+
+    glosses = rules_for({"description": ctx.description, "type": "number"}, ctx.name).glosses
+    task = ctx.task[:4000].casefold()
+    named = {
+        v for word, v in glosses.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and len(word) > 3
+        and (low is None or v >= low) and (high is None or v <= high)
+        and find_word(task, word.casefold()) >= 0
+    }  # fmt: skip
+    if len(named) != 1:
+        return None
+    chosen = named.pop()
+    chosen = int(chosen) if float(chosen).is_integer() else chosen
+    why = f"{shown(value)} is outside its bounds; the task names {chosen} by its description's word"
+    return Fix("clamp_value", chosen, 0.85, why)
 
 
 #: A field counted in a currency's smallest unit, as its description says.
