@@ -3,12 +3,8 @@ user of the repairer meets it (not in the batch's words)."""
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from pytest_agentchaos.repair import ParamRepairer, ToolSpec
 from pytest_agentchaos.repair.error_bodies import listed_values
-from pytest_agentchaos.repair.numbers import cjk_count
 
 DEPLOY = ToolSpec.from_schema("deploy", {
     "type": "object",
@@ -147,49 +143,6 @@ def test_the_word_before_a_quoted_value_in_parentheses_glosses_it_inflected_too(
     # "not" glosses nothing: a no is no value's name
     neg = ParamRepairer(ROOM).repair({"recording": "not"}, error, "Open a room.")
     assert not neg.ok, neg.args
-
-
-ORDER = ToolSpec.from_schema("order", {
-    "type": "object",
-    "properties": {
-        "count": {"type": "integer", "minimum": 1},
-        "refund": {"type": "number", "description": "退款金额（元）"},
-        "tip": {"type": "number", "description": "Tip left for the driver."},
-    },
-})  # fmt: skip
-
-
-def test_a_count_in_cjk_numerals_the_task_writes_is_that_number() -> None:
-    for sent, task, want in (
-        ("三", "买三台显示器", 3),
-        ("两张", "订两张票", 2),
-        ("十二", "要十二个", 12),
-    ):
-        result = ParamRepairer(ORDER).repair({"count": sent}, task=task)
-        assert result.ok and result.args == {"count": want}, (sent, result.reason)
-    # a numeral the task does not write is not read into the call
-    assert not ParamRepairer(ORDER).repair({"count": "三"}, task="买显示器").ok
-
-
-def test_an_amount_in_the_unit_the_field_states_is_the_number() -> None:
-    result = ParamRepairer(ORDER).repair({"refund": "1130元"}, task="退 1130 元")
-    assert result.ok and result.args == {"refund": 1130}, result.reason
-    # a field that states no unit: the word after the number is not known to be its unit
-    assert not ParamRepairer(ORDER).repair({"tip": "5元"}, task="给司机 5 元小费").ok
-
-
-_DIGITS = "一二三四五六七八九"
-
-
-@given(st.integers(min_value=1, max_value=99))
-def test_cjk_count_reads_every_count_up_to_99(n: int) -> None:
-    tens, ones = divmod(n, 10)
-    written = ("" if tens == 0 else ("" if tens == 1 else _DIGITS[tens - 1]) + "十") + (
-        _DIGITS[ones - 1] if ones else ""
-    )
-    assert cjk_count(written) == n
-    assert cjk_count(written + "张") == n
-    assert cjk_count(written + written) is None  # a numeral twice is no count
 
 
 SMS = ToolSpec.from_schema("sms", {

@@ -69,10 +69,6 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     if coded is not None:  # "P2" for a priority, "S1" for a severity
         return Fix(_STRATEGY, coded, 0.85, f"{shown(value)} is level {coded}: its letter is "
                    f"the initial of {ctx.name}")  # fmt: skip
-    counted = cjk_count(text)
-    if counted is not None and ctx.task and text in ctx.task:
-        return Fix(_STRATEGY, counted, 0.9, f"{shown(value)} is the number {counted}, as the "
-                   "task writes it")  # fmt: skip
     lowered = text.lower()
     hours = _HOURS_MINUTES.fullmatch(lowered)
     if hours is not None:  # "1h30", "2 hours 15 minutes": one duration in two units
@@ -105,12 +101,6 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     name = ctx.name or ""
     field_unit = rules_for(schema, name).unit
     units = [w for w in ([unit_word] if unit_word else []) + rest if _unit(w) is not None]
-    if unit_word and not units and not rest and _described_unit(unit_word, ctx.description):
-        if integer and not number.is_integer():
-            return Decline(_STRATEGY, f"{shown(value)} is not a whole number")
-        result_in = int(number) if number.is_integer() else number
-        return Fix(_STRATEGY, result_in, 0.9, f"{shown(value)} is {result_in} in the unit the "
-                   f"field states ({unit_word})")  # fmt: skip
     if unit_word and not units:
         return None  # "5x", "3rd": no unit this knows
     if units:
@@ -136,35 +126,6 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     return Fix(_STRATEGY, result, 0.9, why)
 
 
-#: 两 (and 俩) is the form 二 (two) takes before a measure word: Unicode gives it no value.
-_TWO = frozenset("两俩兩倆")
-#: A count in CJK numerals, up to 99 (三, 十二, 二十, 两), then at most one measure word
-#: that is no numeral (张, 台, 个).
-_CJK_COUNT = re.compile(r"(?P<n>[一二三四五六七八九十两俩兩倆]{1,3})(?P<m>[^\W\d]?)")
-
-
-def cjk_count(text: str) -> int | None:
-    """The count ``text`` writes in CJK numerals (the characters' Unicode numeric values),
-    with one measure word after it at most: ``三`` -> 3, ``两张`` -> 2, ``十二`` -> 12;
-    None for anything else."""
-    import unicodedata
-
-    match = _CJK_COUNT.fullmatch(text.strip())
-    if match is None or (match["m"] and unicodedata.numeric(match["m"], None) is not None):
-        return None
-    digits = [2 if c in _TWO else int(unicodedata.numeric(c)) for c in match["n"]]
-    if len(digits) == 1:
-        return digits[0]
-    tens = digits.index(10) if 10 in digits else -1
-    if tens < 0 or digits.count(10) != 1:
-        return None  # 三三 is no count
-    high = digits[:tens] or [1]
-    low = digits[tens + 1 :] or [0]
-    if len(high) != 1 or len(low) != 1 or high[0] in (0, 10) or low[0] == 10:
-        return None
-    return high[0] * 10 + low[0]
-
-
 #: A description that says its level 1 is the highest, as P1/S1 levels count: only then is
 #: "P2" the field's 2 (Todoist's API counts the other way: its p1 is the API's 4).
 _ONE_HIGHEST = re.compile(
@@ -183,16 +144,6 @@ def _initial_coded(text: str, name: str) -> int | None:
     if match is None or len(words) != 1 or len(words[0]) < 4:
         return None
     return int(match[2]) if match[1].lower() == words[0][0] else None
-
-
-def _described_unit(word: str, description: str) -> bool:
-    """Whether the field's description states ``word`` as the unit it counts in, in
-    parentheses (``金额（元）``, ``Amount (USD)``) or after the word for unit (``单位：元``)."""
-    said = re.escape(word)
-    return bool(
-        re.search(rf"[（(]\s*{said}\s*[)）]|(?:单位|單位|unit)\s*[:：]?\s*{said}(?!\w)",
-                  description[:1000], re.IGNORECASE)
-    )  # fmt: skip
 
 
 def _spelt_in_task(number: float, written: str, task: str | None) -> str | None:
