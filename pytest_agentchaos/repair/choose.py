@@ -17,7 +17,7 @@ from .enums import match_enum, normal
 from .fixes import DROP, Context, Decline, Fix, schema_types, shown
 from .mechanical import clamp, fix_format, fix_length, fix_pattern
 from .paths import get, has
-from .reconcile import reconcile
+from .reconcile import reconcile, stated
 from .refused import fix_past, fix_rejected
 from .spec import Problem, ToolSpec, checker_for
 from .words import find_word
@@ -60,6 +60,10 @@ def for_value(
             coded = recode(value, {**schema, "enum": allowed}, ctx)  # "Germany" for "DE"
             return coded if isinstance(coded, Fix) else matched
         own = schema.get("enum")
+        if isinstance(matched, Fix) and schema.get("x-listed-by-error"):
+            other = _other_listed(value, matched.value, ctx)
+            if other is not None:
+                return other
         if (
             isinstance(matched, Fix)
             and isinstance(own, list)
@@ -88,9 +92,11 @@ def for_value(
     if kind == "pattern":
         pattern = schema.get("pattern", expected)
         dated = fix_date(value, schema, ctx)
+        mechanical = fix_pattern(value, str(pattern), ctx)
+        if isinstance(dated, Decline) and isinstance(mechanical, Fix) and _not_a_date(dated):
+            return mechanical  # "+44 7700 900123" for digits alone: no date, a mark too many
         if dated is not None:
             return dated
-        mechanical = fix_pattern(value, str(pattern), ctx)
         example = schema.get("x-layout-example")
         if isinstance(mechanical, Decline) and isinstance(value, str) and example:
             laid = relayout(value, str(example))  # the marks of the description's example
@@ -113,6 +119,31 @@ def for_value(
     if kind == "rejected":
         return fix_rejected(value, schema, ctx, not_found=expected == "not_found")
     return None
+
+
+def _not_a_date(declined: Decline) -> bool:
+    """Whether a date repair declined because the value reads as no date at all."""
+    return declined.reason.endswith("is not a date")
+
+
+def _other_listed(value: Any, chosen: Any, ctx: Context) -> Decline | None:
+    """A decline when the task writes ``value`` just as it was sent and the value chosen from
+    the tool's own list (the branches or jobs it has) is another name, not the same one written
+    differently (``release/2026.11`` for ``release/2026-11``) or in full (``e2e-chrome`` for
+    ``e2e``, ``rm-everest`` for ``Everest``): ``dev`` is no ``develop`` the user asked for,
+    the tool does not have it."""
+    if not (isinstance(value, str) and isinstance(chosen, str) and ctx.task):
+        return None
+    if not stated(value, ctx.task):
+        return None
+    sent, listed = normal(value), normal(chosen)
+    if f" {sent} " in f" {listed} ":  # the same words, or them among more (rm-everest)
+        return None
+    return Decline(
+        "enum_value_correction",
+        f"the task writes {shown(value)} as it was sent, and the tool lists no such value: "
+        f"{chosen!r} is another one",
+    )
 
 
 _ALL = frozenset({"all", "any", "both", "every", "everything", "*"})

@@ -179,6 +179,9 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         stamp = _epoch(value, schema, ctx)
         if stamp is not None:
             return stamp
+        fraction = _fraction_stated(value, ctx)
+        if fraction is not None:
+            return fraction
         return _no(why)
     if math.isinf(number) or math.isnan(number):
         return _no(f"{value!r} is not a finite number")
@@ -186,7 +189,7 @@ def _to_number(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
     return _fix(shown, 0.95, f"the number {value!r} written as {shown!r}")
 
 
-_EPOCH_HINT = re.compile(r"unix|epoch|seconds since", re.IGNORECASE)
+_EPOCH_HINT = re.compile(r"unix|posix|epoch|seconds since", re.IGNORECASE)
 _CENTS_HINT = re.compile(r"cents|smallest currency unit|minor unit", re.IGNORECASE)
 _FRACTION_HINT = re.compile(r"as a decimal|as a fraction|e\.?g\.?,? ?\d+% is 0\.", re.IGNORECASE)
 _WITH_UNIT = re.compile(r"^\s*(?P<num>[\d.,]+)\s*(?P<unit>[a-zµ]+)\s*$", re.IGNORECASE)
@@ -281,6 +284,50 @@ def _currency_of(args: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _yes_no_beside(value: bool, name: str, task: str) -> str | None:
+    """The word for ``value`` the task writes right after the field's name (``DRY_RUN true``,
+    ``VERBOSE=False``, ``debug: yes``), as written; None when it writes none or another."""
+    pattern = rf"(?<![\w]){re.escape(name)}\s*[=:]?\s*(?P<w>[A-Za-z]+)\b"
+    for match in re.finditer(pattern, task[:4000]):
+        word = match["w"]
+        if len(word) > 1 and word.lower() in (_TRUE if value else _FALSE):
+            return word
+    return None
+
+
+def _fraction_stated(value: str, ctx: Context) -> Fix | None:
+    """A percentage (``"95%"``) for a number the task itself writes as the fraction
+    (``> 0.95``): that fraction; None where the task does not (0-1 or 0-100 is then unknown)."""
+    match = re.fullmatch(r"\s*(\d{1,3}(?:\.\d+)?)\s*%\s*", value)
+    if match is None or not ctx.task:
+        return None
+    fraction = round(float(match[1]) / 100, 10)
+    written = f"{fraction:g}"
+    if not re.search(rf"(?<![\d.]){re.escape(written)}(?![\d.])", ctx.task[:4000]):
+        return None
+    return _fix(fraction, 0.9, f"{value!r} is {written}, the fraction the task writes")
+
+
+def _sibling_zone(ctx: Context) -> Any:
+    """The one IANA time zone another field of the call holds under a zone's name
+    (``timezone``, ``tz``, ``cron_timezone``), as a ``ZoneInfo``; None otherwise."""
+    from zoneinfo import ZoneInfo
+
+    from .words import name_tokens
+
+    found = []
+    for key, held in ctx.args.items():
+        if key == ctx.name or not isinstance(held, str) or "/" not in held:
+            continue
+        if not {"timezone", "tz", "zone"} & set(name_tokens(str(key))):
+            continue
+        try:
+            found.append(ZoneInfo(held))
+        except Exception:
+            continue
+    return found[0] if len(found) == 1 else None
+
+
 def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline | None:
     """A date-time written out where the field wants a Unix timestamp (its description says
     so); None when the field says nothing of the kind."""
@@ -292,6 +339,9 @@ def _epoch(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline
         day, moment, _ = read_date(value, ctx.now)
     except ValueError as exc:
         return _no(str(exc))
+    if moment is not None and moment.tzinfo is None:
+        zone = _sibling_zone(ctx)  # "start": "02:00" beside "timezone": "Europe/Berlin"
+        moment = moment.replace(tzinfo=zone) if zone is not None else moment
     if moment is None or moment.tzinfo is None:
         return _no(f"{value!r} gives no time zone: the timestamp would be a guess")
     stamp = int(_dt.datetime.combine(day, moment).timestamp())
@@ -329,6 +379,10 @@ def _to_string(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Dec
         from .enums import match_enum  # a yes/no for an enum of words: its polarity
 
         return match_enum(value, schema["enum"], ctx)
+    if isinstance(value, bool) and ctx.name and ctx.task:
+        spelt = _yes_no_beside(value, ctx.name, ctx.task)
+        if spelt is not None:  # "DRY_RUN true": the task's own spelling of the value
+            return _fix(spelt, 0.9, f"{value!r} as the task writes it beside {ctx.name}: {spelt!r}")
     if isinstance(value, bool) or value is None:
         return _no(f"{_short(value)} as text would be a guess")
     if isinstance(value, (int, float)):

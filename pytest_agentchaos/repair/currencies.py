@@ -126,8 +126,8 @@ def measure_in_other_unit(
             continue
         sub = properties.get(key)
         unit = rules_for(sub, key).unit if isinstance(sub, Mapping) else None
-        if unit is None:
-            continue
+        if unit is None or _out_of_bounds(value, sub):
+            continue  # out of its bounds: the range repair reads the task's quantity then
         written = [unit_name(word) for number, word in measures if number == value]
         written = [w for w in written if w is not None]
         if written and unit not in written:
@@ -136,3 +136,15 @@ def measure_in_other_unit(
                 f"{unit}s: converting it is for a tool the user supplies"
             )
     return None
+
+
+def _out_of_bounds(value: float, schema: Any) -> bool:
+    """Whether ``value`` breaks the bounds ``schema`` (or its one non-null branch) states."""
+    from .spec import nullable_branch
+
+    if not isinstance(schema, Mapping):
+        return False
+    schema = nullable_branch(schema) or schema
+    low, high = schema.get("minimum"), schema.get("maximum")
+    below = isinstance(low, (int, float)) and value < low
+    return bool(below or (isinstance(high, (int, float)) and value > high))

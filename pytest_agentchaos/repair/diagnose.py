@@ -293,8 +293,24 @@ _QUOTED_REGEX = re.compile(
     r"expression|pattern)\s*:?\s*(?P<q>[\"'`])(?P<re>\^[^\n]{1,300}?\$)(?P=q)",
     re.IGNORECASE,
 )
-#: "Rooms: Atlas, Borealis, Cosmos": the field's own noun, then the values there are.
-_NOUN_LIST = re.compile(r"\b(?P<noun>[A-Za-z]+?)s?:\s*(?P<values>[^\n:.;]{3,400})")
+#: "Rooms: Atlas, Borealis, Cosmos": the field's own noun, then the values there are (a
+#: dot inside a value, as in ``release/2026.11``, is part of it; one a space follows ends it).
+_NOUN_LIST = re.compile(r"\b(?P<noun>[A-Za-z]+):\s*")
+_NOUN_VALUES = re.compile(r"(?:[^\n:.;]|\.(?=\S)){3,400}")
+
+
+def _names_field(noun: str, field_name: str, schema: Mapping[str, Any]) -> bool:
+    """Whether an error's plural noun ("jobs", "Known branches") names the field: its name,
+    a word of its name (``job_name``), or the first word of its description ("Branch or tag
+    to build")."""
+    word = noun.lower()
+    forms = {word, word.removesuffix("s"), word.removesuffix("es")} - {""}
+    if not field_name or not forms:
+        return False
+    if field_name in forms or forms & set(name_tokens(field_name)):
+        return True
+    words = re.findall(r"[A-Za-z]+", str(schema.get("description", ""))[:80].lower())
+    return bool(words) and words[0] in forms
 
 
 def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec | None) -> Problem:
@@ -312,15 +328,24 @@ def _prose_problem(kind: str, evidence: FieldEvidence, text: str, spec: ToolSpec
     ):
         listed_text = listing["values"] or listing["values2"] or listing["values3"]
     field_name = str(evidence.path[-1]).lower() if evidence.path else ""
-    for noun in _NOUN_LIST.finditer(text[:2000]):
-        if listed_text is None and field_name and noun["noun"].lower() == field_name:
-            listed_text = noun["values"]
+    head = text[:2000]
+    for noun in _NOUN_LIST.finditer(head):  # "Job Not Found: 'x' (jobs: a, b)": each noun
+        after = _NOUN_VALUES.match(head, noun.end())
+        # "Unknown ref: 'x'. Known branches: a, b": the value sent is no listing
+        if (
+            after
+            and listed_text is None
+            and _names_field(noun["noun"], field_name, schema)
+            and len(listed_values(after.group(0).split("\n")[0])) >= 2
+        ):
+            listed_text = after.group(0)
     if listed_text is not None and kind in ("rejected", "enum"):
         values = listed_values(listed_text.split("\n")[0])
         did_you_mean = listing is not None and bool(listing["values3"])
         if len(values) >= 2 or (did_you_mean and len(values) == 1):
             kind, expected = "enum", values
             schema["enum"] = values
+            schema["x-listed-by-error"] = True  # what the tool has, not a closed vocabulary
     if kind == "enum" and expected is None:
         listed = re.search(r"(?:one of|permitted:|allowed(?: values)?(?: are)?:?|expected)\s*(.+)",
                            text, re.IGNORECASE)  # fmt: skip

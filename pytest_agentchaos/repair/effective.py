@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .enums import FUNCTION_WORDS
 from .spec import Problem, checker_for, nullable_branch
 from .units import unit_name, unit_of
 from .words import name_tokens
@@ -88,9 +89,19 @@ _USE_IF = re.compile(
 _GLOSS_EQ = re.compile(
     r"(?P<v>-?(?<!\d)\d+(?:\.\d+)?)\s*=\s*(?P<w>[A-Za-z][\w ]{0,30}?)(?=\s*(?:,|;|\.|$))"
 )
+_WORD_BEFORE_QUOTED = re.compile(
+    r"\b(?P<w>[A-Za-z]{3,30})\s*\(\s*(?P<q>[\"'`])(?P<v>[^\"'`()]{1,40})(?P=q)\s*\)"
+)
 _GLOSS_PAREN = re.compile(r"(?<![^\s(),])(?P<v>[^\s(),]+)\s*\((?P<w>[A-Za-z][\w ]{0,30})\)")
 _UNIT_SAID = re.compile(r"(?:单位|單位|単位|단위)\s*[:：]?\s*(?P<u>[^\s\d，,。；;（()）:：]{1,6})")
-_UNIT_IN = re.compile(r"\bin\s+(?P<u>[a-z]+)\b(?:\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE)
+#: A description that opens with the unit its number counts, in the plural, then what is
+#: counted ("Minutes before re-notifying", "Seconds to wait before the next channel").
+_UNIT_FIRST = re.compile(
+    r"\s*(?P<u>[A-Za-z]{3,20}s)\s+(?:to|before|until|after|between|since|of|for|per)\b"
+)
+_UNIT_IN = re.compile(
+    r"\bin\s+(?P<u>[a-z]+)\b(?:\s+per\s+(?P<per>[a-z]+)\b|\s+(?P<v>[a-z]+)\b)?", re.IGNORECASE
+)
 #: An example given as a value's format: digits and marks only (letters are a date's or a
 #: name's layout, read elsewhere), two runs of digits at least.
 _FORMAT_EXAMPLE = re.compile(
@@ -216,8 +227,16 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
                 word = match["v"].lower()  # "in degrees Celsius": a measure word, its scale
             if len(word) > 2 and unit_name(word) is not None:
                 unit = unit_name(word)
+                per = unit_name(match["per"]) if match["per"] else None
+                if per is not None:  # "in bits per second": a rate
+                    unit = f"{unit} / {per}"
                 provenance["unit"] = match.group(0)
                 break
+    if unit is None:  # "Minutes before re-notifying", "Seconds to wait": the unit first
+        first = _UNIT_FIRST.match(description)
+        if first is not None and unit_name(first["u"].lower()) is not None:
+            unit = unit_name(first["u"].lower())
+            provenance["unit"] = first.group(0)
     if unit is None:  # "单位：米", "単位: キロメートル": a unit named after the word for unit
         said = _UNIT_SAID.search(description)
         if said is not None and unit_name(said["u"]) is not None:
@@ -247,6 +266,14 @@ def _compile(schema: Mapping[str, Any], description: str, name: str) -> Rules:
         allowed = schema.get("enum") or values.get("enum")
         if value is not None and (not allowed or value in allowed):
             glosses[_plain(match["w"])] = value
+    for match in _WORD_BEFORE_QUOTED.finditer(description):
+        # 'archived automatically ("always") or not ("manual")': the word before a quoted
+        # value in parentheses glosses it (a function word or a no glosses nothing)
+        allowed = schema.get("enum") or values.get("enum")
+        word = match["w"].lower()
+        named = word not in FUNCTION_WORDS and not _NEGATED.search(word)
+        if allowed and match["v"] in allowed and named:
+            glosses.setdefault(word, match["v"])
     for words, raw in _listed_glosses(description):
         value = _typed(raw, schema)
         allowed = schema.get("enum") or values.get("enum")
@@ -291,8 +318,17 @@ def _listed_glosses(description: str) -> list[tuple[str, str]]:
 
 
 def _stems(text: str) -> str:
-    """Words without a plural's ``s``: "levels" and "level" are one word to a fragment."""
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.split())
+    """Words without a plural's ``s`` or an adverb's ``-ly``: "levels" and "level",
+    "automatically" and "automatic" are one word to a fragment."""
+    return " ".join(_stem(w) for w in text.split())
+
+
+def _stem(word: str) -> str:
+    if len(word) > 7 and word.endswith("ically"):
+        return word[:-4]  # automatically -> automatic
+    if len(word) > 5 and word.endswith("ly"):
+        return word[:-2]  # directly -> direct
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
 def _plain(text: str) -> str:
@@ -336,6 +372,7 @@ def effective_problems(spec: Any, args: Any) -> list[Problem]:
     found: list[Problem] = []
     if not isinstance(args, Mapping):
         return found
+    _tagged_problems(args, spec.resolved, (), found, 0)
     for path, value in leaf_values(args):
         if isinstance(value, bool) or value is None:
             continue
@@ -437,3 +474,65 @@ def _number(value: Any) -> float | None:
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", value):
         return float(value)
     return None
+
+
+def tagged_branch(value: Any, schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The member of a union of objects that ``value`` names by a tag: a field every member
+    has with a default of its own (pydantic's ``channel: ChannelType = "sms"``), whose value
+    in ``value`` is exactly one member's default. Where each member types the field by the
+    shared enum, any member accepts any tag, and a looser member accepts what the tagged one
+    refuses; the tag says which one it is. None where no field tells the members apart."""
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if not isinstance(value, Mapping) or not isinstance(branches, list):
+        return None
+    members = [b for b in branches if isinstance(b, Mapping)
+               and isinstance(b.get("properties"), Mapping)]  # fmt: skip
+    if len(members) < 2:
+        return None
+    for key, sent in list(value.items())[:50]:
+        if not isinstance(sent, str):
+            continue
+        fields = [m["properties"].get(key) for m in members]
+        tags = [f.get("default") for f in fields if isinstance(f, Mapping)]
+        if len(tags) != len(members) or not all(isinstance(t, str) for t in tags):
+            continue
+        if len(set(tags)) == len(tags) and tags.count(sent) == 1:
+            return members[tags.index(sent)]
+    return None
+
+
+def _tagged_problems(
+    value: Any, schema: Any, path: tuple[Any, ...], found: list[Problem], depth: int
+) -> None:
+    """The texts of objects a union's tag names a member for (:func:`tagged_branch`) that
+    break that member's patterns, as problems of kind ``pattern``."""
+    if depth > 20 or not isinstance(schema, Mapping):
+        return
+    schema = nullable_branch(schema) or schema
+    if isinstance(value, Mapping):
+        tagged = tagged_branch(value, schema)
+        if tagged is not None:
+            schema = tagged
+            for key, text in value.items():
+                child = schema["properties"].get(key)
+                pattern = child.get("pattern") if isinstance(child, Mapping) else None
+                if not (isinstance(text, str) and isinstance(pattern, str)):
+                    continue
+                try:
+                    if re.search(pattern, text):
+                        continue
+                except re.error:
+                    continue
+                why = f"{text!r} does not match {pattern!r}, the shape of the member its tag names"
+                found.append(
+                    Problem("pattern", (*path, key), why, "description", pattern, text, child,
+                            "description")
+                )  # fmt: skip
+        props = schema.get("properties")
+        for key, item in value.items():
+            if isinstance(props, Mapping) and isinstance(props.get(key), Mapping):
+                _tagged_problems(item, props[key], (*path, key), found, depth + 1)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for i, item in enumerate(value[:200]):
+            _tagged_problems(item, items, (*path, i), found, depth + 1)

@@ -141,6 +141,10 @@ def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decli
     if short is not None:
         return _fix(short, 0.85, f"{shown(text)} and {short!r} are one word, one of them cut "
                     "short")  # fmt: skip
+    headed = _cjk_head(wanted, choices)
+    if headed is not None:
+        return _fix(headed, 0.85, f"{shown(text)} is the head of {headed!r}, the one value "
+                    "that ends in it")  # fmt: skip
     fuzzy = _fuzzy(text, wanted, choices, ctx, allowed)
     if isinstance(fuzzy, Decline):
         from .task_enums import named_by_task
@@ -194,6 +198,19 @@ def _shortened(wanted: str, choices: list[str]) -> str | None:
                 found.append(choice)
         elif len(short) >= 3 and 2 * len(short) <= len(long):
             found.append(choice)
+    return found[0] if len(found) == 1 else None
+
+
+def _cjk_head(wanted: str, choices: list[str]) -> str | None:
+    """The one value written in ideographs that ends in ``wanted`` (two ideographs at least):
+    a Chinese compound puts its head last, and the words before it qualify it (``专票`` for
+    ``数电专票``, where ``数电普票`` is the other kind)."""
+    if len(wanted) < 2 or not all(_ideograph(c) for c in wanted):
+        return None
+    found = [
+        c for c in choices
+        if len(c) > len(wanted) and c.endswith(wanted) and all(_ideograph(x) for x in c)
+    ]  # fmt: skip
     return found[0] if len(found) == 1 else None
 
 

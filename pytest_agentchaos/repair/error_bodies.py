@@ -80,7 +80,9 @@ def listed_values(text: str) -> list[str]:
     quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", text)
     if quoted:
         return quoted
-    parts = re.split(r"\s*(?:,|\||/|\bor\b|\band\b)\s*", text)
+    # values apart by commas keep a slash of their own ("main, release/2026.11")
+    apart = r"\s*(?:,|\||\bor\b|\band\b)\s*" if "," in text else r"\s*(?:\||/|\bor\b|\band\b)\s*"
+    parts = re.split(apart, text)
     return [p.strip() for p in parts if p.strip() and len(p.strip()) < 40][:50]
 
 

@@ -30,7 +30,7 @@ from .money import stated_amounts
 from .phones import PHONE_FORMATS, fix_phone
 from .reconcile import spoken_email
 
-__all__ = ["clamp", "fix_format", "fix_length", "fix_pattern"]
+__all__ = ["clamp", "cron_without_seconds", "fix_format", "fix_length", "fix_pattern"]
 
 #: Mechanical changes, by how much they change: the smallest that fits wins.
 _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
@@ -49,10 +49,38 @@ _TRANSFORMS: tuple[tuple[str, int, Callable[[str], str]], ...] = (
     ("without its URI scheme", 3, lambda s: _without_scheme(s)),
     ("without spaces", 3, lambda s: re.sub(r"\s+", "", s)),
     ("without separators", 3, lambda s: re.sub(r"[\s\-_./()]+", "", s)),
+    # "+44 7700 900123" where the pattern takes E.164's digits alone (no "+" or "00")
+    ("as an international number's digits alone", 3, lambda s: _international_digits(s)),
     ("with its second year in full", 3, lambda s: _full_second_year(s)),
     ("in upper case without spaces", 4, lambda s: re.sub(r"\s+", "", s).upper()),
     ("without separators, in upper case", 4, lambda s: re.sub(r"[\s\-_./()]+", "", s).upper()),
 )  # fmt: skip
+
+
+_INTERNATIONAL = re.compile(r"\s*(?:\+|00)\s*(?P<n>[1-9][\d\s().\-]{5,24})\s*")
+
+
+def _international_digits(text: str) -> str:
+    """An international phone number (``+``/``00``, then digits and separators) as its
+    digits alone, country code first (``+86 139 1234 5678`` -> ``8613912345678``); other
+    text as it is."""
+    match = _INTERNATIONAL.fullmatch(text)
+    return re.sub(r"\D", "", match["n"]) if match is not None else text
+
+
+_FIVE_FIELDS = re.compile(r"\b(?:5|five) fields\b", re.IGNORECASE)
+
+
+def cron_without_seconds(value: str, message: str) -> str | None:
+    """A cron expression of six fields whose first is a seconds field (Quartz, Spring:
+    ``0 30 2 * * 1-5``) as the standard five (``30 2 * * 1-5``), where the tool's error says
+    it counts five fields; None otherwise (a seconds field other than 0 would be lost)."""
+    fields = value.split()
+    if len(fields) != 6 or fields[0] != "0" or not _FIVE_FIELDS.search(message[:2000]):
+        return None
+    if not all(re.fullmatch(r"[\w*/,?#L-]+", f) for f in fields):
+        return None
+    return " ".join(fields[1:])
 
 
 def _without_scheme(text: str) -> str:
@@ -309,12 +337,45 @@ def clamp(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decline:
     scaled = _minor_units(value, low, high, ctx)
     if scaled is not None:
         return scaled
+    from .numbers import stated_in_unit
+
+    stated = stated_in_unit(value, low, high, ctx)  # a day sent in ms to a field in seconds
+    if stated is not None:
+        return stated
+    glossed = _glossed_in_task(value, low, high, ctx)  # "the highest" for "1 (highest)"
+    if glossed is not None:
+        return glossed
     where = f"{low}..{high}" if low is not None and high is not None else "its bounds"
     return Decline(
         "clamp_value",
         f"{shown(value)} is outside {where}: it may be on another scale, and clamping it would "
         "change what was asked",
     )
+
+
+def _glossed_in_task(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
+    """An out-of-bounds number where the task names, by the word the field's description
+    glosses it with, exactly one value within the bounds ("the highest priority" where the
+    description says "1 (highest) to 5"): that value."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not ctx.task:
+        return None
+    from .effective import rules_for
+    from .words import find_word
+
+    glosses = rules_for({"description": ctx.description, "type": "number"}, ctx.name).glosses
+    task = ctx.task[:4000].casefold()
+    named = {
+        v for word, v in glosses.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and len(word) > 3
+        and (low is None or v >= low) and (high is None or v <= high)
+        and find_word(task, word.casefold()) >= 0
+    }  # fmt: skip
+    if len(named) != 1:
+        return None
+    chosen = named.pop()
+    chosen = int(chosen) if float(chosen).is_integer() else chosen
+    why = f"{shown(value)} is outside its bounds; the task names {chosen} by its description's word"
+    return Fix("clamp_value", chosen, 0.85, why)
 
 
 #: A field counted in a currency's smallest unit, as its description says.

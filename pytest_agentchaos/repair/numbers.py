@@ -65,6 +65,10 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     text = " ".join(value.strip().split())
     if not text or len(text) > 80:
         return None
+    coded = _initial_coded(text, ctx.name or "") if _ONE_HIGHEST.search(ctx.description) else None
+    if coded is not None:  # "P2" for a priority, "S1" for a severity
+        return Fix(_STRATEGY, coded, 0.85, f"{shown(value)} is level {coded}: its letter is "
+                   f"the initial of {ctx.name}")  # fmt: skip
     lowered = text.lower()
     hours = _HOURS_MINUTES.fullmatch(lowered)
     if hours is not None:  # "1h30", "2 hours 15 minutes": one duration in two units
@@ -120,6 +124,26 @@ def labelled_number(value: str, schema: Mapping[str, Any], ctx: Context) -> Fix 
     result = int(number) if number.is_integer() else number
     why = f"the number in {shown(value)}" + (", as the task writes it" if stated else "")
     return Fix(_STRATEGY, result, 0.9, why)
+
+
+#: A description that says its level 1 is the highest, as P1/S1 levels count: only then is
+#: "P2" the field's 2 (Todoist's API counts the other way: its p1 is the API's 4).
+_ONE_HIGHEST = re.compile(
+    r"\b1\s*(?:\(\s*(?:highest|most urgent|most severe|top)\s*\)|(?:is|=)\s*(?:the\s+)?"
+    r"(?:highest|most urgent|most severe))",
+    re.IGNORECASE,
+)
+
+
+def _initial_coded(text: str, name: str) -> int | None:
+    """The number of a level written with the field's initial before it (``P2`` for a
+    ``priority``, ``S1`` for a ``severity``); None otherwise. Read only where the field's
+    description says 1 is the highest level (the P1 convention)."""
+    match = re.fullmatch(r"\s*([A-Za-z])[-\s]?(\d{1,3})\s*", text)
+    words = name_tokens(name)
+    if match is None or len(words) != 1 or len(words[0]) < 4:
+        return None
+    return int(match[2]) if match[1].lower() == words[0][0] else None
 
 
 def _spelt_in_task(number: float, written: str, task: str | None) -> str | None:
@@ -221,3 +245,57 @@ def percent_of(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Non
             why = f"{value!r} is the fraction; the field is in percent and the task writes {text}%"
             return Fix("schema_type_conversion", number, 0.9, why)
     return None
+
+
+#: The factors between units of one measure that a number sent on another unit's scale
+#: shows: the SI prefixes' steps (milli-, kilo-, mega-) and the clock's (60, 3,600, 86,400).
+_SCALE_STEPS = (1_000, 1_000_000, 1_000_000_000, 60, 3_600, 86_400)
+_TASK_QUANTITY = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?|"
+    + "|".join(w for w in _NUMBER_WORDS if " " not in w)
+    + r")[\s-]?(?P<u>[A-Za-z]{1,12})\b",
+    re.IGNORECASE,
+)
+
+
+def stated_in_unit(value: Any, low: Any, high: Any, ctx: Context) -> Fix | None:
+    """A number outside its bounds in a field whose description states its unit ("in
+    seconds", "Seconds to wait"), where the task states the one quantity of that measure ("after
+    one day", "10 minutes") and the number sent is that quantity on another unit's scale (a
+    day sent in milliseconds, minutes sent as they are): the task's quantity in the field's
+    unit, when that is within the bounds."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value or not ctx.task:
+        return None
+    field_unit = rules_for({"description": ctx.description}, ctx.name or "").unit
+    if field_unit is None:
+        return None
+    try:
+        registry = _registry()
+        target = registry.Unit(field_unit)
+    except Exception:
+        return None
+    found: list[float] = []
+    for match in _TASK_QUANTITY.finditer(ctx.task[:4000]):
+        word = match["u"].lower()
+        unit = (_unit(match["u"]) or _unit(word)) if len(word) > 2 else None  # Mbps, Days
+        if unit is None or unit.dimensionality != target.dimensionality:
+            continue
+        raw = match["n"].lower()
+        number = float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw)
+        try:
+            found.append(float(registry.Quantity(number, unit).to(target).magnitude))
+        except Exception:
+            return None
+    if len(set(found)) != 1:
+        return None  # none, or two quantities of that measure: which one is this field's
+    result = found[0]
+    if abs(result - round(result)) > 1e-9 or result == value:
+        return None
+    if (low is not None and result < low) or (high is not None and result > high):
+        return None
+    ratio = max(abs(value), abs(result)) / min(abs(value), abs(result))
+    if not any(abs(ratio - step) < 1e-6 * step for step in (1, *_SCALE_STEPS)):
+        return None
+    whole = round(result)
+    why = f"{shown(value)} is on another scale; the task's quantity is {whole} in {field_unit}"
+    return Fix("unit_conversion", whole, 0.85, why)

@@ -159,6 +159,14 @@ def fix_rejected(
     if isinstance(coded, Fix):
         return coded
     reconciled = reconcile(value, schema, ctx)
+    if isinstance(reconciled, Fix) and not_found and _into_words(value, reconciled.value):
+        # "Collection support_article not found" and the task's "the support article
+        # collection": prose describing the thing, no other name of it the tool may have
+        return Decline(
+            what,
+            f"the tool has no {shown(value)}; the task's words {reconciled.value!r} describe "
+            "it, they name no other value",
+        )
     if isinstance(reconciled, Fix):
         return reconciled
     if not isinstance(value, str) or not ctx.task:
@@ -177,6 +185,16 @@ def fix_rejected(
                       f"says {cued[1]!r}")  # fmt: skip
             return Fix(what, cued[0], 0.85, reason)
     return reconciled or Decline(what, f"the tool refused {shown(value)} and does not say why")
+
+
+def _into_words(value: Any, repaired: Any) -> bool:
+    """Whether ``repaired`` turns an identifier (a text without whitespace) into words."""
+    return (
+        isinstance(value, str)
+        and isinstance(repaired, str)
+        and not any(c.isspace() for c in value)
+        and any(c.isspace() for c in repaired.strip())
+    )
 
 
 def _reconciled_items(

@@ -462,15 +462,16 @@ def _resent_refused(
     if not quoted:
         return None
     # the same value at the same depth (its key at most renamed: not wrapped, not split)
+    # (a number sent again as text, 0.06 as "0.06", is another JSON value to the tool)
     kept = {
-        (len(p), str(v)) for p, v in leaf_values(repaired)
+        (len(p), isinstance(v, str), str(v)) for p, v in leaf_values(repaired)
         if isinstance(v, (str, int, float)) and not isinstance(v, bool)
     }  # fmt: skip
     for path, value in leaf_values(original):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             continue
         text = str(value)
-        if len(text.strip()) < 2 or (len(path), text) not in kept:
+        if len(text.strip()) < 2 or (len(path), isinstance(value, str), text) not in kept:
             continue
         if any(f"'{text}'" in m or f'"{text}"' in m for m in quoted):
             return f"the tool refused {safe_str(value, 60)}, and the repaired call sends it again"

@@ -18,6 +18,7 @@ from .effective import effective_problems, gloss, rules_for
 from .examples import error_example, like_example
 from .fixes import DROP, Context, Decline, Fix, shown
 from .lists import expand_wildcard
+from .mechanical import cron_without_seconds
 from .missing import MissingValues
 from .paths import get, has
 from .progress import apply_fix, required, wildcard_item
@@ -162,6 +163,10 @@ class StrategyRounds(MissingValues):
         if kind == "union":
             return self._union(problem, value, ctx)
         if kind == "rejected" and isinstance(value, str):
+            five = cron_without_seconds(value, problem.message)
+            if five is not None:
+                why = f"{shown(value)} has a seconds field first (Quartz); the tool counts 5"
+                return Fix("pattern_correction", five, 0.9, why)
             example = error_example(problem.message)
             written = like_example(value, example) if example else None
             if written is not None:

@@ -9,6 +9,7 @@ a farad) that a description's ``in a`` or a name's ``expires_in`` does not mean.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +34,11 @@ def _dimension(unit: Any) -> str | None:
     return str(items[0][0])
 
 
+#: A bit rate as written: ``bps``, ``kbps``, ``Mbps``, ``Gbps`` (SI prefixes, bits per second).
+_BIT_RATE = re.compile(r"(?P<p>[kKMGT]?)bps")
+_SI_PREFIXES = {"": "", "k": "kilo", "K": "kilo", "M": "mega", "G": "giga", "T": "tera"}
+
+
 @lru_cache(maxsize=1)
 def registry() -> Any:
     """The units library's registry, built on first use (raises ``ImportError`` without it)."""
@@ -48,6 +54,9 @@ def unit_of(word: str) -> Any:
         units = registry()
     except ImportError:
         return None
+    rate = _BIT_RATE.fullmatch(word)
+    if rate is not None:  # "Mbps": bits per second with an SI prefix, as rates are written
+        return units.Unit(_SI_PREFIXES[rate["p"]] + "bit / second")
     try:
         found = units.parse_unit_name(word)
     except Exception:
