@@ -104,9 +104,10 @@ def keys_of(field: str, count: int, form: str, rise: int = 1) -> list[str]:
 @pytest.mark.parametrize("field", ["step", "loop_count", "numTurns", "round", "回合数"])
 def test_a_round_counter_rising_alone_counts_reports_not_work(field: str, form: str) -> None:
     keys = keys_of(field, 6, form)
-    # learned from two rises in a row: the third report on keys as the second
+    # learned from two rises in a row at the latest: the third report on keys as the second
+    # (a name that says it counts rounds is its own evidence from its first rise on, where
+    # the report counters of ticks.py leave it the report's number: loops29h)
     assert len(set(keys[1:])) == 1
-    assert keys[0] != keys[1]
 
 
 @pytest.mark.parametrize("form", ["dict", "json", "prose"])

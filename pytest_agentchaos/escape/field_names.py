@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CALL_FIELDS", "VOLATILE_FIELDS"]
+__all__ = ["CALL_FIELDS", "VOLATILE_FIELDS", "commentary_field"]
 
 #: Field names (compared lowercased, without ``_``/``-``) whose values identify or count the
 #: call itself, on whichever side they appear: masked whole, whatever they hold.
@@ -55,6 +55,11 @@ _TIME_QUALIFIERS = frozenset(
      "total", "round", "trip"}
 )  # fmt: skip
 _USAGE_WORDS = frozenset({"tokens", "usage"})
+#: Words of a field name that, with a unit of time, make its value the time waited so far.
+_WAIT_WORDS = frozenset({"wait", "waited", "waiting"})
+_TIME_UNITS = frozenset(
+    {"s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minute", "minutes"}
+)
 _STEP_WORDS = frozenset({"step", "turn", "round", "tick"})
 #: Words of a field name that count the agent's rounds by themselves (the field-name rule's
 #: ``iteration``, with its Chinese spellings): ``tick``, ``hop``, ``迭代``, ``轮次``.
@@ -89,6 +94,8 @@ def _volatile_field(name: str) -> bool:
         return True  # tick, 迭代: how often the agent went round, not what it found
     if last in _TIME_UNIT_NAMES:
         return True  # "ms": 4, "cost_ms": 69: a duration named by its unit
+    if _WAIT_WORDS.intersection(words) and (last in _TIME_UNITS or "time" in words):
+        return True  # waited_s, wait_seconds, waiting_time: how long the agent has waited
     return bool(_TIMING_WORDS.intersection(words)) or (
         "time" in words and bool(_TIME_QUALIFIERS.intersection(words))
     )
@@ -194,3 +201,33 @@ def _label_field(name: str) -> bool:
         if len(_LABEL_NAMES) < 4096:
             _LABEL_NAMES[name] = found
     return found
+
+
+#: Words of a field name that make a model's structured reply's value its commentary on
+#: itself (the ReAct ``thought``, a planner's ``reasoning`` and ``confidence``), not what it
+#: does or hands over: two replies that do the same thing in other words are one reply.
+_COMMENTARY_WORDS = frozenset(
+    {"reason", "reasoning", "rationale", "thought", "thoughts", "thinking", "explanation",
+     "justification", "confidence"}
+)  # fmt: skip
+
+
+def commentary_field(name: str) -> bool:
+    """Whether a field of a model's structured reply holds its commentary on itself
+    (``reasoning``, ``thought``, ``confidence_score``), by the words of its name: the last,
+    or the one before a qualifier (``score``, ``text``)."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    if not words:
+        return False
+    if words[-1] in _COMMENTARY_WORDS:
+        return True
+    # a commentary word qualified (``confidence_score``, ``thought_process``), not a datum
+    # named after one (``reason_code``: which reason, a value the reply hands over)
+    return (
+        words[-1] in _COMMENTARY_QUALIFIERS
+        and words[-2:-1] != []
+        and (words[-2] in _COMMENTARY_WORDS)
+    )
+
+
+_COMMENTARY_QUALIFIERS = frozenset({"score", "level", "text", "process", "summary"})

@@ -29,6 +29,7 @@ from ..saferepr import safe_repr
 from .classify import ErrorClassifier
 from .failures import FAILURE_FIELDS, failure_text
 from .failures import as_text as _as_text
+from .field_names import commentary_field
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
@@ -37,6 +38,7 @@ from .replies import ReplyTexts
 from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
 from .turns import NUDGE, Turns
+from .urls import UrlPath, url_path
 from .volatility import Volatility
 
 __all__ = ["Keyer", "action_key", "call_digest", "failure_text", "outcome_of"]
@@ -124,6 +126,8 @@ _BARE = re.compile(r"[\w.:/#@+-]{1,128}")
 #: many; past it the memory starts over.
 _STATE_TEXT = 4096
 _STATE_TEXTS = 4096
+#: The fewest characters of a URL path's segment that may be a handle.
+_PATH_HANDLE = 4
 #: Call and reply keys remembered, to tell that one came back (past this: start over).
 _CALL_KEYS = 4096
 
@@ -171,6 +175,13 @@ class Keyer:
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
         data = _json_args(args)  # what the call asks for, when the arguments are JSON text
+        url = url_path(tool) if channel == "http" else None
+        name = tool
+        if url is not None:
+            # the path's segments are arguments: a handle a result issued, passed back in the
+            # path, is a handle there too (the run id in ``GET .../runs/<id>``)
+            segments = self._url_segments(url)
+            tool = url.name(segments)
         outcome = "ok" if ok else outcome_of(ok, error_type, status)
         transient = not ok and self.transient(error_type, message, status)
         reported = None  # the failure a result reports as data
@@ -196,9 +207,9 @@ class Keyer:
                 coarse = _coarse_of(
                     tool, channel, ok, outcome, message, result, status, data, self.error_numbers
                 )
-        own = self.functions.get(tool) if self.functions else None
+        own = self.functions.get(name) if self.functions else None
         if own is not None:
-            call = LoopCall(tool, args, ok, result, error_type, message, status, channel)
+            call = LoopCall(name, args, ok, result, error_type, message, status, channel)
             try:
                 value = digest(own(call))
             except Exception as exc:
@@ -209,7 +220,7 @@ class Keyer:
         ignore = self.ignore
         try:
             # what the arguments' masking takes out (a temp path, a credential) is no handle
-            given = self.provenance.args(tool, mask_args(data, ignore))
+            given = self.provenance.args(tool, mask_args(data, ignore), url is not None)
             shown = mask(self.provenance.result(result), ignore) if ok else None
         except RecursionError:  # a value inside itself: keyed by its content, as it is
             value = digest([data, outcome, result if ok else error_template(message)])
@@ -247,6 +258,22 @@ class Keyer:
             value = self.volatility.key(group, args_text, rest_text)
         self._came_back(value)
         return ActionKey(None, tool, outcome, value, args, channel, coarse, kind)
+
+    def _url_segments(self, url: UrlPath) -> list[str]:
+        """The segments of a request's path with the handles they pass back masked (the
+        endpoint's template is the argument they are passed in). A short segment (``v1``,
+        ``7``: an API's version, an item's number) is the agent's choice, kept."""
+        held = [i for i, s in enumerate(url.segments) if len(s) >= _PATH_HANDLE]
+        if not held:
+            return url.segments
+        masked = self.provenance.args(url.template, {"": [url.segments[i] for i in held]})
+        found = masked.get("") if type(masked) is dict else None
+        if type(found) is not list or len(found) != len(held):
+            return url.segments
+        segments = list(url.segments)
+        for i, segment in zip(held, found, strict=True):
+            segments[i] = segment
+        return segments
 
     def transient(self, error_type: str | None, message: str | None, status: int | None) -> bool:
         """Whether a failure is transient (a timeout, a 5xx, a 429, a refused or reset
@@ -313,6 +340,12 @@ class Keyer:
             text = said
             key = self._texts.key(text)
         else:
+            if type(output) is dict and len(output) > 1:
+                # a structured reply's commentary on itself (its reasoning, its confidence)
+                # is no part of what it does: the same action in new words is one reply
+                kept = {k: v for k, v in output.items() if not _commentary(k)}
+                if kept:
+                    output = kept
             try:
                 masked = mask(output, self.ignore)
                 text = _as_text(masked)
@@ -437,6 +470,22 @@ class Keyer:
         if isinstance(value, list):
             return [self._transient_errors(v, depth + 1) for v in value]
         return value
+
+
+_COMMENTARY: dict[str, bool] = {}
+
+
+def _commentary(name: Any) -> bool:
+    """Whether a structured reply's field is its commentary (:func:`commentary_field`),
+    memoised per name (bounded)."""
+    if type(name) is not str:
+        return False
+    known = _COMMENTARY.get(name)
+    if known is None:
+        if len(_COMMENTARY) >= 1024:
+            _COMMENTARY.clear()
+        known = _COMMENTARY[name] = commentary_field(name)
+    return known
 
 
 def _json_args(args: Any) -> Any:

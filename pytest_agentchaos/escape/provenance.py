@@ -76,11 +76,13 @@ class Provenance:
         """The values known to be handles so far."""
         return frozenset(self._handles)
 
-    def args(self, tool: str, args: Any) -> Any:
+    def args(self, tool: str, args: Any, more: bool = False) -> Any:
         """``args`` of a call of ``tool`` with every handle masked: a leaf equal to a value a
-        result issued, or a token of a text leaf that is one (``cat ./scratch_3/out.txt``)."""
+        result issued, or a token of a text leaf that is one (``cat ./scratch_3/out.txt``).
+        ``more``: these are more arguments of the call whose others were read just before
+        (its URL's path), whose handles stay passed."""
         self._tick += 1
-        if self._passed:
+        if self._passed and not more:
             self._passed = set()
         issued = self._issued
         if not issued:

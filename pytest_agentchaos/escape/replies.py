@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from .framing import holds_content, remainders
 from .history import digest
-from .texts import artefact, fenced_code, text_shingles
+from .texts import artefact, fenced_code, inline_artefact, text_shingles
 
 __all__ = ["ReplyEmbedder", "ReplyTexts"]
 
@@ -73,6 +73,8 @@ class ReplyTexts:
         fenced = _code_value(fenced_text)
         values = plain | fenced
         code = artefact(text, fenced_text)
+        if code is None and "`" in text:
+            code = inline_artefact(text)  # a regex, a formula handed back inline
         # a reply that hands back code says what the code says, whatever the words around it
         key = None if code is None else digest(["artefact", code])
         last = self._last_text

@@ -20,6 +20,7 @@ __all__ = [
     "artefact",
     "error_signature",
     "error_template",
+    "inline_artefact",
     "reply_text",
     "text_shingles",
     "text_tokens",
@@ -230,7 +231,12 @@ def error_signature(
     given: set[str] = set()
     budget = _ARGS_LIMIT
     for text in _strings(args):
-        given.update(w.lower() for w in _ARG_WORD.findall(text[:budget]))
+        head = text[:budget]
+        if "-" in head:
+            # a command line's flag names (``-lock-timeout=60s``, ``--force``) are the
+            # command's words, not values an error echoes: an error's own "lock" stays
+            head = _FLAG.sub(" ", head)
+        given.update(w.lower() for w in _ARG_WORD.findall(head))
         budget -= len(text)
         if budget <= 0:
             break
@@ -242,6 +248,8 @@ def error_signature(
 
 
 _ARG_WORD = re.compile(r"[^\W_]+")
+#: A command-line flag's name: ``-x``, ``--dry-run``, ``-lock-timeout`` (before any ``=value``).
+_FLAG = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*")
 
 
 def _echoed(word: str, given: set[str]) -> bool:
@@ -285,9 +293,15 @@ def fenced_code(text: str) -> str | None:
     head = text[:_TEXT_LIMIT]
     if "```" not in head and "~~~" not in head:
         return None
-    blocks = [m.group(2) for m in _FENCE.finditer(head)]
+    blocks = [_COMMENT_LINE.sub("", m.group(2)) for m in _FENCE.finditer(head)]
     code = "\n".join(_SPACE.sub(" ", mask_text(b)).strip() for b in blocks)
     return code if len(code) >= _ARTEFACT_CHARS else None
+
+
+#: A whole line of code that is a comment (``# keep first row per id``, ``// fixed``,
+#: ``-- corrected``): prose about the code, not the code. A marker glued to a word
+#: (``#include``, ``#!/bin/sh``, ``--flag``) is code.
+_COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|--)(?:[ \t][^\n]*)?$\n?", re.M)
 
 
 def artefact(text: str, code: str | None | Literal[False] = False) -> str | None:
@@ -305,6 +319,43 @@ def artefact(text: str, code: str | None | Literal[False] = False) -> str | None
     if len(_WORD.findall(prose)) > _ARTEFACT_PROSE:
         return None
     return code
+
+
+#: Inline code that reads as code (not words in backticks): a span of at least 6 characters
+#: holding a bracket, an operator, an anchor or an escape.
+_CODE_MARK = re.compile(r"[()\[\]{}=<>^$|*+\\;]")
+_INLINE_ARTEFACT_CHARS = 6
+#: The most words (a CJK character counting half) said around inline code that is handed
+#: back: an opening or a closing line (:data:`~.framing.FRAME_WORDS`).
+_INLINE_PROSE = 12
+
+
+def inline_artefact(text: str) -> str | None:
+    """What a short reply hands back in inline code, when that is all it hands back: its
+    spans that read as code (a regex, a formula, a command with its operators; volatile
+    tokens masked, spacing around punctuation aside), with at most 12 words said around
+    them ("Sorry, use `^1\\d{10}$` instead.", "更正：`=VLOOKUP(A2,B:C,2,0)`") and no number
+    or name outside them (a logger's time, a counter after "Attempt" aside). The same code
+    behind a new apology is the same reply; a reply that also says something else (a cell,
+    another value) or explains at length is more than the code. None otherwise."""
+    head = text[:_TEXT_LIMIT]
+    if "`" not in head or "```" in head or "~~~" in head:
+        return None
+    spans = _INLINE_CODE.findall(head)
+    if not spans or not all(
+        len(s.strip()) >= _INLINE_ARTEFACT_CHARS and _CODE_MARK.search(s) for s in spans
+    ):
+        return None
+    # what the masking takes for volatile (a logger's time, a counter after "Attempt") is
+    # framing too
+    prose = _PLACEHOLDER.sub(" ", mask_text(_INLINE_CODE.sub(" ", head)))
+    if "`" in prose or any(c.isdigit() for c in prose):
+        return None
+    said = _SHINGLE.findall(prose)
+    cjk = sum(len(w) for w in said if _CJK_RUN.match(w))
+    if len(said) - sum(1 for w in said if _CJK_RUN.match(w)) + cjk / 2 > _INLINE_PROSE:
+        return None
+    return "\n".join(_code(mask_text(s)) for s in spans)
 
 
 #: The fields by which a model's message calls a tool: such a message is keyed as its data.

@@ -181,7 +181,11 @@ class Volatility:
         changes = (changed_args, changed_rest)
         # judged only when the same positions changed as last time: else only what the
         # comparison teaches for the next one (steps, random numbers) is kept
-        judged = group.learned == changes
+        judged = group.learned == changes or (
+            # a state's field whose name says it counts rounds (a step, a save's version),
+            # rising while the rest stays equal, is its own evidence from the first change
+            not self.fields and not changed_args and _named_rounds(split_rest, changed_rest, before)
+        )
         if changed_args:
             # only a display label's running counter changes by itself, and then the call's
             # outcome stays equal: the agent asked for nothing else and got nothing new
@@ -241,16 +245,19 @@ class Volatility:
             if not judged:
                 continue
             name = None if self.fields else _field_name(split_rest[2 * i])
+            rounds = name is not None and _counts_rounds(name)
             if (
                 name is not None
-                and not _counts_rounds(name)
+                and not rounds
                 and (
                     self._recurred <= group.tick
                     or not (step == 1 or (_counts_messages(name) and step == last.get(i)))
                 )
             ):
                 step = None  # a number field of a state: a count of work done
-            if not _handle_like(split_rest, i, step, last.get(i), self.max_step):
+            # a round counter's first rise is its own step (one per action of a lap)
+            previous = last.get(i, step if rounds else None)
+            if not _handle_like(split_rest, i, step, previous, self.max_step):
                 # a random number (a pid, a port) changes by itself only when it is the one
                 # thing that changed: two numbers moving are more likely measurements
                 ok = ok and i in group.random and len(changed_rest) == 1
@@ -269,10 +276,25 @@ _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[^\W\d_A-Za-z]+")
 _ROUND_WORDS = frozenset(
     {"step", "steps", "turn", "turns", "round", "rounds", "loop", "loops", "cycle", "cycles",
      "pass", "passes", "iteration", "iterations", "iter", "attempt", "attempts", "try",
-     "tries", "retry", "retries", "tick", "ticks", "hop", "hops", "lap", "laps"}
+     "tries", "retry", "retries", "tick", "ticks", "hop", "hops", "lap", "laps",
+     # a revision's number: rising while what it numbers stays equal (the same plan, the
+     # same draft proposed again), it counts the rounds of revising, not a new revision
+     "revision", "revisions", "rev", "version"}
 )  # fmt: skip
 #: The same in Chinese, where a name is one run of characters: its ending says it.
-_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数")
+_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
+               "版本号", "修订", "修订号")  # fmt: skip
+
+
+def _named_rounds(split_rest: list[str], changed: tuple[int, ...], before: list[str]) -> bool:
+    """Whether every changed position is a number that rose, in a field whose name says it
+    counts rounds (:func:`_counts_rounds`)."""
+    for i in changed:
+        name = _field_name(split_rest[2 * i])
+        step = _step(split_rest[2 * i + 1], before[i])
+        if name is None or step is None or step <= 0 or not _counts_rounds(name):
+            return False
+    return True
 
 
 def _field_name(head: str) -> str | None:

@@ -1,0 +1,62 @@
+"""A revision counter in a graph agent's state (issue 29, loops): a planner proposing the same
+plan and a critic rejecting it for the same reason, round after round, while only a
+``revision`` (``版本``) number rises, is looping: the number counts the rounds of revising, not
+a new revision. A plan that really changes each round is progress whatever the counter does."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentchaos.escape.volatility import Volatility, _counts_rounds
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_loop_corpus import harness  # noqa: E402
+from loop_corpus import Case, to_events  # noqa: E402
+
+
+def alarms(actions: list[dict[str, Any]]) -> list[int]:
+    case = Case("t", "t.json", "hand-written", "", ("state",), False, (), tuple(actions))
+    events, owner = to_events(case)
+    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
+
+
+def rounds(counter: str, plans: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"step": "ingest", "state": {"request": "add a replica"}}]
+    for n, plan in enumerate(plans, start=1):
+        out.append({"step": "planner", "state": {"plan": plan, counter: n, "approved": False}})
+        critic = {"verdict": "reject", counter: n, "reason": f"approval missing for {plan}"}
+        out.append({"step": "critic", "state": critic})
+    return out
+
+
+@pytest.mark.parametrize("counter", ["revision", "version", "rev_no", "版本", "修订号"])
+def test_the_same_plan_rejected_while_a_revision_number_rises_is_a_loop(counter: str) -> None:
+    assert alarms(rounds(counter, ["terraform apply plan.out"] * 5))
+
+
+@pytest.mark.parametrize("counter", ["revision", "版本"])
+def test_a_plan_that_changes_each_round_is_progress(counter: str) -> None:
+    plans = [f"terraform apply -target=module.db_{i} plan.out" for i in "abcde"]
+    assert not alarms(rounds(counter, plans))
+
+
+def test_a_revision_counts_rounds_and_a_position_does_not() -> None:
+    assert _counts_rounds("revision") and _counts_rounds("revision_count")
+    assert _counts_rounds("版本号")
+    assert not _counts_rounds("revision_index") and not _counts_rounds("processed")
+
+
+@pytest.mark.parametrize("name", ["_version", "revision", "step", "轮次"])
+def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
+    """A state whose only change is a round counter rising by a lap's length keys as before
+    at its first rise already: the name is the evidence (a count of work is not)."""
+    states = Volatility(fields=False)
+    keys = [states.key("critic", "", f'{{"{name}":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
+    assert len(set(keys)) == 1
+    work = Volatility(fields=False)
+    keys = [work.key("critic", "", f'{{"processed":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
+    assert len(set(keys)) == 3
