@@ -88,13 +88,11 @@ KNOWN = (
     }
     | {
         # batch 8 (arrived 2026-11-28), open: not looked at yet. A plan passed between planner
-        # and critic whose reply loses its loop when its punctuation changes; graph runs whose
-        # logged state, given a save stamp or as JSON text, no longer comes back
+        # and critic whose reply loses its loop when its punctuation changes; a graph run whose
+        # logged state, given a save stamp, no longer comes back
         ("reply_punct", "d8-chat-zh-xhs-plan-never-executed"),
         ("state_version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
         ("state_json+version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
-        ("state_version", "d8-state-zh-wecom-archive-seq-stuck"),
-        ("state_json+version", "d8-state-zh-wecom-archive-seq-stuck"),
     }
 )
 #: Renderings whose flips are an open kind, not checked here (none left).
