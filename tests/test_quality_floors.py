@@ -26,9 +26,9 @@ def test_the_loop_detector_on_the_test_half(capsys: pytest.CaptureFixture[str]) 
     import bench_loop_corpus
 
     got = _result(capsys, bench_loop_corpus.main, "--split", "test")
-    # recorded 0.982 (0.991 before the chat-reply framing round; before issue 29: 0.963)
+    # recorded 0.983 (0.991 before the chat-reply framing round; before issue 29: 0.963)
     assert got["precision"] >= 0.98, got
-    assert got["recall"] >= 0.93, got  # recorded 0.949 (was 0.915; before issue 29: 0.667)
+    assert got["recall"] >= 0.94, got  # recorded 0.957 (was 0.915; before issue 29: 0.667)
 
 
 def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
@@ -38,7 +38,7 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
     # recorded 1 of 91 (2 on the fourth test batch's arrival; issue 30 is open); the first 62
     # declines of the test half are all declined
     assert got["invented"] <= 1, got
-    assert got["fixed"] >= 0.60, got  # recorded 0.612 (0.599 before the fifth round: 0.565)
+    assert got["fixed"] >= 0.60, got  # recorded 0.603 (0.612 at best; before the fifth round 0.565)
 
 
 def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
