@@ -150,8 +150,9 @@ class Watch:
         acted = step.ok is True and not similar and not redone and not _confirms(step, close)
         # a rising counter excuses a bare status line said again ("still importing"), not a
         # step that says the same about the same items (an item counted again) nor the very
-        # same text
-        counted_again = exact or (bool(similar) and bool(step.info))
+        # same text; a call on an item not called before (the next day, class or file of a
+        # series, said in the same template) is the next item counted, not one again
+        counted_again = exact or (bool(similar) and bool(step.info) and not step.fresh)
         # a state never seen before: the environment moved (a logged state is evidence both
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
