@@ -456,9 +456,9 @@ def loop_place(place: str) -> bool:
 
 @dataclass
 class Counters:
-    """Learns the places of the text whose number rises by one or two from one step to the
-    next: a loop, attempt or iteration counter, an enumeration across steps. Their numbers are
-    no news (:meth:`drop`)."""
+    """Learns the places of the text whose whole number rises by one or two from one step to
+    the next: a loop, attempt or iteration counter, an enumeration across steps. Their numbers
+    are no news (:meth:`drop`)."""
 
     last: dict[str, tuple[int, float]] = field(default_factory=dict)
     limit: int = 256
@@ -477,7 +477,15 @@ class Counters:
             except ValueError:
                 continue
             before = self.last.get(place)
-            rises = before is not None and index - before[0] <= 3 and 0 < now - before[1] <= 2
+            # a counter counts in whole numbers: a fraction that rises (a score 0.71 then
+            # 0.78, a ratio) is a measurement, news each time it moves
+            rises = (
+                before is not None
+                and index - before[0] <= 3
+                and 0 < now - before[1] <= 2
+                and now.is_integer()
+                and before[1].is_integer()
+            )
             stays = before is not None and place in self.counting and now == before[1]
             if rises and len(self.counting) < self.limit:
                 self.counting.add(place)
