@@ -290,6 +290,7 @@ def read(text: str) -> Reading:
     plain = _VOLATILE.sub(" ", plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
+    plain = _GROUPED.sub(_grouped, plain)
     plain = _SCALED.sub(_scaled, plain)
     plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
@@ -383,6 +384,17 @@ _MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
 def _scaled(match: re.Match[str]) -> str:
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
     return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
+
+
+#: A number in the writing of most of Europe: thousands grouped by "." or a space, a decimal
+#: comma ("1.428,00", "4 280,00"). Only with its decimal comma: "1.428" alone is 1.428 in
+#: English, "4 280" may be two numbers.
+_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:([. ])\d{3})(?:\2\d{3})*),(\d{1,2})(?![\w.,]*\d)")
+
+
+def _grouped(match: re.Match[str]) -> str:
+    """A grouped number with a decimal comma in the writing :func:`number` reads."""
+    return f"{match[1].replace(match[2], '')}.{match[3]}"
 
 
 #: A number glued to its unit ("1.28km", "80kg"): a space between, so the number reads alone.
