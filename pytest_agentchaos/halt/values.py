@@ -124,7 +124,13 @@ def _han(text: str) -> float | None:
         elif ch in _HAN_BIG:
             total += (section + digit) * _HAN_BIG[ch]
             section = digit = 0
-    return float(total + section + digit)
+    value = total + section + digit
+    # a digit right after a unit above ten counts in the unit below it, as it is said
+    # ("一万二" 12000, "两千八" 2800, "一百五" 150); after 零 it counts ones ("一千零八" 1008)
+    unit = (_HAN_UNITS.get(text[-2], 0) or _HAN_BIG.get(text[-2], 0)) if len(text) >= 2 else 0
+    if unit > 10 and text[-1] in _HAN_DIGITS:
+        value += _HAN_DIGITS[text[-1]] * (unit // 10 - 1)
+    return float(value)
 
 
 # -- dates --------------------------------------------------------------------------------------
@@ -377,7 +383,7 @@ _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b
 
 
 #: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
-_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|(万|亿))")
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|[^\S\n]?(万|亿))")
 _MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
 
 
