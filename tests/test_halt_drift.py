@@ -305,3 +305,69 @@ def test_react_calls_naming_the_tasks_id_in_brackets_are_the_task() -> None:
         for i, hub in enumerate(hubs)
     ]
     assert halt_at(steps, task) is None
+
+
+# -- a series' next step is no further off the topic ---------------------------------------
+
+
+def test_a_poll_of_the_same_item_whose_words_leave_the_task_runs_on() -> None:
+    # the tracker's words share nothing with the order's: each poll is the same call on the
+    # same order, with news, so it is no further adrift than the first poll
+    task = "帮我点一份牛肉面加卤蛋，30元以内，送到后告诉我。"
+    order = {"order": "2026112818433921"}
+    steps = [
+        say("下单：大碗牛肉面×1，卤蛋×1，少辣。", "waimai_order", True, args={"shop": "MJ88"}),
+        say("订单已接单，备餐中，预计19:05送达。", "waimai_track", True, args=order),
+        say("骑手已到店，等待出餐，预计19:07送达。", "waimai_track", True, args=order),
+        say("骑手已取餐，距您2.1公里，预计19:04送达。", "waimai_track", True, args=order),
+        say("配送中，距您700米，预计19:01送达。", "waimai_track", True, args=order),
+        say("已送达，骑手放在门口。", "waimai_track", True, args=order),
+    ]
+    assert halt_at(steps, task) is None
+
+
+def test_a_range_narrowed_call_by_call_runs_on() -> None:
+    # a bisection: the same import on the same file, the rows' numbers narrowing
+    task = "Import the midterm grades (grades_midterm.xlsx, 612 students) into the school system."
+    ranges = ["307-459", "307-383", "384-421", "384-402", "403-411", "403-406"]
+    steps = [say("Importing the whole sheet.", "import_grades", False, args={"rows": "1-612"})]
+    steps += [
+        say(f"Rows {r}: {'ok' if i % 2 else 'rejected'}.", "import_rows", i % 2 == 1,
+            args={"file": "v2.xlsx", "rows": r})
+        for i, r in enumerate(ranges)
+    ]  # fmt: skip
+    assert halt_at(steps, task) is None
+
+
+def test_the_same_sentence_with_new_values_is_a_sweep_not_drift() -> None:
+    task = "Suggest a list price for the duplex at 88 Juniper Way from its income."
+    steps = [
+        say("Loading the rent roll for 88 Juniper Way (duplex).", "listing_get", True),
+        say("Net operating income: 2 units x 3,450 x 12 = 82,800 gross; NOI 59,400."),
+    ]
+    steps += [
+        say(f"At a {rate}% cap rate the implied value is {value}.")
+        for rate, value in [("4.5", "1,320,000"), ("5.0", "1,188,000"), ("5.5", "1,080,000"),
+                            ("6.0", "990,000"), ("6.5", "913,800")]
+    ]  # fmt: skip
+    assert halt_at(steps, task) is None
+
+
+def test_calls_on_new_items_off_the_task_still_drift() -> None:
+    # another item each call (another query, not another number) is no series: drift
+    task = "Fix the flaky checkout test in tests/test_cart.py."
+    steps = [
+        say("Running tests/test_cart.py: test_checkout fails 1 in 5.", "pytest", True,
+            args={"path": "tests/test_cart.py"}),
+    ]  # fmt: skip
+    steps += [
+        say(text, "web_search", True, args={"q": q})
+        for text, q in [
+            ("Top espresso grinders of 2026 ranked.", "espresso grinders"),
+            ("Flat white versus cortado: the milk ratio.", "flat white cortado"),
+            ("Roasting profiles for light Ethiopian beans.", "ethiopian roast"),
+            ("Water hardness and scale in boilers.", "water hardness boiler"),
+            ("Cleaning group heads with backflush tablets.", "backflush group head"),
+        ]
+    ]
+    assert halt_at(steps, task) is not None

@@ -68,6 +68,9 @@ class Topic:
     format_words: frozenset[str] = frozenset()
     #: the step that said the work was done in other words ("rotation done.", "已修复")
     claimed_at: int | None = None
+    #: what the latest step of a series did, as its next step would do it again: a call's tool
+    #: and arguments with their numbers masked, or (no call) its text with its values masked
+    last_move: tuple[str | None, str] | None = None
 
     def __post_init__(self) -> None:
         self.task_words = stems(keywords(self.task))
@@ -105,6 +108,12 @@ class Topic:
             - self.task_words
         )
         info, content = self._content(step)
+        move = _move(step)
+        continues = informative and move is not None and move == self.last_move
+        if move is not None:
+            # (a failed call or a reply without values between two steps of a series, the
+            # range that failed in a bisection, does not end it)
+            self.last_move = move
         self.steps_read += 1
         for word in content:
             self.seen_in[word] = self.seen_in.get(word, 0) + 1
@@ -143,6 +152,11 @@ class Topic:
                 self.vocabulary[word] = step.index
             self.off_topic = self.off_talk = self.adrift = 0
             return Verdict(False, decay=True)
+        if continues:
+            # the next step of a series the last step began (the same call on the same item
+            # with another number: a poll, a range narrowed, a page turned; the same sentence
+            # with new values: a sweep) is no further off the topic than that step was
+            return Verdict(False)
         self.off_topic += 1
         self.off_talk = self.off_talk + 1 if step.tool is None else 0
         # an aside or two is work too (a look-up, a note): the third in a row is drift. Talk
@@ -176,6 +190,21 @@ class Topic:
         )
 
 
+def _move(step: Observation) -> tuple[str | None, str] | None:
+    """What ``step`` does, as the next step of a series does it again: a call that worked, as
+    its tool and its arguments with their numbers masked (None when the arguments are not
+    given: the item is unknown; None for a failed call: a call failing again is a retry,
+    which the failure heuristics judge, not a series advancing on its results), or a reply's
+    text with its values masked (None without a value in it)."""
+    if step.tool is not None:
+        if step.args is None or step.ok is not True:
+            return None
+        return step.tool, _DIGITS.sub("#", step.args)
+    if not step.info or not step.masked:
+        return None
+    return None, step.shape
+
+
 def _claims_done(text: str, step: Observation) -> bool:
     """Whether ``text`` says the work is done (:data:`_CLAIM`), not a part of it: no count
     beside the claim ("2/14 jobs done", "已完成 35%"), no progress counter on the step."""
@@ -195,6 +224,7 @@ def stems(words: frozenset[str] | set[str]) -> frozenset[str]:
 
 
 _NUMBER = re.compile(r"^[\d.,:%+-]+$")
+_DIGITS = re.compile(r"\d+")
 
 
 _DONE = re.compile(

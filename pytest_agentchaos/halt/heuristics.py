@@ -44,6 +44,7 @@ from .policy import HEURISTICS, HaltPolicy
 from .similarity import CLOSE, Match, redoes, says_again, similar
 from .streaks import Failures
 from .text import names, tokens
+from .values import read
 
 __all__ = [
     "CLOSE",
@@ -80,6 +81,9 @@ class Watch:
     claimed_at: int | None = None
     last_informative: int = -1
     last_news: int = -1
+    #: the whole numbers the task states ("label the 50 snippets"): a counter standing at one
+    #: of them has counted the whole task
+    task_counts: frozenset[float] = frozenset()
     #: the latest step informative on its own, and the latest announced change taken as news
     real_at: int = -1
     changed_at: int = -2
@@ -99,6 +103,9 @@ class Watch:
         self.topic = Topic(self.task)
         self.named = set(names(self.task))
         self.task_tokens = tokens(self.task)
+        self.task_counts = frozenset(
+            float(v) for _, v in read(self.task).numbers if v.isdigit() and int(v) > 1
+        )
         self.failures = Failures(span=self.policy.window * 2)
         for name in HEURISTICS:
             self.strikes[name] = deque()
@@ -150,8 +157,9 @@ class Watch:
         acted = step.ok is True and not similar and not redone and not _confirms(step, close)
         # a rising counter excuses a bare status line said again ("still importing"), not a
         # step that says the same about the same items (an item counted again) nor the very
-        # same text
-        counted_again = exact or (bool(similar) and bool(step.info))
+        # same text; a call on an item not called before (the next day, class or file of a
+        # series, said in the same template) is the next item counted, not one again
+        counted_again = exact or (bool(similar) and bool(step.info) and not step.fresh)
         # a state never seen before: the environment moved (a logged state is evidence both
         # ways: one seen again with nothing new since is a strike of its own)
         moved = step.state is not None and step.state not in self.state_at
@@ -345,11 +353,22 @@ class Watch:
             self._reset("progress")
             return self._signal("progress", step, False, "")
         self.flat += 1
-        redo = next((o for o in reversed(redone) if o.index >= self.rose_at), None)
+        # (the same call that failed then and works now is no redo: its outcome is news, a
+        # check passing after the fix it asked for)
+        redo = next(
+            (
+                o for o in reversed(redone)
+                if o.index >= self.rose_at and not (o.ok is False and step.ok is True)
+            ),
+            None,
+        )  # fmt: skip
         # (a call that worked and redoes nothing is work, not idling: closing the tickets
         # after the last one was counted)
+        # (a counter standing at the count the task gives has counted the task: what
+        # follows, checking and fixing, is no stagnation of it)
         idle = (
-            self.flat >= self.policy.stagnation_steps
+            value not in self.task_counts
+            and self.flat >= self.policy.stagnation_steps
             and step.index - self.last_news >= 2
             and not acted
         )

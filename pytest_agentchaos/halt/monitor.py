@@ -260,9 +260,11 @@ class HaltMonitor:
         canonical = None if args is None else _canonical(args)
         after_change = self._changed is not None and self._changed != tool
         self._changed = None
+        fresh = False
         if ok is True and tool is not None and canonical is not None:
             if (tool, canonical) not in self._calls:
                 self._changed = tool
+                fresh = True
             if len(self._calls) > 100_000:  # bounded memory for endless runs
                 self._calls.clear()
             self._calls.add((tool, canonical))
@@ -325,6 +327,7 @@ class HaltMonitor:
                 tool, ok, error_text, text, new, reading.counted, info, after_change
             ),
             lower=self._lows.lower(tool, ok, counted),
+            fresh=fresh,
         )
         signals = tuple(self.watch.read(step))
         decision = self._decide(step, signals)

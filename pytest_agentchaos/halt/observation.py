@@ -54,6 +54,9 @@ class Observation:
     #: A failure stating a count below the lowest its tool's failures stated since it last
     #: worked, none higher (:class:`.streaks.Lows`): a step toward success.
     lower: bool = False
+    #: A call that worked with arguments (given) its tool had not been called with before in
+    #: the run: another item, not the same one again.
+    fresh: bool = False
 
 
 @runtime_checkable

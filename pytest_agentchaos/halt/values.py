@@ -124,7 +124,13 @@ def _han(text: str) -> float | None:
         elif ch in _HAN_BIG:
             total += (section + digit) * _HAN_BIG[ch]
             section = digit = 0
-    return float(total + section + digit)
+    value = total + section + digit
+    # a digit right after a unit above ten counts in the unit below it, as it is said
+    # ("一万二" 12000, "两千八" 2800, "一百五" 150); after 零 it counts ones ("一千零八" 1008)
+    unit = (_HAN_UNITS.get(text[-2], 0) or _HAN_BIG.get(text[-2], 0)) if len(text) >= 2 else 0
+    if unit > 10 and text[-1] in _HAN_DIGITS:
+        value += _HAN_DIGITS[text[-1]] * (unit // 10 - 1)
+    return float(value)
 
 
 # -- dates --------------------------------------------------------------------------------------
@@ -290,6 +296,7 @@ def read(text: str) -> Reading:
     plain = _VOLATILE.sub(" ", plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
+    plain = _GROUPED.sub(_grouped, plain)
     plain = _SCALED.sub(_scaled, plain)
     plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
@@ -376,13 +383,24 @@ _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b
 
 
 #: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
-_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|(万|亿))")
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|[^\S\n]?(万|亿))")
 _MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
 
 
 def _scaled(match: re.Match[str]) -> str:
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
     return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
+
+
+#: A number in the writing of most of Europe: thousands grouped by "." or a space, a decimal
+#: comma ("1.428,00", "4 280,00"). Only with its decimal comma: "1.428" alone is 1.428 in
+#: English, "4 280" may be two numbers.
+_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:([. ])\d{3})(?:\2\d{3})*),(\d{1,2})(?![\w.,]*\d)")
+
+
+def _grouped(match: re.Match[str]) -> str:
+    """A grouped number with a decimal comma in the writing :func:`number` reads."""
+    return f"{match[1].replace(match[2], '')}.{match[3]}"
 
 
 #: A number glued to its unit ("1.28km", "80kg"): a space between, so the number reads alone.
@@ -456,9 +474,9 @@ def loop_place(place: str) -> bool:
 
 @dataclass
 class Counters:
-    """Learns the places of the text whose number rises by one or two from one step to the
-    next: a loop, attempt or iteration counter, an enumeration across steps. Their numbers are
-    no news (:meth:`drop`)."""
+    """Learns the places of the text whose whole number rises by one or two from one step to
+    the next: a loop, attempt or iteration counter, an enumeration across steps. Their numbers
+    are no news (:meth:`drop`)."""
 
     last: dict[str, tuple[int, float]] = field(default_factory=dict)
     limit: int = 256
@@ -477,7 +495,15 @@ class Counters:
             except ValueError:
                 continue
             before = self.last.get(place)
-            rises = before is not None and index - before[0] <= 3 and 0 < now - before[1] <= 2
+            # a counter counts in whole numbers: a fraction that rises (a score 0.71 then
+            # 0.78, a ratio) is a measurement, news each time it moves
+            rises = (
+                before is not None
+                and index - before[0] <= 3
+                and 0 < now - before[1] <= 2
+                and now.is_integer()
+                and before[1].is_integer()
+            )
             stays = before is not None and place in self.counting and now == before[1]
             if rises and len(self.counting) < self.limit:
                 self.counting.add(place)
