@@ -152,6 +152,11 @@ class Topic:
                 self.vocabulary[word] = step.index
             self.off_topic = self.off_talk = self.adrift = 0
             return Verdict(False, decay=True)
+        if step.tool is not None and step.ok is True and step.new_info:
+            # a call that worked and brought values the run had not seen is the work yielding
+            # results, whatever its words (a turbine's figures, a ledger's rows): word overlap
+            # alone is no evidence against it; drift strikes on steps that bring nothing new
+            return Verdict(False)
         if continues:
             # the next step of a series the last step began (the same call on the same item
             # with another number: a poll, a range narrowed, a page turned; the same sentence
