@@ -108,9 +108,15 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
         compiled = re.compile(pattern)
     except re.error:
         return Decline("pattern_correction", f"the schema's pattern {pattern!r} does not compile")
+    written = _task_spelling(value, compiled, ctx.task)
+    if written is not None:
+        why = f"{shown(value)} is written {written!r} in the task, which matches {pattern!r}"
+        return Fix("pattern_correction", written, 0.9, why)
     found: list[tuple[str, int, str]] = []
     for how, size, transform in _TRANSFORMS:
         candidate = transform(value)
+        if _joins_words(value, candidate):
+            continue
         known = candidate in {c for _, _, c in found}
         if candidate != value and not known and compiled.search(candidate):
             found.append((how, size, candidate))
@@ -134,6 +140,32 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
         "pattern_correction",
         f"{shown(value)} does not match {pattern!r} and no mechanical change fits",
     )
+
+
+_WORDS = re.compile(r"[^\W\d_]{2,}\w*(?:\s+\w+)+")
+
+
+def _joins_words(value: str, candidate: str) -> bool:
+    """Whether ``candidate`` joins words ``value`` writes apart (``New Onboarding Flow`` ->
+    ``NewOnboardingFlow``): words run together say a new name, not the same one; groups of a
+    code (``GB29 NWBK``) or digits are not words here."""
+    inner = value.strip()
+    if not _WORDS.fullmatch(inner) or re.search(r"\s", candidate.strip()):
+        return False
+    return all(re.search(r"[^\W\d_]", w) for w in inner.split()) and not inner.isupper()
+
+
+def _task_spelling(value: str, compiled: re.Pattern[str], task: str | None) -> str | None:
+    """The one token of the task that writes ``value``'s words with other separators and
+    matches the pattern (``checkout v3`` where the task names ``checkout-v3``); None when
+    there is none or more than one."""
+    if not task or not re.search(r"\s", value.strip()):
+        return None
+    key = re.sub(r"[\W_]+", "", value).casefold()
+    seen = {t.strip(".,;:!?\"'()[]") for t in task[:2000].split()}
+    hits = {t for t in seen if t != value and re.sub(r"[\W_]+", "", t).casefold() == key}
+    hits = {t for t in hits if compiled.search(t)}
+    return hits.pop() if len(hits) == 1 else None
 
 
 _GROUPED = re.compile(r"\d{1,3}(?:(?P<g>[.,\s\u00a0\u202f'])\d{3})*(?:(?P<d>[.,])\d+)?")
