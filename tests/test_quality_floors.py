@@ -46,8 +46,9 @@ def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -
     import bench_halt_corpus
 
     got = _result(capsys, bench_halt_corpus.main, "bench_halt_corpus.py", "--split", "test")
-    # recorded 0.963 / 0.664 (0.927 / 0.655 before the failures-as-attempts round; 0.922 /
+    # recorded 0.975 / 0.664 (0.963 before the drift-series round; 0.927 / 0.655 before the
+    # failures-as-attempts round; 0.922 /
     # 0.612 with the fourth test batch; before issue 29: 0.690 / 0.439)
-    assert got["precision"] >= 0.95, got
+    assert got["precision"] >= 0.96, got
     assert got["recall"] >= 0.65, got
     assert got["early"] == 0, got
