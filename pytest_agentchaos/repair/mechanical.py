@@ -142,7 +142,11 @@ def fix_pattern(value: Any, pattern: str, ctx: Context) -> Fix | Decline:
     )
 
 
-_WORDS = re.compile(r"[^\W\d_]{2,}\w*(?:\s+\w+)+")
+#: Words apart: two letters, then word characters, then at least one more word after spaces
+#: (written so that no two parts can take the same characters: linear on any value).
+_WORDS = re.compile(r"[^\W\d_]{2}\w*(?:\s+\w+)+")
+#: Longer than this, a value is no name whose words could be joined or respelt.
+_NAME_MAX = 200
 
 
 def _joins_words(value: str, candidate: str) -> bool:
@@ -150,7 +154,7 @@ def _joins_words(value: str, candidate: str) -> bool:
     ``NewOnboardingFlow``): words run together say a new name, not the same one; groups of a
     code (``GB29 NWBK``) or digits are not words here."""
     inner = value.strip()
-    if not _WORDS.fullmatch(inner) or re.search(r"\s", candidate.strip()):
+    if len(inner) > _NAME_MAX or not _WORDS.fullmatch(inner) or re.search(r"\s", candidate.strip()):
         return False
     return all(re.search(r"[^\W\d_]", w) for w in inner.split()) and not inner.isupper()
 
@@ -159,7 +163,7 @@ def _task_spelling(value: str, compiled: re.Pattern[str], task: str | None) -> s
     """The one token of the task that writes ``value``'s words with other separators and
     matches the pattern (``checkout v3`` where the task names ``checkout-v3``); None when
     there is none or more than one."""
-    if not task or not re.search(r"\s", value.strip()):
+    if not task or len(value) > _NAME_MAX or not re.search(r"\s", value.strip()):
         return None
     key = re.sub(r"[\W_]+", "", value).casefold()
     seen = {t.strip(".,;:!?\"'()[]") for t in task[:2000].split()}
