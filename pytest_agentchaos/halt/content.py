@@ -1,5 +1,6 @@
 """What a step says besides its values: the content words it is the first in the run to say,
-and whether it announces a change of approach.
+whether it announces a change of approach, and what it says of the agent itself (that it
+waits, apologises for an earlier answer, or talks about its own earlier output).
 
 A short answer that names only values said before restates them ("That is 2048 KB" after
 "2,097,152 bytes"), whatever its framing words. It does not when it says something else that
@@ -17,7 +18,15 @@ import re
 from .observation import Observation
 from .text import stems, tokens
 
-__all__ = ["SAYS_MORE", "changes_approach", "new_words", "says_more"]
+__all__ = [
+    "SAYS_MORE",
+    "apologises",
+    "changes_approach",
+    "new_words",
+    "refers_to_itself",
+    "says_more",
+    "waits",
+]
 
 #: New content words (a CJK character pair counting half a word) from which a short answer
 #: says more than the values it restates: a new clause's worth, not a framing word or two
@@ -91,3 +100,47 @@ def says_more(step: Observation, known: frozenset[str]) -> bool:
 
 def _cjk(word: str) -> bool:
     return any("\u3400" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff" for ch in word)
+
+
+#: A step that waits: its text opens with a verb of waiting, or its tool is one.
+_WAIT = re.compile(
+    r"^\W*(?:(?:i am |i'm |now |still )?(?:wait(?:ing|s)?|sleep(?:ing|s)?|paus(?:e|es|ing)|"
+    r"back(?:ing)? off|idl(?:e|ing))\b)|^\W*(?:等待|等候|稍等|休眠|暂停|等\s*\d)",
+    re.IGNORECASE,
+)
+
+
+def waits(step: Observation) -> bool:
+    """Whether ``step`` is a wait: a short text opening with a verb of waiting ("Waiting 60 s
+    before the next check", "Sleeping 30 s", "等待 5 分钟") or a call of a tool named so."""
+    if step.tool is not None:
+        return bool(_WAIT.match(step.tool.replace("_", " ")))
+    return len(step.tokens) <= 16 and bool(_WAIT.match(step.output[:200]))
+
+
+_APOLOGY = re.compile(
+    r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"
+    r"(?:fixed|corrected|resolved)|(?:this|that|it) should (?:now )?(?:work|be fixed)|"
+    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|道歉|我的错|"
+    r"已(?:经)?修(?:复|正)|这次应该",
+    re.IGNORECASE,
+)
+_SELF = re.compile(
+    r"\b(?:as i (?:said|mentioned|noted|explained)(?: (?:before|earlier|above))?|"
+    r"(?:my|the) (?:previous|earlier|last) (?:response|answer|message|reply|output)|"
+    r"as an ai\b|i am (?:an ai|a language model)|i (?:will|'ll) (?:now )?(?:re-?examine|"
+    r"reconsider|review) my|let me (?:re-?think|reconsider|re-?evaluate) my)\b|"
+    r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)|"
+    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)",
+    re.IGNORECASE,
+)
+
+
+def apologises(text: str) -> bool:
+    """Whether ``text`` apologises or claims to have fixed an earlier answer."""
+    return bool(_APOLOGY.search(text[:4000]))
+
+
+def refers_to_itself(text: str) -> bool:
+    """Whether ``text`` talks about the agent itself or its own earlier output."""
+    return bool(_SELF.search(text[:4000]))

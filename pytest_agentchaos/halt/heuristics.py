@@ -29,14 +29,13 @@ these.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..escape.classify import ErrorClassifier
 from ..escape.normalize import mask_text
-from .content import changes_approach
+from .content import apologises, changes_approach, refers_to_itself, waits
 from .drift import Topic
 from .embed import CachedEmbedder
 from .observation import Heuristic, Observation, Signal, check_heuristics, heuristic_name
@@ -95,7 +94,7 @@ class Watch:
     returned_at: int = -2
     #: the task's words (a query of them is no new query)
     task_tokens: frozenset[str] = frozenset()
-    #: the latest step that waited (:func:`_waits`), and the repeats spaced by waits so far
+    #: the latest step that waited (:func:`.content.waits`), and the repeats spaced by waits so far
     waited_at: int = -1
     spaced: int = 0
 
@@ -128,7 +127,7 @@ class Watch:
                 for name in HEURISTICS
             ]
             return signals + self._custom(step)
-        if step.ok is not False and _waits(step):
+        if step.ok is not False and waits(step):
             # the agent waits (for a job, a backoff, a readiness check): time passes, nothing
             # is said or done; the wait says again what the last one said by nature. Only the
             # progress and the state read it; what it spaces is judged by the next step
@@ -392,7 +391,7 @@ class Watch:
         when that one apologised too: the user turned both down, and each such turn is one
         more. A reply that apologises for nothing halves the evidence (a refinement
         apologises now and then, an apology loop every turn)."""
-        claims = bool(_APOLOGY.search(step.output[:4000]))
+        claims = apologises(step.output)
         strike = False
         if step.ok is False and self.claimed_at is not None:
             strike = self.failures.seen(step.tool or "", step.failure or step.error)
@@ -421,7 +420,7 @@ class Watch:
         return self._signal("apology", step, strike or repeated or retracts, reason)
 
     def _self_reference(self, step: Observation, informative: bool) -> Signal:
-        talks = bool(_SELF.search(step.output[:4000]))
+        talks = refers_to_itself(step.output)
         strike = talks and not informative
         return self._signal(
             "self_reference", step, strike,
@@ -560,13 +559,6 @@ class Watch:
 #: Classifies a failure's message (no per-tool state: only ``transient`` is read).
 _TRANSIENT = ErrorClassifier()
 
-#: A step that waits: its text opens with a verb of waiting, or its tool is one.
-_WAIT = re.compile(
-    r"^\W*(?:(?:i am |i'm |now |still )?(?:wait(?:ing|s)?|sleep(?:ing|s)?|paus(?:e|es|ing)|"
-    r"back(?:ing)? off|idl(?:e|ing))\b)|^\W*(?:等待|等候|稍等|休眠|暂停|等\s*\d)",
-    re.IGNORECASE,
-)
-
 
 def _confirms(step: Observation, close: list[Match]) -> bool:
     """Whether a call that worked only confirms what an earlier step said: it states values,
@@ -575,29 +567,3 @@ def _confirms(step: Observation, close: list[Match]) -> bool:
     if not step.info or step.new_info or step.new_names:
         return False
     return any(step.info <= old.info for old, _, _ in close)
-
-
-def _waits(step: Observation) -> bool:
-    """Whether ``step`` is a wait: a short text opening with a verb of waiting ("Waiting 60 s
-    before the next check", "Sleeping 30 s", "等待 5 分钟") or a call of a tool named so."""
-    if step.tool is not None:
-        return bool(_WAIT.match(step.tool.replace("_", " ")))
-    return len(step.tokens) <= 16 and bool(_WAIT.match(step.output[:200]))
-
-
-_APOLOGY = re.compile(
-    r"\b(?:sorry|apologi[sz]e|apologies|my (?:mistake|bad|apologies)|i (?:have|'ve) (?:now )?"
-    r"(?:fixed|corrected|resolved)|(?:this|that|it) should (?:now )?(?:work|be fixed)|"
-    r"let me (?:fix|correct) (?:that|this|it))\b|抱歉|对不起|不好意思|道歉|我的错|"
-    r"已(?:经)?修(?:复|正)|这次应该",
-    re.IGNORECASE,
-)
-_SELF = re.compile(
-    r"\b(?:as i (?:said|mentioned|noted|explained)(?: (?:before|earlier|above))?|"
-    r"(?:my|the) (?:previous|earlier|last) (?:response|answer|message|reply|output)|"
-    r"as an ai\b|i am (?:an ai|a language model)|i (?:will|'ll) (?:now )?(?:re-?examine|"
-    r"reconsider|review) my|let me (?:re-?think|reconsider|re-?evaluate) my)\b|"
-    r"如前所述|我之前(?:说|提到|的回答)|作为(?:一个)?(?:AI|人工智能|语言模型)|我刚才(?:说|的回答)|"
-    r"我(?:的)?(?:上一条|上一个|前面的|之前的|刚才的)(?:消息|回复|回答|输出)",
-    re.IGNORECASE,
-)
