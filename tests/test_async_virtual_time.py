@@ -192,3 +192,39 @@ def test_a_worker_thread_still_computing_takes_no_virtual_time(how: str) -> None
     with Chaos.create(virtual_sleep=True) as chaos:
         assert asyncio.run(agent()) == "done"
     assert chaos.clock.now() == 0
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_an_executor_worker_between_taking_an_item_and_running_it_counts_as_busy(
+    taken: bool,
+) -> None:
+    """A loaded machine can pause a ``concurrent.futures`` worker right after it took an item
+    from its queue and before it runs it: its frame is still ``_worker`` and the queue is empty.
+    The loop must still wait for it, or the virtual clock jumps to the caller's deadline (a
+    timeout the agent would never see in production). Here a thread stands in for the worker,
+    held in exactly that window (the name, arguments and function name of the stdlib's)."""
+    import queue
+    import threading
+
+    from pytest_agentchaos.clock.aio import _threads_busy
+
+    hold = threading.Lock()
+    hold.acquire()
+    started = threading.Event()
+
+    def _worker(executor_reference: object, work_queue: object) -> None:
+        work_item = object() if taken else None
+        started.set()
+        hold.acquire()  # a C-level wait: the innermost Python frame stays ``_worker``
+        del work_item
+
+    worker = threading.Thread(
+        target=_worker, name="asyncio_99", args=(None, queue.SimpleQueue()), daemon=True
+    )
+    worker.start()
+    try:
+        started.wait()
+        assert _threads_busy(threading.get_ident()) is taken
+    finally:
+        hold.release()
+        worker.join()

@@ -59,7 +59,12 @@ def _threads_busy(loop_thread: int | None) -> bool:
         if frames is None:
             frames = sys._current_frames()
         frame = frames.get(thread.ident or -1)
-        if frame is not None and frame.f_code.co_name != "_worker":  # running an item
+        if frame is not None and (
+            frame.f_code.co_name != "_worker"  # running an item
+            # taken from the queue and not run yet: a loaded machine can pause the worker
+            # between its ``get`` and ``work_item.run()``, its frame still ``_worker``
+            or frame.f_locals.get("work_item") is not None
+        ):
             return True
     return False
 
