@@ -33,6 +33,12 @@ from pytest_agentchaos.inject import Chaos
 _REAL = (time.time, time.monotonic, time.sleep, asyncio.sleep, datetime.datetime, datetime.date)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``runs_first`` go first (in their order): xdist hands out tests in collection
+    order, and a test of tens of seconds collected last ends the run on one worker alone."""
+    items.sort(key=lambda item: item.get_closest_marker("runs_first") is None)
+
+
 _SOCKETS = (socket.socket.connect, socket.getaddrinfo, socket.gethostbyname)
 _SIGNAL = getattr(signal, "SIGUSR2", None)
 

@@ -41,6 +41,7 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
     assert got["fixed"] >= 0.60, got  # recorded 0.603 (0.612 at best; before the fifth round 0.565)
 
 
+@pytest.mark.runs_first
 def test_the_halt_monitor_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("sentence_transformers")
     import bench_halt_corpus
