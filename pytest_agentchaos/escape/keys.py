@@ -34,6 +34,7 @@ from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
+from .react import react_calls
 from .replies import ReplyTexts
 from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
@@ -326,12 +327,13 @@ class Keyer:
             if isinstance(parsed, (dict, list)):
                 output = parsed
         said = reply_text(output)
-        calls = None if said is not None else _message_calls(output)
+        calls = _message_calls(output) if said is None else react_calls(said)
         if calls is not None:
-            # a message that calls tools is what it calls: its calls keyed as calls are (the
-            # arguments the agent chose are what it asks for: another date, another offset is
-            # another call; the call ids are no content), the sentence it says with them
-            # ("Let me look that up.", "Trying once more.") framing that changes nothing
+            # a message that calls tools (its ``tool_calls``, or a ReAct text's ``Action``) is
+            # what it calls: its calls keyed as calls are (the arguments the agent chose are
+            # what it asks for: another date, another offset is another call; the call ids
+            # are no content), the sentence it says with them ("Let me look that up.",
+            # "Trying once more.", a ReAct thought) framing that changes nothing
             content, called = calls
             asked = [(name, mask_args(_json_args(args), self.ignore)) for name, args in called]
             text = f"{content}\n{_as_text(asked)}"

@@ -1,0 +1,69 @@
+"""Chat-only ReAct runs (issue 29, loops): the model writes its tool call as text
+(``Action:`` / ``Action Input:``, or ``Action: tool[input]``) and a new thought each time.
+What the reply does is its call: the same call behind new thoughts is a loop; the same tool on
+new input is the next item, however alike the thoughts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_agentchaos.escape.react import react_calls
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_loop_corpus import harness  # noqa: E402
+from loop_corpus import Case, to_events  # noqa: E402
+
+
+def alarms(actions: list[dict[str, Any]]) -> list[int]:
+    """The actions at which the harness's detection raises a loop alarm."""
+    case = Case("t", "t.json", "hand-written", "", ("chat",), False, (), tuple(actions))
+    events, owner = to_events(case)
+    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
+
+
+def react(thought: str, tool: str, args: dict[str, Any]) -> str:
+    return f"Thought: {thought}\nAction: {tool}\nAction Input: {json.dumps(args)}"
+
+
+THOUGHTS = [
+    "I need the open invoices for this customer before I can answer.",
+    "The observation gave me nothing usable, so I will look the invoices up.",
+    "Still missing the invoices; querying the billing system for them.",
+    "Listing the customer's invoices should settle the question.",
+    "Let me fetch the invoices from billing to see what is outstanding.",
+]
+
+
+def test_react_calls_reads_both_formats_and_no_final_answer() -> None:
+    text = react("look it up", "billing.list", {"customer": "C-7"})
+    assert react_calls(text) == ("Thought: look it up", [("billing.list", '{"customer": "C-7"}')])
+    short = 'Thought: search first.\nAction: search["Oslo tallest"]'
+    assert react_calls(short) == ("Thought: search first.", [("search", '"Oslo tallest"')])
+    assert react_calls("Thought: done.\nFinal Answer: 42") is None
+    assert react_calls("The action plan: first we reconcile, then we report.") is None
+
+
+def test_the_same_react_call_behind_new_thoughts_is_a_loop_from_the_first_reply() -> None:
+    args = {"customer": "C-7", "status": "open"}
+    turns = ["Question: what does customer C-7 still owe?"] + [
+        f"Observation: 0 invoices (request {n})" for n in ("a81f", "b2c9", "c03d", "d4e7")
+    ]
+    replies = [react(t, "billing_list_invoices", args) for t in THOUGHTS]
+    actions = [{"model": "m", "input": t, "output": r} for t, r in zip(turns, replies, strict=True)]
+    found = alarms(actions)
+    assert found and 2 <= found[0] <= 4
+
+
+def test_the_same_react_tool_on_new_input_each_time_is_no_loop() -> None:
+    turns = ["Question: first month with an open invoice for C-7?"] + [
+        f"Observation: {n} invoices" for n in (0, 0, 0, 0)
+    ]
+    months = ["2026-01", "2026-02", "2026-03", "2026-04", "2026-05"]
+    thought = "Nothing yet, so I check the next month."
+    replies = [react(thought, "billing_list_invoices", {"month": m}) for m in months]
+    actions = [{"model": "m", "input": t, "output": r} for t, r in zip(turns, replies, strict=True)]
+    assert not alarms(actions)
