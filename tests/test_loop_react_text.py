@@ -50,8 +50,9 @@ def test_react_calls_reads_both_formats_and_no_final_answer() -> None:
 def test_the_same_react_call_behind_new_thoughts_is_a_loop_from_the_first_reply() -> None:
     args = {"customer": "C-7", "status": "open"}
     turns = ["Question: what does customer C-7 still owe?"] + [
-        f"Observation: 0 invoices (request {n})" for n in ("a81f", "b2c9", "c03d", "d4e7")
-    ]
+        f"Observation: 0 invoices (request_id={n}9e1c-4b7a-8f2d-61c0a3e5b7d9)"
+        for n in ("a81f1c2d-", "b2c93e4f-", "c03d5a6b-", "d4e77c8d-")
+    ]  # the same result, a new request id each time
     replies = [react(t, "billing_list_invoices", args) for t in THOUGHTS]
     actions = [{"model": "m", "input": t, "output": r} for t, r in zip(turns, replies, strict=True)]
     found = alarms(actions)
@@ -66,4 +67,26 @@ def test_the_same_react_tool_on_new_input_each_time_is_no_loop() -> None:
     thought = "Nothing yet, so I check the next month."
     replies = [react(thought, "billing_list_invoices", {"month": m}) for m in months]
     actions = [{"model": "m", "input": t, "output": r} for t, r in zip(turns, replies, strict=True)]
+    assert not alarms(actions)
+
+
+def test_two_react_calls_alternating_on_the_same_observations_loop_from_the_first() -> None:
+    lookup = react("Resolve the account first.", "crm_lookup", {"email": "kim@example.org"})
+    orders = react("Now list the account's orders.", "orders_list", {"account": "A-31"})
+    question = "Question: did kim@example.org order anything in May?"
+    seen = {"lookup": 'Observation: {"account": "A-31"}', "orders": 'Observation: {"orders": []}'}
+    actions = [{"model": "m", "input": question, "output": lookup}]
+    for _lap in range(4):
+        actions.append({"model": "m", "input": seen["lookup"], "output": orders})
+        actions.append({"model": "m", "input": seen["orders"], "output": lookup})
+    found = alarms(actions)
+    assert found and 4 <= found[0] <= 9  # the third lap of "lookup, orders" from action 0
+
+
+def test_the_same_react_call_on_a_new_observation_each_time_polls() -> None:
+    poll = react("Wait for the export to finish.", "export_status", {"export": "E-9"})
+    actions = [{"model": "m", "input": "Question: is export E-9 ready?", "output": poll}]
+    for pct in (10, 35, 60, 85):
+        turn = f"Observation: running, {pct}% done"
+        actions.append({"model": "m", "input": turn, "output": poll})
     assert not alarms(actions)

@@ -159,6 +159,7 @@ class Keyer:
         )
         self._replies: dict[str, str] = {}  # what a reply says -> its first key
         self._last_reply = ""  # what the latest reply said
+        self._read_turns: dict[str, str] = {}  # a turn -> how a reply calling a tool read it
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
 
@@ -360,7 +361,22 @@ class Keyer:
                 # another time is another reply however alike its words (the text's numbers
                 # are compared by shape alone)
                 key = digest([key, values])
-        if prompt is not None:
+        if prompt is not None and calls is not None:
+            # a reply that calls a tool reads the result of the call before it (its turn, an
+            # observation) and is keyed with it, as a tool call is with its result: the same
+            # call on the same result repeats (two calls alternating on the same results are
+            # a lap from the first), the same call on a new result polls, even when the new
+            # result adds little. A turn is read once (a nudge, or what it says): the same
+            # turn again is read the same way, whatever was said since
+            answered = self.turns.answered(input, prompt, text)
+            read = self._read_turns.get(prompt)
+            if read is None:
+                if len(self._read_turns) >= _CALL_KEYS:
+                    self._read_turns.clear()
+                read = self._read_turns[prompt] = answered
+            self._last_reply = key
+            key = digest(["called", read, key])
+        elif prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone; one that
             # goes back to an earlier reply (ignoring its turn, after saying something else)
             # is that reply again, whatever turn the earlier one answered: two versions handed
