@@ -71,3 +71,26 @@ def test_the_same_query_resent_to_each_complaint_is_a_loop() -> None:
     replies = [f"{f}\n{query}" for f in framings]
     turns = ["revenue by region for March above 100"] + ["still counts refunds"] * 4
     assert alarms(chat(turns, replies))
+
+
+CRON = "`0 */6 * * 1-5`"
+WRAPPED = [
+    "Use this schedule: {c}",
+    "Sorry about that! Here is the corrected one:\n{c}\nIt runs every six hours on weekdays.",
+    "Good catch, my mistake. Try this one:\n{c}\nThat should only fire during the week now.",
+    "Apologies for the confusion! This version works:\n{c}\nLet me know whether it fires now.",
+]
+
+
+def test_the_same_inline_code_behind_framing_on_both_sides_is_a_loop() -> None:
+    replies = [w.format(c=CRON) for w in WRAPPED]
+    turns = ["cron for every 6 hours on weekdays", "it also fires on Saturday 00:00"]
+    turns += ["still fires on Saturday", "same expression again"]
+    assert alarms(chat(turns, replies))
+
+
+def test_new_inline_code_behind_framing_on_both_sides_is_no_loop() -> None:
+    crons = ["`0 */6 * * *`", "`0 */6 * * 1-5`", "`0 0,6,12,18 * * 1-5`", "`0 6-18/6 * * 1-5`"]
+    replies = [w.format(c=c) for w, c in zip(WRAPPED, crons, strict=True)]
+    turns = ["cron for every 6 hours", "weekdays only", "list the hours", "daytime only"]
+    assert not alarms(chat(turns, replies))
