@@ -90,3 +90,36 @@ def test_the_same_react_call_on_a_new_observation_each_time_polls() -> None:
         turn = f"Observation: running, {pct}% done"
         actions.append({"model": "m", "input": turn, "output": poll})
     assert not alarms(actions)
+
+
+def _message(args: dict[str, Any], call_id: str) -> str:
+    call = {"id": call_id, "type": "function",
+            "function": {"name": "render_frame", "arguments": json.dumps(args)}}  # fmt: skip
+    return json.dumps({"role": "assistant", "content": "", "tool_calls": [call]})
+
+
+APOLOGIES = ["Nothing came back. Let me look at the link again.",
+             "Still no image; re-reading the frame id.",
+             "No render yet, checking the URL once more."]  # fmt: skip
+
+
+def _cycle(args_per_lap: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    error = json.dumps({"role": "tool", "content": '{"err": "frame not found", "status": 404}'})
+    actions = []
+    for lap, (args, apology) in enumerate(zip(args_per_lap, APOLOGIES, strict=True)):
+        restated = "The frame id in the link is 88:12; rendering it at 2x."
+        actions.append({"model": "m", "input": "render the hero frame", "output": restated})
+        actions.append({"model": "m", "input": "continue", "output": _message(args, f"call_{lap}")})
+        actions.append({"model": "m", "input": error, "output": apology})
+    return actions
+
+
+def test_the_same_tool_call_message_each_lap_of_a_chat_is_a_loop_whatever_is_said_between() -> None:
+    found = alarms(_cycle([{"frame": "88:12", "scale": 2}] * 3))
+    assert found and 6 <= found[0] <= 8
+
+
+def test_a_tool_call_message_on_a_new_frame_each_lap_is_no_loop() -> None:
+    frames = [{"frame": "88:12", "scale": 2}, {"frame": "88:13", "scale": 2},
+              {"frame": "90:1", "scale": 2}]  # fmt: skip
+    assert not alarms(_cycle(frames))

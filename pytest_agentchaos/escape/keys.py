@@ -159,6 +159,7 @@ class Keyer:
         )
         self._replies: dict[str, str] = {}  # what a reply says -> its first key
         self._last_reply = ""  # what the latest reply said
+        self._tools_ran = False  # whether a tool or HTTP call completed in this run
         self._read_turns: dict[str, str] = {}  # a turn -> how a reply calling a tool read it
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
@@ -176,6 +177,7 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
+        self._tools_ran = True
         data = _json_args(args)  # what the call asks for, when the arguments are JSON text
         url = url_path(tool) if channel == "http" else None
         name = tool
@@ -403,7 +405,12 @@ class Keyer:
                 else:
                     key = digest([answered, key])
         self._came_back(key)
-        return ActionKey(None, model, "ok", key, None, "model")
+        # a reply that calls a tool, in a run where no tool has run (the framework never
+        # executes them, or a chat-only trace), is in the stream of tool calls: its calls are
+        # the run's only calls, and the model's other replies between them its text between
+        # calls (an apology in new words each lap leaves the same call repeating)
+        stream = "tool" if calls is not None and not self._tools_ran else None
+        return ActionKey(None, model, "ok", key, None, "model", stream=stream)
 
     def _came_back(self, key: str) -> None:
         """Note a call's or a reply's key: one seen before means a lap of the run repeats (the
