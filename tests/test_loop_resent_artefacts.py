@@ -40,8 +40,15 @@ def test_a_literal_a_condition_takes_is_a_value_of_a_long_text() -> None:
     assert a[0] == b[0]  # the words are the same (a long text's numbers are masked) ...
     assert a[1] != b[1]  # ... but the literal the condition takes is not
     assert "='2026-03-08'" in b[1] and "=0" in b[1]
-    # an arrow is no comparison: "step 3 -> 4" says no literal
+    # an arrow is no comparison: "step 3 -> 4" says no literal; nor is an exclamation mark
     assert not text_shingles("We went through every step of the plan -> 4 and then " * 3)[1]
+    steps = "Please try these steps, in this order, and tell me what you see afterwards"
+    assert not text_shingles(f"{steps}!\n1! Unplug it!\n2! Wait 30 s!\n3! Plug it in!")[1]
+    # a sentence's end after the literal is punctuation, whichever mark it is
+    said = "Every pair among the ten people at the table shakes hands exactly once, so C(10,2)"
+    a = text_shingles(f"{said} = 45. That is the total.")
+    b = text_shingles(f"{said} = 45! That is the total!")
+    assert a[1] == b[1] == {"=45"}
 
 
 def test_a_query_whose_window_moves_on_request_is_no_loop() -> None:

@@ -198,8 +198,9 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
 #: A literal holding a digit, taken by a comparison or an assignment operator: a quoted one
 #: (``= '2026-11-15'``, ``> "10"``) or a bare number (``<= 500``, ``>=0.95``).
 _OPERAND = re.compile(
-    r"(?<![-=<>!])(?:[<>!=]=?|<>)\s{0,2}((?:'[^'\n]{0,40}\d[^'\n]{0,40}'|\"[^\"\n]{0,40}\d[^\"\n]{0,40}\"|"
-    r"-?\d+(?:[.,]\d+)*)(?![\w.]))"
+    r"(?<![-=<>!])(?:[<>!=]=|<>|[<>=])\s{0,2}"
+    r"((?:'[^'\n]{0,40}\d[^'\n]{0,40}'|\"[^\"\n]{0,40}\d[^\"\n]{0,40}\"|"
+    r"-?\d+(?:[.,]\d+)*)(?!\w|[.,]\d))"
 )
 
 
