@@ -27,8 +27,8 @@ from typing import Any
 
 from ..saferepr import safe_repr
 from .classify import ErrorClassifier
-from .failures import FAILURE_FIELDS, failure_text
 from .failures import as_text as _as_text
+from .failures import failure_text, has_failure_field
 from .field_names import commentary_field
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
@@ -192,7 +192,7 @@ class Keyer:
         coarse: str | None
         if transient:
             coarse = f"{channel}:{tool} -> transient"
-        elif ok and status is None and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
+        elif ok and status is None and type(result) is dict and not has_failure_field(result):
             coarse = None  # no field that could report a failure (most results)
         else:
             if ok:
