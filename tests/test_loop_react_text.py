@@ -123,3 +123,22 @@ def test_a_tool_call_message_on_a_new_frame_each_lap_is_no_loop() -> None:
     frames = [{"frame": "88:12", "scale": 2}, {"frame": "88:13", "scale": 2},
               {"frame": "90:1", "scale": 2}]  # fmt: skip
     assert not alarms(_cycle(frames))
+
+
+def test_a_react_call_in_full_width_punctuation_is_the_same_call() -> None:
+    ascii_ = react("查一下。", "geo_lookup", {"address": "博云路2号"})
+    wide = ascii_.replace(": ", "： ").replace("Action:", "Action：")
+    assert react_calls(wide) is not None
+    assert react_calls(wide)[1] == react_calls(ascii_)[1]  # type: ignore[index]
+
+
+def test_observations_sent_under_a_new_turn_number_are_the_same_observations() -> None:
+    lookup = react("Resolve the account first.", "crm_lookup", {"email": "kim@example.org"})
+    orders = react("Now list the account's orders.", "orders_list", {"account": "A-31"})
+    seen = ['Observation: {"account": "A-31", "tier": 2}', 'Observation: {"orders": [], "n": 0}']
+    actions = [{"model": "m", "input": "[turn 1] Question: any May orders?", "output": lookup}]
+    for n in range(8):
+        turn = f"[turn {n + 2}] {seen[n % 2]}"
+        actions.append({"model": "m", "input": turn, "output": orders if n % 2 == 0 else lookup})
+    found = alarms(actions)
+    assert found and 4 <= found[0] <= 6  # at the third lap from the first observation

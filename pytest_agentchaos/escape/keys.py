@@ -368,14 +368,16 @@ class Keyer:
             # observation) and is keyed with it, as a tool call is with its result: the same
             # call on the same result repeats (two calls alternating on the same results are
             # a lap from the first), the same call on a new result polls, even when the new
-            # result adds little. A turn is read once (a nudge, or what it says): the same
-            # turn again is read the same way, whatever was said since
+            # result adds little. A turn is read once (a nudge, or what it says, a runner's
+            # turn count aside): the same turn again is read the same way, whatever was said
+            # since
             answered = self.turns.answered(input, prompt, text)
-            read = self._read_turns.get(prompt)
+            turn = self.turns.uncounted(_latest(input))
+            read = self._read_turns.get(turn)
             if read is None:
                 if len(self._read_turns) >= _CALL_KEYS:
                     self._read_turns.clear()
-                read = self._read_turns[prompt] = answered
+                read = self._read_turns[turn] = NUDGE if answered == NUDGE else turn
             self._last_reply = key
             key = digest(["called", read, key])
         elif prompt is not None:

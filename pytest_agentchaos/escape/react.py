@@ -10,6 +10,7 @@ content beside its ``tool_calls`` is. A reply that gives a ``Final Answer`` call
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["react_calls"]
 
@@ -30,7 +31,9 @@ _FINAL = re.compile(r"^[ \t]*Final[ \t]*Answer[ \t]*:", re.MULTILINE | re.IGNORE
 def react_calls(text: str) -> tuple[str, list[tuple[str, str]]] | None:
     """What a ReAct reply says besides its calls (its thought), and its calls (tool, input
     text), in order; None for a text that makes no call or gives a final answer."""
-    head = text[:_TEXT_LIMIT]
+    # full-width punctuation (``Action：``, ``{"q"： 1}``, as a model writing Chinese may)
+    # read as its ASCII form
+    head = unicodedata.normalize("NFKC", text[:_TEXT_LIMIT])
     if "Action" not in head or _FINAL.search(head) is not None:
         return None
     calls: list[tuple[str, str]] = []
