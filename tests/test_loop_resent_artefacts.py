@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_agentchaos.escape.framing import remainders
 from pytest_agentchaos.escape.texts import text_shingles
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -101,3 +102,9 @@ def test_new_inline_code_behind_framing_on_both_sides_is_no_loop() -> None:
     replies = [w.format(c=c) for w, c in zip(WRAPPED, crons, strict=True)]
     turns = ["cron for every 6 hours", "weekdays only", "list the hours", "daytime only"]
     assert not alarms(chat(turns, replies))
+
+
+def test_a_list_numbered_with_another_mark_ends_no_sentence() -> None:
+    dots = "Sure, to be sure we agree, the plan again:\n1. Pull sales\n2. Rank items\nShall I?"
+    bangs = dots.replace(". ", "! ")  # "1!" as a re-punctuated list writes its numbers
+    assert [r.replace("! ", ". ") for r in remainders(bangs)] == remainders(dots)
