@@ -60,3 +60,27 @@ def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
     work = Volatility(fields=False)
     keys = [work.key("critic", "", f'{{"processed":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
     assert len(set(keys)) == 3
+
+
+@pytest.mark.parametrize("name", ["checkpoint_v", "state_version", "draftRev", "save_ver"])
+def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
+    assert _counts_rounds(name)
+    assert not _counts_rounds("processed") and not _counts_rounds("v")  # a bare "v": no name
+
+
+def test_a_waiting_state_saved_again_under_a_rising_checkpoint_version_is_a_loop() -> None:
+    report = {"job": "nightly_build", "status": "waiting_on_upstream", "upstream": "deps"}
+    actions = [
+        {"state": {**report, "updated_at": f"2026-03-01T10:0{n}:12Z", "checkpoint_v": 40 + n},
+         "dt": 60}
+        for n in range(6)
+    ]  # fmt: skip
+    assert alarms(actions)
+
+
+def test_a_processed_count_rising_under_a_checkpoint_version_is_progress() -> None:
+    actions = [
+        {"state": {"job": "backfill", "processed": 100 * n, "checkpoint_v": 40 + n}, "dt": 60}
+        for n in range(6)
+    ]
+    assert not alarms(actions)
