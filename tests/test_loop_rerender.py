@@ -85,12 +85,6 @@ KNOWN = (
         ("result_meta", "d6-prose-zh-gbk-csv-decode-error"),
         ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
     }
-    | {
-        # batch 8 (arrived 2026-11-28), open: a graph run whose logged state, given a save
-        # stamp, no longer comes back
-        ("state_version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
-        ("state_json+version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
-    }
 )
 #: Renderings whose flips are an open kind, not checked here (none left).
 OPEN: set[str] = set()

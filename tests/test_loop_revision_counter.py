@@ -84,3 +84,30 @@ def test_a_processed_count_rising_under_a_checkpoint_version_is_progress() -> No
         for n in range(6)
     ]
     assert not alarms(actions)
+
+
+def test_a_save_stamp_is_a_report_counter_once_it_rose_between_two_states() -> None:
+    """A checkpointer's version rises at every save: from the task's state to the plan's at
+    the first rise, then on the same plan saved again and again. The first rise came between
+    two states, so it counts reports, not work."""
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    plan = {"plan": ["dedupe", "merge"], "approved": False}
+    reports = [{"task": "clean up CRM"}, plan, plan, plan, plan]
+    seen = [counters.mask({**r, "_version": n + 1}) for n, r in enumerate(reports)]
+    assert [s["_version"] for s in seen[2:]] == ["<tick>"] * 3
+    assert seen[2] == seen[3] == seen[4]
+
+
+def test_a_count_that_rises_only_in_its_own_state_is_no_report_counter() -> None:
+    """A try number logged at every other report (a check, then a clear, then a check) rose
+    between two reports of the same check: it counts that check's tries, read as before."""
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    check, clear = {"task": "fetch", "state": "up_for_retry"}, {"task": "fetch", "cleared": 1}
+    for n in range(1, 5):
+        shown = counters.mask({**check, "try_number": n})
+        assert shown["try_number"] == n
+        counters.mask(clear)
