@@ -68,7 +68,6 @@ KNOWN = (
             "d3-chat-repeat-ask-then-unstuck",
             "d4-chat-gratitude-loop",
             "d4-chat-stream-ny-alternation",
-            "d4-chat-react-two-actions-alternate",
             "d5-chat-degenerate-output",
             "openhands-monologue-broken-by-command",
             "openhands-sdk-monologue-counter",
@@ -85,14 +84,6 @@ KNOWN = (
         ("shell_stdout", "d6-prose-zh-gbk-csv-decode-error"),
         ("result_meta", "d6-prose-zh-gbk-csv-decode-error"),
         ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
-    }
-    | {
-        # batch 8 (arrived 2026-11-28), open: not looked at yet. A plan passed between planner
-        # and critic whose reply loses its loop when its punctuation changes; a graph run whose
-        # logged state, given a save stamp, no longer comes back
-        ("reply_punct", "d8-chat-zh-xhs-plan-never-executed"),
-        ("state_version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
-        ("state_json+version", "d8-state-hubspot-plan-estimate-confirm-shuffled"),
     }
 )
 #: Renderings whose flips are an open kind, not checked here (none left).

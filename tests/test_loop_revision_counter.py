@@ -60,3 +60,54 @@ def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
     work = Volatility(fields=False)
     keys = [work.key("critic", "", f'{{"processed":{n},"verdict":"reject"}}') for n in (1, 3, 5)]
     assert len(set(keys)) == 3
+
+
+@pytest.mark.parametrize("name", ["checkpoint_v", "state_version", "draftRev", "save_ver"])
+def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
+    assert _counts_rounds(name)
+    assert not _counts_rounds("processed") and not _counts_rounds("v")  # a bare "v": no name
+
+
+def test_a_waiting_state_saved_again_under_a_rising_checkpoint_version_is_a_loop() -> None:
+    report = {"job": "nightly_build", "status": "waiting_on_upstream", "upstream": "deps"}
+    actions = [
+        {"state": {**report, "updated_at": f"2026-03-01T10:0{n}:12Z", "checkpoint_v": 40 + n},
+         "dt": 60}
+        for n in range(6)
+    ]  # fmt: skip
+    assert alarms(actions)
+
+
+def test_a_processed_count_rising_under_a_checkpoint_version_is_progress() -> None:
+    actions = [
+        {"state": {"job": "backfill", "processed": 100 * n, "checkpoint_v": 40 + n}, "dt": 60}
+        for n in range(6)
+    ]
+    assert not alarms(actions)
+
+
+def test_a_save_stamp_is_a_report_counter_once_it_rose_between_two_states() -> None:
+    """A checkpointer's version rises at every save: from the task's state to the plan's at
+    the first rise, then on the same plan saved again and again. The first rise came between
+    two states, so it counts reports, not work."""
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    plan = {"plan": ["dedupe", "merge"], "approved": False}
+    reports = [{"task": "clean up CRM"}, plan, plan, plan, plan]
+    seen = [counters.mask({**r, "_version": n + 1}) for n, r in enumerate(reports)]
+    assert [s["_version"] for s in seen[2:]] == ["<tick>"] * 3
+    assert seen[2] == seen[3] == seen[4]
+
+
+def test_a_count_that_rises_only_in_its_own_state_is_no_report_counter() -> None:
+    """A try number logged at every other report (a check, then a clear, then a check) rose
+    between two reports of the same check: it counts that check's tries, read as before."""
+    from pytest_agentchaos.escape.ticks import ReportCounters
+
+    counters = ReportCounters()
+    check, clear = {"task": "fetch", "state": "up_for_retry"}, {"task": "fetch", "cleared": 1}
+    for n in range(1, 5):
+        shown = counters.mask({**check, "try_number": n})
+        assert shown["try_number"] == n
+        counters.mask(clear)

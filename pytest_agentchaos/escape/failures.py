@@ -15,7 +15,7 @@ from typing import Any
 from ..saferepr import safe_repr
 from .normalize import parse_json_text
 
-__all__ = ["FAILURE_FIELDS", "as_text", "failure_text"]
+__all__ = ["FAILURE_FIELDS", "as_text", "failure_text", "has_failure_field"]
 
 
 #: Result fields that hold a failure's text, in the order they are read.
@@ -68,7 +68,7 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
     told by its type and message (``ValueError: bad id``), not as its JSON. None for a
     result that reports no failure."""
     failed = status is not None and status >= 400
-    if not failed and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
+    if not failed and type(result) is dict and not has_failure_field(result):
         return None  # no field that could report a failure (most results)
     if isinstance(result, str) and result.lstrip()[:1] == "{":
         # the same fields in a JSON text, read as the data it holds; under an error status
@@ -97,6 +97,9 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or str(result.get("status", "")).lower() in ("error", "failed", "failure")
             or result.get("error") not in (None, "", False, [], {})
         )
+        named = None if failed else _named_failure(result)
+        if named is not None:
+            return named
         if not failed:
             return None if _depth > 2 else _wrapped_failure(result, _depth)
         for field in _ERROR_TEXT:
@@ -107,6 +110,101 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
     if not failed:
         return None
     return result if isinstance(result, str) else as_text(result)
+
+
+#: A field's name, lowercased without ``_`` / ``-``, that holds an error's code or message
+#: (``errcode``, ``error_code``, ``errorMessage``, ``errmsg``), a list of errors (GraphQL's
+#: and JSON:API's ``errors``), or a state (``readyState``, ``build_status``, ``state``).
+_ERROR_CODE_NAME = re.compile(r"(?:err|error)(?:code|no|num|number)")
+_ERROR_MESSAGE_NAME = re.compile(
+    r"(?:err|error)(?:msg|message|detail|details|description|text|reason)"
+)
+_STATE_NAME = re.compile(r".{0,40}(?:state|status)")
+#: What a state field says when the call failed.
+_FAILED_STATES = frozenset({"error", "errored", "failed", "failure"})
+#: What an error code says when there is no error.
+_NO_ERROR = frozenset({"0", "ok", "success", "none", ""})
+#: A field name -> its kind ("code", "message", "state", "errors") or "" (bounded memo).
+_NAMES: dict[Any, str] = {}
+
+
+def _name_kind(name: Any) -> str:
+    """What a result's field holds by its name's convention: an error's ``code`` or
+    ``message``, a ``state``, ``errors``; "" for any other field."""
+    known = _NAMES.get(name)
+    if known is None:
+        flat = name.lower().replace("_", "").replace("-", "") if type(name) is str else ""
+        if flat == "errors":
+            known = "errors"
+        elif _ERROR_CODE_NAME.fullmatch(flat):
+            known = "code"
+        elif _ERROR_MESSAGE_NAME.fullmatch(flat):
+            known = "message"
+        elif _STATE_NAME.fullmatch(flat) and flat != "status":  # ``status``: read as before
+            known = "state"
+        else:
+            known = ""
+        if len(_NAMES) >= 4096:
+            _NAMES.clear()
+        _NAMES[name] = known
+    return known
+
+
+def has_failure_field(result: dict[Any, Any]) -> bool:
+    """Whether a result has a field that could report a failure: one of
+    :data:`FAILURE_FIELDS`, or a field named as an error's code or message, a list of
+    errors or a state (``errcode``, ``errorMessage``, ``errors``, ``readyState``)."""
+    if not FAILURE_FIELDS.isdisjoint(result):
+        return True
+    return any(_name_kind(name) for name in result)
+
+
+def _named_failure(result: dict[Any, Any]) -> str | None:
+    """The failure a result reports by its fields' naming conventions: a non-empty list of
+    ``errors``; an error code that is not zero (``"errcode": 45009``, ``"errorCode":
+    "BUILD_FAILED"``); a state that says it failed (``"readyState": "ERROR"``); an error
+    message when no error code says there is none (``"errmsg": "ok"`` beside ``"errcode":
+    0`` is no failure). Told by its code and message (else its state); None when none."""
+    codes, messages, failed = [], [], False
+    for name, value in result.items():
+        kind = _name_kind(name)
+        if not kind:
+            continue
+        if kind == "errors":
+            if isinstance(value, (list, dict)) and value:
+                # each error by every text it holds, its details too (GraphQL's
+                # ``extensions``): two errors with one generic message differ in them
+                return ": ".join(_texts(value)) or as_text(value)
+        elif kind == "state":
+            failed = failed or (isinstance(value, str) and value.lower() in _FAILED_STATES)
+        elif kind == "code":
+            codes.append(value)
+        elif isinstance(value, str) and value.strip():
+            messages.append(value)
+    said_none = any(str(c).strip().lower() in _NO_ERROR for c in codes if c is not False)
+    coded = [c for c in codes if c not in (None, False) and str(c).strip().lower() not in _NO_ERROR]
+    if not (failed or coded or (messages and not said_none)):
+        return None
+    parts = [str(c) for c in coded] + messages
+    if not parts:
+        parts = [as_text({k: v for k, v in result.items() if _name_kind(k) == "state"})]
+    return ": ".join(parts)
+
+
+def _texts(value: Any, limit: int = 32) -> list[str]:
+    """The texts a value holds (its strings, in order; at most ``limit``)."""
+    out: list[str] = []
+    todo = [value]
+    while todo and len(out) < limit:
+        item = todo.pop()
+        if isinstance(item, str):
+            if item.strip():
+                out.append(item)
+        elif isinstance(item, dict):
+            todo.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            todo.extend(reversed(item[:limit]))
+    return out
 
 
 def _wrapped_failure(result: dict[Any, Any], depth: int) -> str | None:

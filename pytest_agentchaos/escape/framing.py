@@ -33,8 +33,9 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 #: inside ``app.py`` or ``2.4.0``, nor after a list's number, ``1.``), a CJK full stop
 #: anywhere, a line break.
 _SENTENCE_END = re.compile(r"[.!?…]+['\")\]]*(?=\s|$)|[。！？]+[」』）]*|\n+")
-#: A list item's number before a dot (``1.`` at the start of a line): no sentence ends there.
-_LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*\d{1,3}\.$")
+#: A list item's number before its mark (``1.``, or ``1!`` as a re-punctuated list writes it, at
+#: the start of a line): no sentence ends there.
+_LIST_NUMBER = re.compile(r"(?:^|\n)[ \t]*\d{1,3}[.!?]$")
 #: The end of a clause inside a sentence: a comma, a colon or a semicolon before a space, or
 #: a CJK one.
 _CLAUSE_END = re.compile(r"[,;:](?=\s)|[，、：；]")

@@ -53,7 +53,9 @@ class ActionKey:
     call's arguments, kept only to describe the action to humans) and ``coarse`` (a failed
     call keyed by its tool and error template alone, for "same error, other arguments"
     streaks) are not part of the identity: two keys are equal when node, tool, outcome,
-    digest and channel are.
+    digest and channel are. ``stream`` says which stream the detector reads the action in,
+    when not the channel's own (a model's reply that calls a tool in a run where no tool
+    runs is read among the tool calls).
     """
 
     # A plain class rather than a frozen dataclass: a key is made for every action and looked
@@ -73,6 +75,7 @@ class ActionKey:
         channel: str = "tool",
         coarse: str | None = None,
         same_as: str | None = None,
+        stream: str | None = None,
     ) -> None:
         self._node = node
         self._tool = tool
@@ -84,7 +87,9 @@ class ActionKey:
         kind = outcome if same_as is None else same_as
         self._identity = identity = (node, tool, kind, digest, channel)
         self._hash = hash(identity)
-        self._stream = "node" if tool is None else "model" if channel == "model" else "tool"
+        if stream is None:
+            stream = "node" if tool is None else "model" if channel == "model" else "tool"
+        self._stream = stream
 
     @property
     def node(self) -> str | None:

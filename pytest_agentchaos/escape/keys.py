@@ -27,13 +27,14 @@ from typing import Any
 
 from ..saferepr import safe_repr
 from .classify import ErrorClassifier
-from .failures import FAILURE_FIELDS, failure_text
 from .failures import as_text as _as_text
+from .failures import failure_text, has_failure_field
 from .field_names import commentary_field
 from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
+from .react import react_calls
 from .replies import ReplyTexts
 from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
@@ -158,6 +159,8 @@ class Keyer:
         )
         self._replies: dict[str, str] = {}  # what a reply says -> its first key
         self._last_reply = ""  # what the latest reply said
+        self._tools_ran = False  # whether a tool or HTTP call completed in this run
+        self._read_turns: dict[str, str] = {}  # a turn -> how a reply calling a tool read it
         #: ``(tool, error)`` for each tool whose key function raised (it keys by default then)
         self.failures: list[tuple[str, str]] = []
 
@@ -174,6 +177,7 @@ class Keyer:
         channel: str = "tool",
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
+        self._tools_ran = True
         data = _json_args(args)  # what the call asks for, when the arguments are JSON text
         url = url_path(tool) if channel == "http" else None
         name = tool
@@ -188,7 +192,7 @@ class Keyer:
         coarse: str | None
         if transient:
             coarse = f"{channel}:{tool} -> transient"
-        elif ok and status is None and type(result) is dict and FAILURE_FIELDS.isdisjoint(result):
+        elif ok and status is None and type(result) is dict and not has_failure_field(result):
             coarse = None  # no field that could report a failure (most results)
         else:
             if ok:
@@ -326,12 +330,13 @@ class Keyer:
             if isinstance(parsed, (dict, list)):
                 output = parsed
         said = reply_text(output)
-        calls = None if said is not None else _message_calls(output)
+        calls = _message_calls(output) if said is None else react_calls(said)
         if calls is not None:
-            # a message that calls tools is what it calls: its calls keyed as calls are (the
-            # arguments the agent chose are what it asks for: another date, another offset is
-            # another call; the call ids are no content), the sentence it says with them
-            # ("Let me look that up.", "Trying once more.") framing that changes nothing
+            # a message that calls tools (its ``tool_calls``, or a ReAct text's ``Action``) is
+            # what it calls: its calls keyed as calls are (the arguments the agent chose are
+            # what it asks for: another date, another offset is another call; the call ids
+            # are no content), the sentence it says with them ("Let me look that up.",
+            # "Trying once more.", a ReAct thought) framing that changes nothing
             content, called = calls
             asked = [(name, mask_args(_json_args(args), self.ignore)) for name, args in called]
             text = f"{content}\n{_as_text(asked)}"
@@ -358,7 +363,24 @@ class Keyer:
                 # another time is another reply however alike its words (the text's numbers
                 # are compared by shape alone)
                 key = digest([key, values])
-        if prompt is not None:
+        if prompt is not None and calls is not None:
+            # a reply that calls a tool reads the result of the call before it (its turn, an
+            # observation) and is keyed with it, as a tool call is with its result: the same
+            # call on the same result repeats (two calls alternating on the same results are
+            # a lap from the first), the same call on a new result polls, even when the new
+            # result adds little. A turn is read once (a nudge, or what it says, a runner's
+            # turn count aside): the same turn again is read the same way, whatever was said
+            # since
+            answered = self.turns.answered(input, prompt, text)
+            turn = self.turns.uncounted(_latest(input))
+            read = self._read_turns.get(turn)
+            if read is None:
+                if len(self._read_turns) >= _CALL_KEYS:
+                    self._read_turns.clear()
+                read = self._read_turns[turn] = NUDGE if answered == NUDGE else turn
+            self._last_reply = key
+            key = digest(["called", read, key])
+        elif prompt is not None:
             # a reply to a nudge answers nothing new: keyed by what it says alone; one that
             # goes back to an earlier reply (ignoring its turn, after saying something else)
             # is that reply again, whatever turn the earlier one answered: two versions handed
@@ -385,7 +407,12 @@ class Keyer:
                 else:
                     key = digest([answered, key])
         self._came_back(key)
-        return ActionKey(None, model, "ok", key, None, "model")
+        # a reply that calls a tool, in a run where no tool has run (the framework never
+        # executes them, or a chat-only trace), is in the stream of tool calls: its calls are
+        # the run's only calls, and the model's other replies between them its text between
+        # calls (an apology in new words each lap leaves the same call repeating)
+        stream = "tool" if calls is not None and not self._tools_ran else None
+        return ActionKey(None, model, "ok", key, None, "model", stream=stream)
 
     def _came_back(self, key: str) -> None:
         """Note a call's or a reply's key: one seen before means a lap of the run repeats (the

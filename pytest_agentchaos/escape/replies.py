@@ -88,6 +88,14 @@ class ReplyTexts:
             # 1", then "... 2"): a counter, not what the text says
             key = self._resolve(last[2])
         cores = [] if code is not None else remainders(text)
+        if code is None and "`" in text:
+            # code behind framing on both sides ("Tricky! Try: <code>. It captures both."):
+            # the reply without its framing hands it back
+            for core in cores:
+                code = artefact(core) or inline_artefact(core)
+                if code is not None:
+                    key, cores = digest(["artefact", code]), []
+                    break
         shingled = [_with_code(core, text_shingles(core)) for core in cores]
         if shingled and not plain:
             # a short reply behind framing that made it long: its numbers and names are

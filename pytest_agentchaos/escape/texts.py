@@ -179,6 +179,11 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
         # that differ in it say different things however many words they share
         # (spacing around its punctuation aside: ``http: //x;`` is ``http://x;``)
         values.update("`" + _code(c) for c in _INLINE_CODE.findall(masked)[:8])
+    if not short and _OPERAND.search(masked) is not None:
+        # a long text's numbers are masked (a count that rises is no news), but a literal a
+        # comparison or an assignment takes (``>= '2026-11-15'``, ``amount > 500``) is a
+        # condition the text hands over: a query whose date window moves is another query
+        values.update("=" + _SPACE.sub(" ", m) for m in _OPERAND.findall(masked)[:16])
     if short and ("-" in masked or "_" in masked or "." in masked):
         # a name joined of words and numbers (``us-east-1``, ``eu-central-1``, ``node_3``)
         # is one identifier: another name is another item, not the same text with its
@@ -188,6 +193,15 @@ def text_shingles(text: str) -> tuple[frozenset[str], frozenset[str]]:
             if any(p.isdigit() for p in parts) and not all(p.isdigit() for p in parts):
                 values.add(name)
     return frozenset(tokens), frozenset(values)
+
+
+#: A literal holding a digit, taken by a comparison or an assignment operator: a quoted one
+#: (``= '2026-11-15'``, ``> "10"``) or a bare number (``<= 500``, ``>=0.95``).
+_OPERAND = re.compile(
+    r"(?<![-=<>!])(?:[<>!=]=|<>|[<>=])\s{0,2}"
+    r"((?:'[^'\n]{0,40}\d[^'\n]{0,40}'|\"[^\"\n]{0,40}\d[^\"\n]{0,40}\"|"
+    r"-?\d+(?:[.,]\d+)*)(?!\w|[.,]\d))"
+)
 
 
 def _code(code: str) -> str:

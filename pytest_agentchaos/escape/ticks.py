@@ -42,12 +42,15 @@ _PAIR_SCAN = 4096
 class ReportCounters:
     """Learns, over one run's state reports, the number fields that count the reports."""
 
-    __slots__ = ("_broken", "_last", "_previous", "_reports", "_rises", "_where", "counters")
+    __slots__ = (
+        "_broken", "_last", "_previous", "_reports", "_rises", "_seen_at", "_where", "counters",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self._last: dict[tuple[str, ...], int] = {}  # field path -> its latest value
         self._rises: dict[tuple[str, ...], int] = {}  # field path -> rises by one in a row
         self._where: dict[tuple[str, ...], set[str]] = {}  # the states it rose at (two)
+        self._seen_at: dict[tuple[str, ...], str] = {}  # field path -> the latest state it was in
         self._previous = ""  # the latest report without its numbers
         self._broken: set[tuple[str, ...]] = set()  # once did not rise by one
         self._reports = 0  # the dict states reported so far
@@ -75,11 +78,15 @@ class ReportCounters:
                 rises = self._rises[path] = self._rises.get(path, 0) + 1
                 where = self._where.setdefault(path, set())
                 if len(where) < 2:
+                    # the rise came between the report that last held the field and this one:
+                    # from one state to another when they differ (a save stamped on leaving a
+                    # state too)
                     where.add(rest_digest)
-                # rising at every report since the first, or EVIDENCE times in a row, and at
-                # reports of two different states (a count of work rises where work is done)
+                    where.add(self._seen_at.get(path, rest_digest))
+                # rising at every report since the first, or EVIDENCE times in a row, and
+                # between two different states (a count of work rises where work is done)
                 stamped = rises == self._reports - 1 and path not in self._broken
-                if len(where) >= 2 and (rises >= EVIDENCE or stamped):
+                if len(where) >= 2 and rises >= 2 and (rises >= EVIDENCE or stamped):
                     self.counters.add(path)
                 elif stamped and rises == 1 and rest_digest != self._previous:
                     # on the first two reports, from one state to another: taken for one at
@@ -93,6 +100,7 @@ class ReportCounters:
                 self._where.pop(path, None)
                 self.counters.discard(path)
             self._last[path] = value
+            self._seen_at[path] = rest_digest
         self._previous = rest_digest
         if not self.counters and not ticked:
             return state

@@ -125,6 +125,17 @@ class Turns:
         self._ids[skeleton] = (found, tokens)
         return found
 
+    @staticmethod
+    def uncounted(turn: Any) -> str:
+        """The identity of a turn (the newest of a model's input, masked) with a runner's
+        counts taken out (``[turn 4]``, ``attempt #3``, ``第3次``): the same observation sent
+        again under a new turn number is the same turn, however many turns came between."""
+        text = turn if isinstance(turn, str) else _text(turn)
+        head = unicodedata.normalize("NFKC", _COUNTED.sub(r"\g<word> ", text[:_TEXT_LIMIT]))
+        if "<" in head:
+            head = _PLACEHOLDER.sub(" <> ", head)
+        return digest(["turn", _TOKEN.findall(head.casefold()) or [head.strip()]])
+
     def answered(self, input: Any, turn: str, reply: str, content: str | None = None) -> str:  # noqa: A002
         """What a reply answered: ``turn`` (the digest of the newest turn of ``input``), or
         :data:`NUDGE`. ``reply`` is the reply's text, ``content`` the key of what it says

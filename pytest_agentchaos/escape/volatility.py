@@ -281,6 +281,10 @@ _ROUND_WORDS = frozenset(
      # same draft proposed again), it counts the rounds of revising, not a new revision
      "revision", "revisions", "rev", "version"}
 )  # fmt: skip
+#: A name's last word that makes it the version of what the words before name: a save's
+#: version (``checkpoint_v``, ``state_version``, ``draftRev``), rising while the rest stays
+#: equal, counts the saves.
+_VERSION_WORDS = frozenset({"version", "revision", "rev", "v", "ver"})
 #: The same in Chinese, where a name is one run of characters: its ending says it.
 _CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
                "版本号", "修订", "修订号")  # fmt: skip
@@ -313,6 +317,8 @@ def _counts_rounds(name: str) -> bool:
     (``current_step``, ``step_index``: where a plan is, which moves as it progresses)."""
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
     words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
+    if len(words) > 1 and words[-1] in _VERSION_WORDS:
+        return True  # the version of what it names (``checkpoint_v``, ``draftRevision``)
     rounds = [w for w in words if w in _ROUND_WORDS]
     return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
 

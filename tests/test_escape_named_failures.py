@@ -1,0 +1,87 @@
+"""Failures a tool returns as data under its API's naming conventions (issue 29, loops): a
+GraphQL or JSON:API ``errors`` list, an error code that is not zero (``errcode``,
+``errorCode``), an error message with no code saying there is none, a state that says the
+call failed (``readyState: ERROR``). The same such failure while only ids and tokens in the
+arguments vary is a streak; errors that name a new field each time are the agent moving on.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_agentchaos.escape.failures import failure_text, has_failure_field
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_loop_corpus import harness  # noqa: E402
+from loop_corpus import Case, to_events  # noqa: E402
+
+
+def alarms(actions: list[dict[str, Any]]) -> list[int]:
+    """The actions at which the harness's detection raises a loop alarm."""
+    case = Case("t", "t.json", "hand-written", "", ("tool",), False, (), tuple(actions))
+    events, owner = to_events(case)
+    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
+
+
+def _errors(message: str, detail: str) -> dict[str, Any]:
+    """A GraphQL error body: a generic message, the detail in its extensions."""
+    return {"data": None, "errors": [{"message": message, "extensions": {"detail": detail}}]}
+
+
+def test_named_failures_are_read_and_successes_are_not() -> None:
+    gql = _errors("Invalid input", "tags.0 must be a UUID")
+    assert failure_text(gql) == "Invalid input: tags.0 must be a UUID"
+    assert failure_text({"errcode": 40014, "errmsg": "invalid access_token"}) == (
+        "40014: invalid access_token"
+    )
+    assert failure_text({"errcode": 0, "errmsg": "ok", "msgid": "m1"}) is None
+    build = {"id": "b_1", "buildState": "FAILED", "errorMessage": "tsc exited with 2"}
+    assert failure_text(build) == "tsc exited with 2"
+    assert failure_text({"id": "b_2", "buildState": "READY"}) is None
+    assert failure_text({"errors": [], "data": {"ok": 1}}) is None
+    assert has_failure_field({"readyState": "READY"}) and not has_failure_field({"id": 1})
+    # a count or a rate of errors is a measurement, not a failure
+    assert failure_text({"error_count": 3, "errorRate": 0.02}) is None
+
+
+def _create(token: str, result: dict[str, Any]) -> dict[str, Any]:
+    args = {"team": "WEB", "title": "Checkout broken on Safari", "labels": ["bug"],
+            "clientMutationId": token}  # fmt: skip
+    return {"tool": "issue_create", "args": args, "result": json.dumps(result)}
+
+
+def test_the_same_named_failure_while_only_a_token_varies_is_a_streak() -> None:
+    error = _errors("Argument Validation Error", "labels.0 must be a UUID")
+    actions = []
+    for n, token in enumerate(["k3f9a", "p8d2c", "z7q1m", "r5t0w"]):
+        actions.append(_create(token, {**error, "requestId": f"req-{n}a8f3c2"}))
+        actions.append({"model": "m", "output": "Retrying with a fresh mutation id."})
+    assert alarms(actions)
+
+
+def test_named_failures_that_name_a_new_field_each_time_are_no_streak() -> None:
+    details = ["team must be a UUID", "labels.0 must be a UUID", "priority must be 0 to 4"]
+    actions = [
+        _create(
+            f"t{n}",
+            {
+                "data": None,
+                "errors": [{"message": "Argument Validation Error", "extensions": {"detail": d}}],
+            },
+        )  # fmt: skip
+        for n, d in enumerate(details)
+    ]
+    assert not alarms(actions)
+
+
+def test_a_deploy_that_fails_with_the_same_build_error_under_new_ids_is_a_streak() -> None:
+    actions = []
+    for n in range(4):
+        result = {"id": f"dep_{n}x9c2e7", "readyState": "ERROR",
+                  "errorMessage": "next build exited with 1: Type error in cart.ts"}  # fmt: skip
+        actions.append({"tool": "redeploy", "args": {"deploymentId": f"dep_{n}77f0a1"},
+                        "result": json.dumps(result)})  # fmt: skip
+    assert alarms(actions)
