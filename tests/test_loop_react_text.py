@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentchaos.escape.react import react_calls
+from pytest_agentchaos.escape.reply_calls import react_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_loop_corpus import harness  # noqa: E402

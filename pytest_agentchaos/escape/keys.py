@@ -34,8 +34,8 @@ from .history import _CANONICAL, ActionKey, digest
 from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
-from .react import react_calls
 from .replies import ReplyTexts
+from .reply_calls import json_args, message_calls, react_calls
 from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
 from .turns import NUDGE, Turns
@@ -178,7 +178,7 @@ class Keyer:
     ) -> ActionKey:
         """The key of a completed tool or HTTP call."""
         self._tools_ran = True
-        data = _json_args(args)  # what the call asks for, when the arguments are JSON text
+        data = json_args(args)  # what the call asks for, when the arguments are JSON text
         url = url_path(tool) if channel == "http" else None
         name = tool
         if url is not None:
@@ -330,7 +330,7 @@ class Keyer:
             if isinstance(parsed, (dict, list)):
                 output = parsed
         said = reply_text(output)
-        calls = _message_calls(output) if said is None else react_calls(said)
+        calls = message_calls(output) if said is None else react_calls(said)
         if calls is not None:
             # a message that calls tools (its ``tool_calls``, or a ReAct text's ``Action``) is
             # what it calls: its calls keyed as calls are (the arguments the agent chose are
@@ -338,7 +338,7 @@ class Keyer:
             # are no content), the sentence it says with them ("Let me look that up.",
             # "Trying once more.", a ReAct thought) framing that changes nothing
             content, called = calls
-            asked = [(name, mask_args(_json_args(args), self.ignore)) for name, args in called]
+            asked = [(name, mask_args(json_args(args), self.ignore)) for name, args in called]
             text = f"{content}\n{_as_text(asked)}"
             key = digest(["calls", _as_text(asked)])
         elif said is not None:  # a message that only says something: what it says
@@ -513,53 +513,6 @@ def _commentary(name: Any) -> bool:
             _COMMENTARY.clear()
         known = _COMMENTARY[name] = commentary_field(name)
     return known
-
-
-def _json_args(args: Any) -> Any:
-    """A call's arguments given as JSON text (as a model's tool call carries them), alone or
-    as the one value of a wrapper (``{"arguments": "{...}"}``): the object they hold."""
-    text = args
-    if type(args) is dict and len(args) == 1:
-        (text,) = args.values()
-    if type(text) is str and text[:1] == "{":
-        parsed = parse_json_text(text)
-        if type(parsed) is dict:
-            return parsed
-    return args
-
-
-def _message_calls(output: Any) -> tuple[str, list[tuple[str, Any]]] | None:
-    """What a model's message that calls tools says, and its calls (name, arguments): an
-    OpenAI message's ``tool_calls`` (or a completion's first choice's), its legacy
-    ``function_call``, an Anthropic message's ``tool_use`` content parts. None for any other
-    output, or a call that names no tool."""
-    if type(output) is dict and type(output.get("choices")) is list and output["choices"]:
-        first = output["choices"][0]
-        output = first.get("message") if type(first) is dict else None
-    if type(output) is not dict:
-        return None
-    content, calls = output.get("content"), []
-    raw = output.get("tool_calls")
-    if raw is None and type(output.get("function_call")) is dict:
-        raw = [{"function": output["function_call"]}]
-    if type(raw) is list:
-        for call in raw:
-            function = call.get("function", call) if type(call) is dict else None
-            if type(function) is not dict or not isinstance(function.get("name"), str):
-                return None
-            calls.append((function["name"], function.get("arguments")))
-    parts = content if type(content) is list else []
-    if parts and all(type(p) is dict for p in parts):
-        texts = [str(p.get("text", "")) for p in parts if p.get("type") == "text"]
-        for part in parts:
-            if part.get("type") == "tool_use":
-                if not isinstance(part.get("name"), str):
-                    return None
-                calls.append((part["name"], part.get("input")))
-        content = "\n".join(texts)
-    if not calls:
-        return None
-    return (content if isinstance(content, str) else ""), calls
 
 
 #: A structured reply's values read at most, and how long one value is.
