@@ -3,15 +3,17 @@
 - :func:`rename_all`: misnamed keys renamed to the parameter they name (:mod:`.names`), at
   every depth the schema describes.
 - :func:`lint`: an email, UUID or URI in a wrapper (``mailto:``, ``<...>``: jsonschema checks
-  only for an ``@``), a time zone or a date or time a field's description lays out
-  (``ISO 8601``, ``HH:MM``) written another way. Fixed in place; a value the description
-  rules out and nothing can fix is declined.
+  only for an ``@``, as does an address's ``pattern``), a time zone or a date or time a
+  field's description lays out (``ISO 8601``, ``HH:MM``) written another way. Fixed in
+  place; a value the description rules out and nothing can fix is declined.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from .date_layouts import fix_date
@@ -27,6 +29,22 @@ from .zones import fix_zone, holds_zone
 __all__ = ["lint", "rename_all"]
 
 _WRAPPED_FORMATS = ("email", "idn-email", "uuid", "uri", "url", "iri")
+
+
+@lru_cache(maxsize=256)
+def _email_pattern(pattern: Any) -> bool:
+    """Whether a field's ``pattern`` is an email address's: it takes an address and takes no
+    text without its ``@`` (the pattern stands for ``format: email``)."""
+    if not isinstance(pattern, str) or "@" not in pattern or len(pattern) > 500:
+        return False
+    return _fits("user@example.com", pattern) and not _fits("user.example.com", pattern)
+
+
+def _fits(text: Any, pattern: Any) -> bool:
+    try:
+        return isinstance(text, str) and re.search(str(pattern), text) is not None
+    except re.error:
+        return False
 
 
 def _children(
@@ -112,6 +130,14 @@ def _lint_text(
         outcome = fix_format(text, str(fmt), ctx)
         if isinstance(outcome, Decline):
             outcome = None  # the schema's own check judges it
+    elif fmt is None and _email_pattern(schema.get("pattern")):
+        # an address's pattern (``^[^@\s]+@...``) lets ``mailto:`` through, as jsonschema's
+        # format does: unwrapped when what is inside still fits the pattern
+        outcome = fix_format(text, "email", ctx)
+        if isinstance(outcome, Decline) or (
+            isinstance(outcome, Fix) and not _fits(outcome.value, schema.get("pattern"))
+        ):
+            outcome = None
     elif fmt is None and "pattern" not in schema and schema.get("type") in (None, "string"):
         if holds_zone(str(key), schema) and "enum" not in schema:
             outcome = fix_zone(text, ctx)

@@ -17,6 +17,7 @@ from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_dro
 from .effective import effective_problems, gloss, rules_for
 from .examples import error_example, like_example
 from .fixes import DROP, Context, Decline, Fix, shown
+from .listed_parts import listed_part
 from .lists import expand_wildcard
 from .mechanical import cron_without_seconds
 from .missing import MissingValues
@@ -172,6 +173,11 @@ class StrategyRounds(MissingValues):
             if written is not None:
                 why = f"{shown(value)} written as the error's example {example!r} is: {written!r}"
                 return Fix("rejected_value_correction", written, 0.85, why)
+            part = listed_part(value, problem.message)
+            if part is not None:
+                why = (f"the tool refuses {part[1]!r} in {shown(value)} and lists "
+                       f"{part[2]!r}, the same word: {part[0]!r}")  # fmt: skip
+                return Fix("rejected_value_correction", part[0], 0.85, why)
         return for_value(kind, value, schema, ctx, problem.expected)
 
     def _union(self, problem: Problem, value: Any, ctx: Context) -> Fix | Decline | None:
