@@ -85,6 +85,14 @@ KNOWN = (
         ("result_meta", "d6-prose-zh-gbk-csv-decode-error"),
         ("shell_stdout", "d6-json-k8s-failedmount-cycle-then-ec2"),
     }
+    | {
+        # batch 9, open (found when it joined the dev half, before any round read it): a
+        # Chinese chat handing back the same URL from its first reply, with other punctuation;
+        # a shuffled state cycle with a revision counter, as batch 6's two above
+        ("reply_punct", "d9-zh-chat-baidumap-url-firstreply"),
+        ("state_version", "d9-zh-state-baidu-poi-order-shuffled"),
+        ("state_json+version", "d9-zh-state-baidu-poi-order-shuffled"),
+    }
 )
 #: Renderings whose flips are an open kind, not checked here (none left).
 OPEN: set[str] = set()
