@@ -177,6 +177,8 @@ def kind_of(keyword: str) -> str:
 def rename_or_drop(
     problem: Problem, value: Any, current: dict[str, Any], spec: ToolSpec, missing: list[Problem]
 ) -> Fix | Decline:
+    if not problem.path:  # the tool refuses a parameter without saying which
+        return Decline("drop_unknown_key", "the tool refuses a parameter it does not name")
     name = str(problem.path[-1])
     parent = problem.path[:-1]
     siblings = spec.schema_at(parent).get("properties", {})

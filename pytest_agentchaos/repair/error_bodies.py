@@ -139,12 +139,18 @@ def _issues(
             continue
         where = (
             issue.get(loc) or issue.get("loc") or issue.get("path") or issue.get("field")
-            or issue.get("param") or issue.get("parameter") or _source(issue) or []
+            or issue.get("param") or issue.get("parameter") or _source(issue)
+            or issue.get("pointer") or []
         )  # fmt: skip
         if not where and isinstance(issue.get("name"), str):  # RFC 7807 invalid-params
             where = issue["name"]
         if isinstance(where, str):
-            where = where.split("/") if where.startswith("/") else where.split(".")
+            if where.startswith("#/"):  # a JSON pointer as a URI fragment (RFC 9457's example)
+                where = where[1:]
+            if where.startswith("/"):  # a JSON pointer (RFC 6901): ~1 is "/", ~0 is "~"
+                where = [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
+            else:
+                where = where.split(".")
         parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
         yield _problem_for(
             parts,
