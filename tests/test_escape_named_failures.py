@@ -1,8 +1,10 @@
 """Failures a tool returns as data under its API's naming conventions (issue 29, loops): a
 GraphQL or JSON:API ``errors`` list, an error code that is not zero (``errcode``,
-``errorCode``), an error message with no code saying there is none, a state that says the
-call failed (``readyState: ERROR``). The same such failure while only ids and tokens in the
-arguments vary is a streak; errors that name a new field each time are the agent moving on.
+``errorCode``), an error message with no code saying there is none. A state field saying
+"failed" describes the record fetched (a failed build being triaged), not the call, and a
+message saying "success" or "none" is no error. The same such failure while only ids and tokens
+in the arguments vary is a streak; errors that name a new field each time are the agent moving
+on. Hostile values (cyclic ``errors``, a code object whose ``str`` raises) never hang or raise.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def test_named_failures_are_read_and_successes_are_not() -> None:
     assert failure_text(build) == "tsc exited with 2"
     assert failure_text({"id": "b_2", "buildState": "READY"}) is None
     assert failure_text({"errors": [], "data": {"ok": 1}}) is None
-    assert has_failure_field({"readyState": "READY"}) and not has_failure_field({"id": 1})
+    assert has_failure_field({"errcode": 0}) and not has_failure_field({"id": 1})
     # a count or a rate of errors is a measurement, not a failure
     assert failure_text({"error_count": 3, "errorRate": 0.02}) is None
 
@@ -85,3 +87,69 @@ def test_a_deploy_that_fails_with_the_same_build_error_under_new_ids_is_a_streak
         actions.append({"tool": "redeploy", "args": {"deploymentId": f"dep_{n}77f0a1"},
                         "result": json.dumps(result)})  # fmt: skip
     assert alarms(actions)
+
+
+def _triage(field: str) -> list[dict[str, Any]]:
+    """An agent reading six different failed CI builds, one each: healthy triage."""
+    return [
+        {
+            "tool": "get_build",
+            "args": {"repo": repo, "build_id": 1000 + n * 37},
+            "result": {"id": 1000 + n * 37, "repo": repo, field: "failed"},
+        }  # fmt: skip
+        for n, repo in enumerate(["web", "api", "worker", "billing", "auth", "search"])
+    ]
+
+
+def test_records_whose_state_says_failed_are_data_not_failed_calls() -> None:
+    for field in ("buildStatus", "paymentState", "build_state", "estate"):
+        assert failure_text({"id": 7, field: "failed"}) is None, field
+        assert not alarms(_triage(field)), field
+
+
+def test_a_message_saying_there_is_no_error_is_no_failure() -> None:
+    for result in (
+        {"status": "ok", "errmsg": "success", "msgid": "m1"},
+        {"success": True, "errorMessage": "none"},
+        {"errorMessage": "No errors"},
+        {"errcode": 0.0, "errmsg": "ok"},
+        {"ok": True, "error_message": "Something odd"},
+    ):
+        assert failure_text(result) is None, result
+    sends = [
+        {
+            "tool": "send_msg",
+            "args": {"to": user},
+            "result": {"status": "ok", "errmsg": "success", "msgid": f"m{n}"},
+        }  # fmt: skip
+        for n, user in enumerate(["ann", "bob", "cat", "dan", "eve", "fay"])
+    ]
+    assert not alarms(sends)
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("str")
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq")
+
+    __hash__ = object.__hash__
+
+
+def test_hostile_error_values_neither_hang_nor_raise() -> None:
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    shared: list[Any] = [1]
+    for _ in range(8):
+        shared = [shared] * 32  # 32**8 paths through one list
+    for errors in (cyclic, shared, {"a": shared}):
+        text = failure_text({"errors": errors})
+        assert text is None or isinstance(text, str)
+    assert failure_text({"errcode": _Unprintable()}) is None
+    actions = [
+        {"tool": "t", "args": {"n": n}, "result": {"errcode": _Unprintable()}} for n in range(4)
+    ]
+    alarms(actions)  # must not raise

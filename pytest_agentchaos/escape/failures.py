@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 from typing import Any
 
 from ..saferepr import safe_repr
@@ -114,17 +115,17 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
 
 #: A field's name, lowercased without ``_`` / ``-``, that holds an error's code or message
 #: (``errcode``, ``error_code``, ``errorMessage``, ``errmsg``), a list of errors (GraphQL's
-#: and JSON:API's ``errors``), or a state (``readyState``, ``build_status``, ``state``).
+#: and JSON:API's ``errors``). A state field saying "failed" (``buildStatus``) is not read: it
+#: describes the record fetched (a failed build being triaged), not the call.
 _ERROR_CODE_NAME = re.compile(r"(?:err|error)(?:code|no|num|number)")
 _ERROR_MESSAGE_NAME = re.compile(
     r"(?:err|error)(?:msg|message|detail|details|description|text|reason)"
 )
-_STATE_NAME = re.compile(r".{0,40}(?:state|status)")
-#: What a state field says when the call failed.
-_FAILED_STATES = frozenset({"error", "errored", "failed", "failure"})
-#: What an error code says when there is no error.
-_NO_ERROR = frozenset({"0", "ok", "success", "none", ""})
-#: A field name -> its kind ("code", "message", "state", "errors") or "" (bounded memo).
+#: What an error code or message says when there is no error.
+_NO_ERROR = frozenset({"0", "ok", "success", "succeeded", "none", "no error", "no errors", ""})
+#: How many values :func:`_texts` reads at most (a cyclic or widely shared ``errors`` value).
+_TEXT_NODES = 256
+#: A field name -> its kind ("code", "message", "errors") or "" (bounded memo).
 _NAMES: dict[Any, str] = {}
 
 
@@ -140,8 +141,6 @@ def _name_kind(name: Any) -> str:
             known = "code"
         elif _ERROR_MESSAGE_NAME.fullmatch(flat):
             known = "message"
-        elif _STATE_NAME.fullmatch(flat) and flat != "status":  # ``status``: read as before
-            known = "state"
         else:
             known = ""
         if len(_NAMES) >= 4096:
@@ -150,10 +149,17 @@ def _name_kind(name: Any) -> str:
     return known
 
 
+def _no_error(value: Any) -> bool:
+    """Whether an error code or message says there is none (``0``, ``0.0``, ``"ok"``)."""
+    if type(value) in (int, float):
+        return bool(value == 0)
+    return type(value) is str and value.strip().lower().rstrip(".!") in _NO_ERROR
+
+
 def has_failure_field(result: dict[Any, Any]) -> bool:
     """Whether a result has a field that could report a failure: one of
     :data:`FAILURE_FIELDS`, or a field named as an error's code or message, a list of
-    errors or a state (``errcode``, ``errorMessage``, ``errors``, ``readyState``)."""
+    errors (``errcode``, ``errorMessage``, ``errors``)."""
     if not FAILURE_FIELDS.isdisjoint(result):
         return True
     return any(_name_kind(name) for name in result)
@@ -162,10 +168,11 @@ def has_failure_field(result: dict[Any, Any]) -> bool:
 def _named_failure(result: dict[Any, Any]) -> str | None:
     """The failure a result reports by its fields' naming conventions: a non-empty list of
     ``errors``; an error code that is not zero (``"errcode": 45009``, ``"errorCode":
-    "BUILD_FAILED"``); a state that says it failed (``"readyState": "ERROR"``); an error
-    message when no error code says there is none (``"errmsg": "ok"`` beside ``"errcode":
-    0`` is no failure). Told by its code and message (else its state); None when none."""
-    codes, messages, failed = [], [], False
+    "BUILD_FAILED"``); an error message that is not itself "none" or "ok", when no error
+    code and no ``ok`` / ``success`` / ``status`` field says there is none (``"errmsg": "ok"``
+    beside ``"errcode": 0`` is no failure). Told by its code and message; None when none."""
+    codes: list[Any] = []
+    messages: list[str] = []
     for name, value in result.items():
         kind = _name_kind(name)
         if not kind:
@@ -175,34 +182,43 @@ def _named_failure(result: dict[Any, Any]) -> str | None:
                 # each error by every text it holds, its details too (GraphQL's
                 # ``extensions``): two errors with one generic message differ in them
                 return ": ".join(_texts(value)) or as_text(value)
-        elif kind == "state":
-            failed = failed or (isinstance(value, str) and value.lower() in _FAILED_STATES)
         elif kind == "code":
-            codes.append(value)
-        elif isinstance(value, str) and value.strip():
+            if type(value) in (int, float, str):  # a code is a number or a text, never a bool
+                codes.append(value)
+        elif isinstance(value, str) and not _no_error(value):
             messages.append(value)
-    said_none = any(str(c).strip().lower() in _NO_ERROR for c in codes if c is not False)
-    coded = [c for c in codes if c not in (None, False) and str(c).strip().lower() not in _NO_ERROR]
-    if not (failed or coded or (messages and not said_none)):
+    said_none = any(_no_error(c) for c in codes) or _reports_success(result)
+    coded = [c for c in codes if not _no_error(c)]
+    if not (coded or (messages and not said_none)):
         return None
-    parts = [str(c) for c in coded] + messages
-    if not parts:
-        parts = [as_text({k: v for k, v in result.items() if _name_kind(k) == "state"})]
-    return ": ".join(parts)
+    return ": ".join([str(c) for c in coded] + messages)
+
+
+def _reports_success(result: dict[Any, Any]) -> bool:
+    """Whether a result says it succeeded (``ok`` / ``success`` true, ``status`` "ok" or
+    "success"): an error message beside it (``"errmsg": "none"``) reports no failure."""
+    status = result.get("status")
+    return (
+        result.get("ok") is True
+        or result.get("success") is True
+        or (type(status) is str and status.strip().lower() in ("ok", "success", "succeeded"))
+    )
 
 
 def _texts(value: Any, limit: int = 32) -> list[str]:
-    """The texts a value holds (its strings, in order; at most ``limit``)."""
+    """The texts a value holds (its strings, in order; at most ``limit``), reading at most
+    :data:`_TEXT_NODES` values: a cyclic or widely shared structure ends there."""
     out: list[str] = []
-    todo = [value]
-    while todo and len(out) < limit:
+    todo, read = [value], 0
+    while todo and len(out) < limit and read < _TEXT_NODES:
         item = todo.pop()
-        if isinstance(item, str):
+        read += 1
+        if type(item) is str:
             if item.strip():
                 out.append(item)
-        elif isinstance(item, dict):
-            todo.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
+        elif type(item) is dict:
+            todo.extend(reversed(list(islice(item.values(), limit))))
+        elif type(item) is list:
             todo.extend(reversed(item[:limit]))
     return out
 
