@@ -382,9 +382,18 @@ _ROUGHLY_BEFORE = re.compile(
 _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b)")
 
 
-#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
-_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|[^\S\n]?(万|亿))")
-_MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
+#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿", and the other
+#: Chinese magnitudes after digits ("1.2 千元", "0.6 百万", "3千万") with the chat shorthand
+#: "w" for 万 ("60w"); not 千 of a unit (千米, 千克, 千瓦: quantities reads those), nor "W"
+#: (watts).
+_SCALED = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)"
+    r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
+)
+_MULTIPLIER = {
+    "k": 1000, "w": 10**4, "万": 10**4, "十万": 10**5, "百万": 10**6, "千万": 10**7,
+    "亿": 10**8, "千": 1000,
+}  # fmt: skip
 
 
 def _scaled(match: re.Match[str]) -> str:
