@@ -275,6 +275,9 @@ class HaltMonitor:
         if ok is True:
             loops = {v for place, v in reading.numbers if loop_place(place)}
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
+        # a count toward a total whose count is a counter ("iteration 4/20" after "3/20")
+        # counts too: the total said again is no news
+        counters |= {v for v in reading.values if _of_total(v) in counters}
         info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
         counted = reading.counted
         if error_text:
@@ -516,3 +519,9 @@ def _canonical(args: Any) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _of_total(value: str) -> str | None:
+    """The count of a count toward a total ("4" of "4/20"), or None for another value."""
+    count, slash, total = value.partition("/")
+    return count if slash and count.isdigit() and total.isdigit() else None
