@@ -232,8 +232,11 @@ _VOLATILE = re.compile(
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # stamp
     r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?![\d:])"  # time of day
     # measured durations (a timing that differs on every run): decimals, sub-second units,
-    # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value
-    r"|(?<![\w.])\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
+    # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value,
+    # and so is a position on a timeline ("the 5 s around 2640.8 s", "at 12.5 s": where in a
+    # recording or a log, not how long something took)
+    r"|(?<![\w.])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )"
+    r"\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
     r"|(?<![\w.])\d+\s?(?:ms|µs|us|ns)\b"
     r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}\d+\s?(?:s|secs?|seconds?|mins?|minutes?)\b"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?毫秒|耗时\W{0,3}\d+(?:\.\d+)?\s?(?:秒钟?|分钟|s)"  # durations
