@@ -289,8 +289,12 @@ class HaltMonitor:
         new = frozenset(v for v in info - self._seen_info if not self._part_of_seen(v))
         # a quoted text whose every word the run has said before is those words reordered
         # (the same query shuffled), not news
+        # a words' value (a quoted text, a thing counted) is news by a fact it brings: a word
+        # with a digit or a name the run has not said; a new plain word around what was said
+        # ("env sort" after "env") is new wording, not a new fact
         words = tokens(text)
-        new = frozenset(v for v in new if " " not in v or not set(v.split()) <= self._seen_words)
+        named = names(reading.masked)
+        new = frozenset(v for v in new if " " not in v or _brings_fact(v, self._seen_words, named))
         self._seen_info |= info
         self._seen_words |= words
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
@@ -525,3 +529,9 @@ def _of_total(value: str) -> str | None:
     """The count of a count toward a total ("4" of "4/20"), or None for another value."""
     count, slash, total = value.partition("/")
     return count if slash and count.isdigit() and total.isdigit() else None
+
+
+def _brings_fact(value: str, seen: set[str], named: frozenset[str]) -> bool:
+    """Whether a value of several words has one the run has not said that is a fact: with a
+    digit, or a name (capitalised in the text)."""
+    return any(w not in seen and (any(c.isdigit() for c in w) or w in named) for w in value.split())
