@@ -291,10 +291,16 @@ class HaltMonitor:
         # (the same query shuffled), not news
         # a words' value (a quoted text, a thing counted) is news by a fact it brings: a word
         # with a digit or a name the run has not said; a new plain word around what was said
-        # ("env sort" after "env") is new wording, not a new fact
+        # ("env sort" after "env") is new wording, not a new fact. A working call's own words
+        # (a new search query) are what it did: news as before
         words = tokens(text)
         named = names(reading.masked)
-        new = frozenset(v for v in new if " " not in v or _brings_fact(v, self._seen_words, named))
+        new = frozenset(
+            v for v in new
+            if " " not in v
+            or (not set(v.split()) <= self._seen_words if ok is True
+                else _brings_fact(v, self._seen_words, named))
+        )  # fmt: skip
         self._seen_info |= info
         self._seen_words |= words
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
