@@ -275,6 +275,9 @@ class HaltMonitor:
         if ok is True:
             loops = {v for place, v in reading.numbers if loop_place(place)}
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
+        # a count toward a total whose count is a counter ("iteration 4/20" after "3/20")
+        # counts too: the total said again is no news
+        counters |= {v for v in reading.values if _of_total(v) in counters}
         info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
         counted = reading.counted
         if error_text:
@@ -286,8 +289,18 @@ class HaltMonitor:
         new = frozenset(v for v in info - self._seen_info if not self._part_of_seen(v))
         # a quoted text whose every word the run has said before is those words reordered
         # (the same query shuffled), not news
+        # a words' value (a quoted text, a thing counted) is news by a fact it brings: a word
+        # with a digit or a name the run has not said; a new plain word around what was said
+        # ("env sort" after "env") is new wording, not a new fact. A working call's own words
+        # (a new search query) are what it did: news as before
         words = tokens(text)
-        new = frozenset(v for v in new if " " not in v or not set(v.split()) <= self._seen_words)
+        named = names(reading.masked)
+        new = frozenset(
+            v for v in new
+            if " " not in v
+            or (not set(v.split()) <= self._seen_words if ok is True
+                else _brings_fact(v, self._seen_words, named))
+        )  # fmt: skip
         self._seen_info |= info
         self._seen_words |= words
         # a name not said before ("left the Leipzig hub on Monday") is news where the step
@@ -516,3 +529,15 @@ def _canonical(args: Any) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _of_total(value: str) -> str | None:
+    """The count of a count toward a total ("4" of "4/20"), or None for another value."""
+    count, slash, total = value.partition("/")
+    return count if slash and count.isdigit() and total.isdigit() else None
+
+
+def _brings_fact(value: str, seen: set[str], named: frozenset[str]) -> bool:
+    """Whether a value of several words has one the run has not said that is a fact: with a
+    digit, or a name (capitalised in the text)."""
+    return any(w not in seen and (any(c.isdigit() for c in w) or w in named) for w in value.split())

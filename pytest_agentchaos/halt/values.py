@@ -232,8 +232,11 @@ _VOLATILE = re.compile(
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # stamp
     r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?![\d:])"  # time of day
     # measured durations (a timing that differs on every run): decimals, sub-second units,
-    # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value
-    r"|(?<![\w.])\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
+    # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value,
+    # and so is a position on a timeline ("the 5 s around 2640.8 s", "at 12.5 s": where in a
+    # recording or a log, not how long something took)
+    r"|(?<![\w.])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )"
+    r"\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
     r"|(?<![\w.])\d+\s?(?:ms|µs|us|ns)\b"
     r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}\d+\s?(?:s|secs?|seconds?|mins?|minutes?)\b"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?毫秒|耗时\W{0,3}\d+(?:\.\d+)?\s?(?:秒钟?|分钟|s)"  # durations
@@ -382,9 +385,18 @@ _ROUGHLY_BEFORE = re.compile(
 _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b)")
 
 
-#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿".
-_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:([kK])(?![A-Za-z])|[^\S\n]?(万|亿))")
-_MULTIPLIER = {"k": 1000, "万": 10**4, "亿": 10**8}
+#: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿", and the other
+#: Chinese magnitudes after digits ("1.2 千元", "0.6 百万", "3千万") with the chat shorthand
+#: "w" for 万 ("60w"); not 千 of a unit (千米, 千克, 千瓦: quantities reads those), nor "W"
+#: (watts).
+_SCALED = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)"
+    r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
+)
+_MULTIPLIER = {
+    "k": 1000, "w": 10**4, "万": 10**4, "十万": 10**5, "百万": 10**6, "千万": 10**7,
+    "亿": 10**8, "千": 1000,
+}  # fmt: skip
 
 
 def _scaled(match: re.Match[str]) -> str:
