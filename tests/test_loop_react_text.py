@@ -142,3 +142,20 @@ def test_observations_sent_under_a_new_turn_number_are_the_same_observations() -
         actions.append({"model": "m", "input": turn, "output": orders if n % 2 == 0 else lookup})
     found = alarms(actions)
     assert found and 4 <= found[0] <= 6  # at the third lap from the first observation
+
+
+def test_a_reply_making_two_calls_gives_both() -> None:
+    """The second ``Action:`` ends the first call's input: each call keeps its own input
+    (JSON text stays JSON, its per-call ids masked as a call's arguments are)."""
+    text = (
+        "Thought: compare both\nAction: search\nAction Input: paris\n"
+        "Action: lookup\nAction Input: london"
+    )
+    assert react_calls(text) == (
+        "Thought: compare both",
+        [("search", "paris"), ("lookup", "london")],
+    )
+    numbered = (
+        'Action 1: search\nAction Input 1: {"q": 1}\nAction 2: lookup\nAction Input 2: {"q": 2}'
+    )
+    assert react_calls(numbered) == ("", [("search", '{"q": 1}'), ("lookup", '{"q": 2}')])

@@ -68,6 +68,18 @@ def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
     assert not _counts_rounds("processed") and not _counts_rounds("v")  # a bare "v": no name
 
 
+@pytest.mark.parametrize("field", ["schema_version", "firmware_v", "api_ver", "target_version"])
+def test_the_version_of_the_thing_worked_on_is_progress(field: str) -> None:
+    """A migration or an upgrade raises the version of what it works on: each step applied
+    and verified is progress, not a save counted."""
+    assert not _counts_rounds(field)
+    out: list[dict[str, Any]] = [{"step": "ingest", "state": {"request": "upgrade to 9"}}]
+    for n in range(3, 10):
+        out.append({"step": "migrate", "state": {"db": "main", field: n, "result": "applied"}})
+        out.append({"step": "verify", "state": {"db": "main", field: n, "checks": "passed"}})
+    assert not alarms(out)
+
+
 def test_a_waiting_state_saved_again_under_a_rising_checkpoint_version_is_a_loop() -> None:
     report = {"job": "nightly_build", "status": "waiting_on_upstream", "upstream": "deps"}
     actions = [

@@ -22,11 +22,12 @@ __all__ = ["json_args", "message_calls", "react_calls"]
 #: How much of a reply is read for its calls.
 _TEXT_LIMIT = 4000
 #: ``Action: tool`` on its own line, its input on the ``Action Input:`` line(s) after it, up
-#: to the next ``Observation:`` / ``Thought:`` line; or ``Action: tool[input]``.
+#: to the next ``Observation:`` / ``Thought:`` / ``Action:`` line (a reply may make two calls);
+#: or ``Action: tool[input]``.
 _CALL = re.compile(
     r"^[ \t]*Action[ \t]*\d*[ \t]*:[ \t]*(?P<name>[\w.:/-]{1,128})[ \t]*\n"
     r"[ \t]*Action[ \t]*Input[ \t]*\d*[ \t]*:[ \t]*(?P<input>.*?)[ \t]*"
-    r"(?=\n[ \t]*(?:Observation|Thought)[ \t]*\d*[ \t]*:|\Z)"
+    r"(?=\n[ \t]*(?:Observation|Thought|Action)[ \t]*\d*[ \t]*:|\Z)"
     r"|^[ \t]*Action[ \t]*\d*[ \t]*:[ \t]*(?P<short>[\w.-]{1,128})\[(?P<arg>[^\n]*)\][ \t]*$",
     re.MULTILINE | re.DOTALL,
 )

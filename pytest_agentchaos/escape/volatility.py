@@ -285,6 +285,11 @@ _ROUND_WORDS = frozenset(
 #: version (``checkpoint_v``, ``state_version``, ``draftRev``), rising while the rest stays
 #: equal, counts the saves.
 _VERSION_WORDS = frozenset({"version", "revision", "rev", "v", "ver"})
+#: What such a version numbers: the agent's own saved state, not the thing it works on (a
+#: ``schema_version`` or ``firmware_v`` rising is a migration's or an upgrade's progress).
+_SAVED_WORDS = frozenset(
+    {"checkpoint", "state", "save", "saved", "snapshot", "draft", "plan", "memory", "scratchpad"}
+)
 #: The same in Chinese, where a name is one run of characters: its ending says it.
 _CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
                "版本号", "修订", "修订号")  # fmt: skip
@@ -317,8 +322,8 @@ def _counts_rounds(name: str) -> bool:
     (``current_step``, ``step_index``: where a plan is, which moves as it progresses)."""
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
     words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
-    if len(words) > 1 and words[-1] in _VERSION_WORDS:
-        return True  # the version of what it names (``checkpoint_v``, ``draftRevision``)
+    if len(words) > 1 and words[-1] in _VERSION_WORDS and not _SAVED_WORDS.isdisjoint(words):
+        return True  # the version of a save (``checkpoint_v``, ``draftRevision``)
     rounds = [w for w in words if w in _ROUND_WORDS]
     return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
 
