@@ -62,7 +62,11 @@ def test_a_filter_attribute_takes_the_listed_plural() -> None:
         # another word, not an inflection: which one the user meant is not the error's to say
         ("state:shut bug", "'shut' is not a valid value for the 'state' qualifier (open, closed)"),
         # two listed values inflect the part: no one value
-        ("kind:tag x", "'tag' is not a valid value for the 'kind' qualifier (tags, tages)"),
+        ("kind:box x", "'box' is not a valid value for the 'kind' qualifier (boxes, boxed)"),
+        # an ending English spelling does not give: car/card, bus/buss, tag/tages
+        ("format:car x", "'car' is not a valid value for the 'format' qualifier (card, list)"),
+        ("kind:bus x", "'bus' is not a valid value for the 'kind' qualifier (buss, car)"),
+        ("kind:tag x", "'tag' is not a valid value for the 'kind' qualifier (tages, open)"),
         # the part twice in the value: which place is refused is not said
         ("tag:tag x", "'tag' is not a valid value for the 'kind' qualifier (tags, open)"),
         # no list at all
@@ -86,6 +90,18 @@ def test_only_an_inflection_of_the_quoted_part_is_taken(word: str, other: str) -
         assert part == word and meant == other
         a, b = sorted((word, other), key=len)
         assert b in {a + s for s in ("s", "es", "ed", "d", "ing")}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "'opened' is not a valid value for 'state'; must be one of open, closed, or merged",
+        "'opened' is not a valid value for 'state'; must be one of: open, closed or merged",
+        "Invalid value 'opened' for state. Allowed values: open | closed | merged",
+    ],
+)
+def test_lists_written_with_an_oxford_comma_a_colon_or_bars_are_read(error: str) -> None:
+    assert listed_part("is:pr state:opened", error) == ("is:pr state:open", "opened", "open")
 
 
 def test_a_huge_value_is_not_read() -> None:

@@ -18,9 +18,11 @@ __all__ = ["listed_part"]
 #: A part of the value the error quotes: one word or identifier, in quotes or backticks.
 _QUOTED = re.compile(r"'([\w.:-]{1,60})'|\"([\w.:-]{1,60})\"|`([\w.:-]{1,60})`")
 #: Where an error lists accepted values: in parentheses, or after a colon or "one of".
-_LISTS = re.compile(r"\(([^()]{1,300})\)|(?::|\bone of)\s*([^.;()\n]{1,300})", re.IGNORECASE)
+_LISTS = re.compile(r"\(([^()]{1,300})\)|(?::|\bone of:?)\s*([^.;()\n]{1,300})", re.IGNORECASE)
 _ITEM = re.compile(r"[\w.:-]{1,60}")
-_SUFFIXES = ("s", "es", "ed", "d", "ing")
+#: An inflection's ending -> the endings the bare word must have for it (English spelling:
+#: ``es`` after a sibilant, ``d`` after an ``e``, ``s`` after anything else).
+_SIBILANT = ("s", "x", "z", "ch", "sh")
 #: A longer value or error is not read (hostile input; no query or message is this long).
 _LONGEST = 2000
 
@@ -53,7 +55,8 @@ def _listed(error: str) -> list[str]:
     """The values of the first list in ``error`` of two or more single words."""
     for match in _LISTS.finditer(error):
         text = (match[1] or match[2] or "").replace("`", "").replace("'", "").replace('"', "")
-        items = [i.strip() for i in re.split(r",|\bor\b", text)]
+        # "open, closed, or merged", "open | closed | merged": separators, not items
+        items = [i.strip() for i in re.split(r",|\||\bor\b|\band\b", text) if i.strip()]
         if len(items) >= 2 and all(_ITEM.fullmatch(i) for i in items):
             return items
     return []
@@ -73,4 +76,13 @@ def _inflected(part: str, item: str) -> bool:
     if a == b or min(len(a), len(b)) < 3:
         return False
     short, long = (a, b) if len(a) < len(b) else (b, a)
-    return any(long == short + s for s in _SUFFIXES)
+    ending = long[len(short) :]
+    if not long.startswith(short):
+        return False
+    if ending == "es":
+        return short.endswith(_SIBILANT)
+    if ending == "s":
+        return not short.endswith(_SIBILANT)
+    if ending == "d":
+        return short.endswith("e")  # create/created, not car/card
+    return ending in ("ed", "ing") and not short.endswith("e")
