@@ -181,7 +181,9 @@ def _named_failure(result: dict[Any, Any]) -> str | None:
             if isinstance(value, (list, dict)) and value:
                 # each error by every text it holds, its details too (GraphQL's
                 # ``extensions``): two errors with one generic message differ in them
-                return ": ".join(_texts(value)) or as_text(value)
+                # no text in it: that it had errors is all it says (never its JSON: a widely
+                # shared structure renders to more than memory holds)
+                return ": ".join(_texts(value)) or "errors"
         elif kind == "code":
             if type(value) in (int, float, str):  # a code is a number or a text, never a bool
                 codes.append(value)
