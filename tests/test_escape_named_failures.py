@@ -153,3 +153,17 @@ def test_hostile_error_values_neither_hang_nor_raise() -> None:
         {"tool": "t", "args": {"n": n}, "result": {"errcode": _Unprintable()}} for n in range(4)
     ]
     alarms(actions)  # must not raise
+
+
+def test_an_errors_value_holding_no_error_is_no_failure() -> None:
+    for errors in ({"count": 0}, {"email": [], "name": []}, [None], [{}]):
+        assert failure_text({"imported": 3, "errors": errors}) is None, errors
+    imports = [
+        {
+            "tool": "import_rows",
+            "args": {"file": f"part-{n}.csv"},
+            "result": {"imported": 100 + n, "errors": {"count": 0}},
+        }  # fmt: skip
+        for n in range(6)
+    ]
+    assert not alarms(imports)

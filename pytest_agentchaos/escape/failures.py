@@ -178,12 +178,11 @@ def _named_failure(result: dict[Any, Any]) -> str | None:
         if not kind:
             continue
         if kind == "errors":
-            if isinstance(value, (list, dict)) and value:
+            texts = _texts(value) if isinstance(value, (list, dict)) and value else []
+            if texts:  # an errors value holding no text ({"count": 0}, {"email": []}) says none
                 # each error by every text it holds, its details too (GraphQL's
                 # ``extensions``): two errors with one generic message differ in them
-                # no text in it: that it had errors is all it says (never its JSON: a widely
-                # shared structure renders to more than memory holds)
-                return ": ".join(_texts(value)) or "errors"
+                return ": ".join(texts)
         elif kind == "code":
             if type(value) in (int, float, str):  # a code is a number or a text, never a bool
                 codes.append(value)

@@ -277,7 +277,10 @@ class HaltMonitor:
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
         # a count toward a total whose count is a counter ("iteration 4/20" after "3/20")
         # counts too: the total said again is no news
-        counters |= {v for v in reading.values if _of_total(v) in counters}
+        loop_counts = {v for p, v in reading.numbers if loop_place(p)}
+        counters |= {
+            v for v in reading.values if (c := _of_total(v)) in counters and c in loop_counts
+        }
         info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
         counted = reading.counted
         if error_text:
@@ -540,4 +543,5 @@ def _of_total(value: str) -> str | None:
 def _brings_fact(value: str, seen: set[str], named: frozenset[str]) -> bool:
     """Whether a value of several words has one the run has not said that is a fact: with a
     digit, or a name (capitalised in the text)."""
-    return any(w not in seen and (any(c.isdigit() for c in w) or w in named) for w in value.split())
+    unseen = [w for w in value.split() if w not in seen]
+    return len(unseen) > 1 or any(any(c.isdigit() for c in w) or w in named for w in unseen)
