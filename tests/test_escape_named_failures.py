@@ -167,3 +167,15 @@ def test_an_errors_value_holding_no_error_is_no_failure() -> None:
         for n in range(6)
     ]
     assert not alarms(imports)
+
+
+def test_hostile_status_error_codes_and_keys_never_raise() -> None:
+    for result in (
+        {"status": _Unprintable()},
+        {"error": _Unprintable()},
+        {"errcode": 10**5000},
+        {7: 1, (1, 2): 2, "errcode": 3},
+    ):
+        text = failure_text(result)
+        assert text is None or isinstance(text, str)
+    assert failure_text({"error": 0}) is None and failure_text({"error": 2}) is not None

@@ -13,7 +13,7 @@ import re
 from itertools import islice
 from typing import Any
 
-from ..saferepr import safe_repr
+from ..saferepr import safe_repr, safe_str
 from .normalize import parse_json_text
 
 __all__ = ["FAILURE_FIELDS", "as_text", "failure_text", "has_failure_field"]
@@ -95,8 +95,8 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or result.get("success") is False
             or result.get("ok") is False
             or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-            or str(result.get("status", "")).lower() in ("error", "failed", "failure")
-            or result.get("error") not in (None, "", False, [], {})
+            or _text_of(result.get("status")).lower() in ("error", "failed", "failure")
+            or _holds_error(result.get("error"))
         )
         named = None if failed else _named_failure(result)
         if named is not None:
@@ -132,6 +132,8 @@ _NAMES: dict[Any, str] = {}
 def _name_kind(name: Any) -> str:
     """What a result's field holds by its name's convention: an error's ``code`` or
     ``message``, a ``state``, ``errors``; "" for any other field."""
+    if type(name) is not str:  # a key of another type (whose hash or eq may raise) is no name
+        return ""
     known = _NAMES.get(name)
     if known is None:
         flat = name.lower().replace("_", "").replace("-", "") if type(name) is str else ""
@@ -147,6 +149,22 @@ def _name_kind(name: Any) -> str:
             _NAMES.clear()
         _NAMES[name] = known
     return known
+
+
+def _text_of(value: Any) -> str:
+    """A field's value when it is a text; "" for anything else (never its ``str``)."""
+    return value if type(value) is str else ""
+
+
+def _holds_error(value: Any) -> bool:
+    """Whether an ``error`` field holds an error: a non-empty text, list or object, a number
+    but zero, or any other value but None and False (read by type, never by a value's own
+    ``__eq__``)."""
+    if value is None or value is False:
+        return False
+    if type(value) in (str, list, dict, int, float):
+        return bool(value)  # "error": 0 says there is none
+    return True
 
 
 def _no_error(value: Any) -> bool:
@@ -192,7 +210,7 @@ def _named_failure(result: dict[Any, Any]) -> str | None:
     coded = [c for c in codes if not _no_error(c)]
     if not (coded or (messages and not said_none)):
         return None
-    return ": ".join([str(c) for c in coded] + messages)
+    return ": ".join([safe_str(c, 200) for c in coded] + messages)
 
 
 def _reports_success(result: dict[Any, Any]) -> bool:
