@@ -105,7 +105,7 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             return None if _depth > 2 else _wrapped_failure(result, _depth)
         for field in _ERROR_TEXT:
             text = result.get(field)
-            if text not in (None, "", [], {}):
+            if text is not None and not (type(text) in (str, list, dict) and not text):
                 return _said(text, 0) or as_text(text)
         return as_text(result)
     if not failed:
