@@ -131,12 +131,12 @@ _NAMES: dict[Any, str] = {}
 
 def _name_kind(name: Any) -> str:
     """What a result's field holds by its name's convention: an error's ``code`` or
-    ``message``, a ``state``, ``errors``; "" for any other field."""
+    ``message``, ``errors``; "" for any other field."""
     if type(name) is not str:  # a key of another type (whose hash or eq may raise) is no name
         return ""
     known = _NAMES.get(name)
     if known is None:
-        flat = name.lower().replace("_", "").replace("-", "") if type(name) is str else ""
+        flat = name.lower().replace("_", "").replace("-", "")
         if flat == "errors":
             known = "errors"
         elif _ERROR_CODE_NAME.fullmatch(flat):

@@ -24,7 +24,7 @@ from .dates import (
     task_says_utc,
     writes_offsets,
 )
-from .fixes import Context, Decline, Fix, shown
+from .fixes import Context, Decline, Fix, matches_pattern, shown
 
 __all__ = ["described_layout", "fix_date", "wants_a_day"]
 
@@ -137,13 +137,13 @@ def fix_date(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decli
         fixed = stamp.isoformat()
         if (
             fixed.endswith("+00:00")
-            and (layout.pattern is None or _matches(layout.pattern, fixed[:-6] + "Z"))
+            and (layout.pattern is None or matches_pattern(fixed[:-6] + "Z", layout.pattern))
             and not writes_offsets(ctx.args)
         ):
             fixed = fixed[:-6] + "Z"  # UTC as most APIs write it, unless the call does not
     else:
         fixed = day.strftime(layout.layout or "%Y-%m-%d")
-    if layout.pattern is not None and not _matches(layout.pattern, fixed):
+    if layout.pattern is not None and not matches_pattern(fixed, layout.pattern):
         return Decline(
             _STRATEGY, f"{shown(value)} read as {fixed!r}, which the field's pattern refuses"
         )
@@ -179,7 +179,7 @@ def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
     except ValueError as exc:
         return Decline(_STRATEGY, str(exc))
     fixed = moment.strftime(layout.layout or "%H:%M")
-    if layout.pattern is not None and not _matches(layout.pattern, fixed):
+    if layout.pattern is not None and not matches_pattern(fixed, layout.pattern):
         return Decline(
             _STRATEGY, f"{shown(value)} read as {fixed!r}, which the field's pattern refuses"
         )
@@ -190,13 +190,6 @@ def _fix_time(value: str, layout: _Layout) -> Fix | Decline | None:
 
 #: Eight digits in ISO order, a whole date written compactly (``20241026``): no bare number.
 _COMPACT_DAY = re.compile(r"^\d{8}$")
-
-
-def _matches(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
 
 
 _TIME_HINT = re.compile(r"\bHH:MM(:SS)?\b|\b24-hour\b", re.IGNORECASE)

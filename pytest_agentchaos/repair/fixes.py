@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DROP", "Context", "Decline", "Fix", "schema_types", "shown"]
+__all__ = ["DROP", "Context", "Decline", "Fix", "matches_pattern", "schema_types", "shown"]
 
 
 class _Drop:
@@ -83,3 +84,12 @@ def shown(value: Any, limit: int = 60) -> str:
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def matches_pattern(text: Any, pattern: Any) -> bool:
+    """Whether ``text`` is a text that a schema's ``pattern`` finds (``re.search``, as JSON
+    Schema reads it); False for a pattern Python cannot compile."""
+    try:
+        return isinstance(text, str) and re.search(str(pattern), text) is not None
+    except re.error:
+        return False

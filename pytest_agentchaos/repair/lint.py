@@ -11,13 +11,12 @@
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
 from .date_layouts import fix_date
-from .fixes import Context, Decline, Fix
+from .fixes import Context, Decline, Fix, matches_pattern
 from .mechanical import fix_format
 from .names import rename_keys
 from .paths import field_of
@@ -37,14 +36,9 @@ def _email_pattern(pattern: Any) -> bool:
     text without its ``@`` (the pattern stands for ``format: email``)."""
     if not isinstance(pattern, str) or "@" not in pattern or len(pattern) > 500:
         return False
-    return _fits("user@example.com", pattern) and not _fits("user.example.com", pattern)
-
-
-def _fits(text: Any, pattern: Any) -> bool:
-    try:
-        return isinstance(text, str) and re.search(str(pattern), text) is not None
-    except re.error:
-        return False
+    return matches_pattern("user@example.com", pattern) and not matches_pattern(
+        "user.example.com", pattern
+    )
 
 
 def _children(
@@ -135,7 +129,7 @@ def _lint_text(
         # format does: unwrapped when what is inside still fits the pattern
         outcome = fix_format(text, "email", ctx)
         if isinstance(outcome, Decline) or (
-            isinstance(outcome, Fix) and not _fits(outcome.value, schema.get("pattern"))
+            isinstance(outcome, Fix) and not matches_pattern(outcome.value, schema.get("pattern"))
         ):
             outcome = None
     elif fmt is None and "pattern" not in schema and schema.get("type") in (None, "string"):
