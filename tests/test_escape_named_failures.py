@@ -16,16 +16,8 @@ from typing import Any
 
 from pytest_agentchaos.escape.failures import failure_text, has_failure_field
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_loop_corpus import harness  # noqa: E402
-from loop_corpus import Case, to_events  # noqa: E402
-
-
-def alarms(actions: list[dict[str, Any]]) -> list[int]:
-    """The actions at which the harness's detection raises a loop alarm."""
-    case = Case("t", "t.json", "hand-written", "", ("tool",), False, (), tuple(actions))
-    events, owner = to_events(case)
-    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loop_alarms import alarms  # noqa: E402
 
 
 def _errors(message: str, detail: str) -> dict[str, Any]:

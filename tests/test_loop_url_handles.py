@@ -16,17 +16,10 @@ from hypothesis import strategies as st
 from pytest_agentchaos.escape.keys import Keyer
 from pytest_agentchaos.escape.urls import url_path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_loop_corpus import harness  # noqa: E402
-from loop_corpus import Case, to_events  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loop_alarms import alarms  # noqa: E402
 
 BASE = "https://ci.example/api/jobs/export"
-
-
-def alarms(actions: list[dict[str, Any]]) -> list[int]:
-    case = Case("t", "t.json", "hand-written", "", ("http",), False, (), tuple(actions))
-    events, owner = to_events(case)
-    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
 
 
 def lap(run: str) -> list[dict[str, Any]]:

@@ -13,15 +13,8 @@ import pytest
 
 from pytest_agentchaos.escape.field_names import _volatile_field
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_loop_corpus import harness  # noqa: E402
-from loop_corpus import Case, to_events  # noqa: E402
-
-
-def alarms(actions: list[dict[str, Any]]) -> list[int]:
-    case = Case("t", "t.json", "hand-written", "", ("state",), False, (), tuple(actions))
-    events, owner = to_events(case)
-    return [owner[i] for i, kind in harness(events) if kind == "loop" and 0 <= i < len(owner)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loop_alarms import alarms  # noqa: E402
 
 
 @pytest.mark.parametrize("name", ["waited_s", "wait_seconds", "waitingTime", "waited_ms"])
