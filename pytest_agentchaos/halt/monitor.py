@@ -272,15 +272,12 @@ class HaltMonitor:
         # counter there, unless a word says it counts the agent's own repetitions ("[iter
         # 5]", "attempt 3", "step: 9", "第3轮"); talk and failures that only count their own
         # attempts say nothing new
+        loops = {v for place, v in reading.numbers if loop_place(place)}
         if ok is True:
-            loops = {v for place, v in reading.numbers if loop_place(place)}
             counters &= frozenset(loops - {v for p, v in reading.numbers if not loop_place(p)})
-        # a count toward a total whose count is a counter ("iteration 4/20" after "3/20")
-        # counts too: the total said again is no news
-        loop_counts = {v for p, v in reading.numbers if loop_place(p)}
-        counters |= {
-            v for v in reading.values if (c := _of_total(v)) in counters and c in loop_counts
-        }
+        # a count toward a total whose count is a counter a loop word names ("iteration 4/20"
+        # after "3/20") counts too: the total said again is no news
+        counters |= {v for v in reading.values if (c := _of_total(v)) in counters and c in loops}
         info = frozenset(restated.get(v, v) for v in (reading.values - counters) - reading.weak)
         counted = reading.counted
         if error_text:
