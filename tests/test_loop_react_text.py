@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentchaos.escape.reply_calls import react_calls
+from pytest_agentchaos.escape.reply_calls import observation, react_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from loop_alarms import alarms  # noqa: E402
@@ -151,3 +151,57 @@ def test_a_reply_making_two_calls_gives_both() -> None:
         'Action 1: search\nAction Input 1: {"q": 1}\nAction 2: lookup\nAction Input 2: {"q": 2}'
     )
     assert react_calls(numbered) == ("", [("search", '{"q": 1}'), ("lookup", '{"q": 2}')])
+
+
+def message(content: str, tool: str, args: dict[str, Any], n: int) -> str:
+    call = {"id": f"call_{n:04x}", "type": "function"}
+    call["function"] = {"name": tool, "arguments": json.dumps(args)}  # type: ignore[assignment]
+    return json.dumps({"role": "assistant", "content": content, "tool_calls": [call]})
+
+
+def test_observation_tells_a_tool_result_from_a_persons_message() -> None:
+    assert observation({"role": "tool", "tool_call_id": "c1", "content": "no rows"})
+    assert observation([{"role": "user", "content": "hi"}, {"role": "function", "content": "x"}])
+    parts = [{"type": "tool_result", "tool_use_id": "t1", "content": "42"}]
+    assert observation({"role": "user", "content": parts})
+    assert observation("Observation: running, 35% done")
+    assert observation('{"status": "1", "count": "0"}')
+    assert not observation("That merchant id is wrong, use 898310148160568.")
+    assert not observation({"role": "user", "content": "Use the other account."})
+    assert not observation("[turn 3] continue")  # a runner's counter, not data
+
+
+def test_the_same_tool_call_after_each_user_correction_is_a_loop() -> None:
+    # a person's message is no tool result: the same call handed back to each correction
+    # ignored it, whatever the reply says around the call (f5525fd keyed it with each turn)
+    args = {"order_id": "UP2026111409", "mer_id": "777290058110048"}
+    said = [
+        "Sure, I will check the settlement status of this order for you right away.",
+        "Understood, the merchant id was wrong; I will query the order again with it.",
+        "I am very sorry for the trouble, let me run the settlement query once more.",
+        "Got it, I am sending the query again right now, please wait a moment.",
+    ]
+    turns = [
+        "What is the settlement status of order UP2026111409?",
+        "Wrong merchant id: 898310148160568.",
+        "Still the old id.",
+        "Change it.",
+    ]
+    replies = [message(s, "unionpay_query_order", args, n) for n, s in enumerate(said)]
+    actions = [{"model": "m", "input": t, "output": r} for t, r in zip(turns, replies, strict=True)]
+    found = alarms(actions)
+    assert found and found[0] <= 3
+    # the same call on a new tool result each time is no loop (the result is what it read)
+    results = [f"Observation: clearing, {n} of 3 banks confirmed" for n in (0, 1, 2)]
+    polled = [actions[0]] + [dict(a, input=r) for a, r in zip(actions[1:], results, strict=True)]
+    assert not alarms(polled)
+
+
+def test_the_same_tool_call_on_a_new_tool_message_each_time_polls() -> None:
+    poll = message("Checking the export.", "export_status", {"export": "E-9"}, 1)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Is export E-9 ready?"}]
+    actions = [{"model": "m", "input": list(history), "output": poll}]
+    for pct in (10, 35, 60, 85):
+        history += [json.loads(poll), {"role": "tool", "content": f"running, {pct}% done"}]
+        actions.append({"model": "m", "input": list(history), "output": poll})
+    assert not alarms(actions)

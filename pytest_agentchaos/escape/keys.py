@@ -35,7 +35,7 @@ from .loop_policy import LoopCall, LoopPolicy
 from .normalize import mask, mask_args, mask_value_text, parse_json_text
 from .provenance import Provenance
 from .replies import ReplyTexts
-from .reply_calls import json_args, message_calls, react_calls
+from .reply_calls import json_args, message_calls, observation, react_calls
 from .texts import error_signature, error_template, reply_text
 from .ticks import ReportCounters
 from .turns import NUDGE, Turns
@@ -363,7 +363,7 @@ class Keyer:
                 # another time is another reply however alike its words (the text's numbers
                 # are compared by shape alone)
                 key = digest([key, values])
-        if prompt is not None and calls is not None:
+        if prompt is not None and calls is not None and observation(_newest_turn(input)):
             # a reply that calls a tool reads the result of the call before it (its turn, an
             # observation) and is keyed with it, as a tool call is with its result: the same
             # call on the same result repeats (two calls alternating on the same results are
@@ -381,6 +381,8 @@ class Keyer:
             self._last_reply = key
             key = digest(["called", read, key])
         elif prompt is not None:
+            # (a reply calling a tool after a person's message answers that message as a
+            # chat reply does: the same call handed back to a correction ignored it)
             # a reply to a nudge answers nothing new: keyed by what it says alone; one that
             # goes back to an earlier reply (ignoring its turn, after saying something else)
             # is that reply again, whatever turn the earlier one answered: two versions handed
@@ -542,6 +544,14 @@ def _values(value: Any) -> list[str]:
 
 #: How much of a model's input text is its newest turn, when the input is one text.
 _PROMPT_TAIL = 500
+
+
+def _newest_turn(value: Any) -> Any:
+    """The newest turn of a model's input as given: the last message of a list, else the
+    input (a text, a message)."""
+    if isinstance(value, list):
+        return value[-1] if value else None
+    return value
 
 
 def _latest(value: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .normalize import parse_json_text
 
-__all__ = ["json_args", "message_calls", "react_calls"]
+__all__ = ["json_args", "message_calls", "observation", "react_calls"]
 
 #: How much of a reply is read for its calls.
 _TEXT_LIMIT = 4000
@@ -31,6 +31,14 @@ _CALL = re.compile(
     r"|^[ \t]*Action[ \t]*\d*[ \t]*:[ \t]*(?P<short>[\w.-]{1,128})\[(?P<arg>[^\n]*)\][ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
+#: A ReAct turn that hands the model its call's result: ``Observation: ...``, perhaps behind
+#: a runner's bracketed count (``[turn 4] Observation: ...``).
+_OBSERVED = re.compile(
+    r"[ \t\n]*(?:[\[(][^\])\n]{0,40}[\])][ \t]*)?Observation[ \t]*\d*[ \t]*:", re.IGNORECASE
+)
+#: The roles and part types of a message that carries a tool's result.
+_RESULT_ROLES = frozenset({"tool", "function", "ipython"})
+_RESULT_PARTS = frozenset({"tool_result", "function_call_output", "function_response"})
 _FINAL = re.compile(r"^[ \t]*Final[ \t]*Answer[ \t]*:", re.MULTILINE | re.IGNORECASE)
 
 
@@ -51,6 +59,32 @@ def react_calls(text: str) -> tuple[str, list[tuple[str, str]]] | None:
     if not calls:
         return None
     return _CALL.sub(" ", head).strip(), calls
+
+
+def observation(turn: Any) -> bool:
+    """Whether a model's newest input turn (the last message of a list, or a text) is a
+    tool's result handed back to it rather than a person's message: a message in the tool's
+    role (``tool``, ``function``), one whose parts are a tool's results (Anthropic's
+    ``tool_result``), a ReAct ``Observation:``, or data (JSON text). A person's message asks
+    something, and a reply that calls the same tool again may ignore it; a result is what the
+    call before it found."""
+    if type(turn) is list:
+        if not turn:
+            return False
+        turn = turn[-1]
+    if type(turn) is dict:
+        if turn.get("role") in _RESULT_ROLES or turn.get("type") in _RESULT_PARTS:
+            return True
+        content = turn.get("content")
+        if type(content) is list:
+            return any(type(p) is dict and p.get("type") in _RESULT_PARTS for p in content)
+        turn = content
+    if not isinstance(turn, str):
+        return turn is not None  # data handed back as it is
+    head = unicodedata.normalize("NFKC", turn[:200]).lstrip()
+    if head[:1] in ("{", "[") and parse_json_text(turn) is not None:
+        return True  # data (none past the parser's size limit)
+    return _OBSERVED.match(head) is not None
 
 
 def json_args(args: Any) -> Any:
