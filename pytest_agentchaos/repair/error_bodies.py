@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from .paths import has, path_of
 from .reading import json_body, prose_of, pydantic_issues, strip_location
@@ -145,12 +146,7 @@ def _issues(
         if not where and isinstance(issue.get("name"), str):  # RFC 7807 invalid-params
             where = issue["name"]
         if isinstance(where, str):
-            if where.startswith("#/"):  # a JSON pointer as a URI fragment (RFC 9457's example)
-                where = where[1:]
-            if where.startswith("/"):  # a JSON pointer (RFC 6901): ~1 is "/", ~0 is "~"
-                where = [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
-            else:
-                where = where.split(".")
+            where = _location(where)
         parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
         yield _problem_for(
             parts,
@@ -159,6 +155,19 @@ def _issues(
             spec,
             issue,
         )
+
+
+def _location(where: str) -> list[str]:
+    """A location written as text: a JSON pointer (RFC 6901: ``/a/b``, ``~1`` is ``/`` and
+    ``~0`` is ``~``), the same as a URI fragment (``#/a%20b``: percent-encoded, RFC 6901
+    section 6; a bare ``#`` or ``""`` is the whole document, no field), or a dotted path."""
+    if where.startswith("#"):
+        where = unquote(where[1:])
+        if not where:
+            return []
+    if where.startswith("/"):
+        return [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
+    return where.split(".")
 
 
 def _rebased(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any]:
