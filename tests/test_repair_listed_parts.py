@@ -89,7 +89,41 @@ def test_only_an_inflection_of_the_quoted_part_is_taken(word: str, other: str) -
         part, meant = found[1], found[2]
         assert part == word and meant == other
         a, b = sorted((word, other), key=len)
-        assert b in {a + s for s in ("s", "es", "ed", "d", "ing")}
+        # the longer keeps the shorter's stem (only a final y or silent e may change) and
+        # adds an ending of at most four letters (a doubled consonant and "ing")
+        assert b[: len(a) - 1] == a[:-1] and 1 <= len(b) - len(a) <= 4
+
+
+@pytest.mark.parametrize(
+    ("part", "listed", "meant"),
+    [
+        ("category", "categories, tags", "categories"),  # a consonant's y -> ies
+        ("tag", "tagged, open", "tagged"),  # one syllable: the consonant doubles
+        ("stop", "stopping, open", "stopping"),
+        ("create", "creating, open", "creating"),  # a silent e drops before ing
+        ("opened", "open, closed", "open"),  # two syllables: no doubling, still read
+        ("commit", "committed, open", "committed"),  # stress-dependent doubling: both kept
+    ],
+)
+def test_english_spelling_rules_link_a_word_and_its_inflection(
+    part: str, listed: str, meant: str
+) -> None:
+    error = f"'{part}' is not a valid value for the 'kind' qualifier ({listed})"
+    assert listed_part(f"kind:{part} x", error) == (f"kind:{meant} x", part, meant)
+
+
+@pytest.mark.parametrize(
+    ("part", "listed"),
+    [
+        ("star", "stared, open"),  # stared is stare's past; star's is starred
+        ("tag", "taged, open"),
+        ("category", "categorys, open"),
+        ("hop", "hoping, open"),  # hoping is hope's; hop's is hopping
+    ],
+)
+def test_a_spelling_english_does_not_give_is_not_an_inflection(part: str, listed: str) -> None:
+    error = f"'{part}' is not a valid value for the 'kind' qualifier ({listed})"
+    assert listed_part(f"kind:{part} x", error) is None
 
 
 @pytest.mark.parametrize(
