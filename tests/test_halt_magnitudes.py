@@ -56,3 +56,10 @@ def test_amounts_as_said(text: str, value: str) -> None:
 )
 def test_units_keep_their_thousand(text: str, not_value: str) -> None:
     assert not_value not in values(text)
+
+
+@pytest.mark.parametrize("text", ["Plug in the 60w charger.", "A 65w USB-C brick is enough."])
+def test_w_is_watts_in_english_text(text: str) -> None:
+    # "w" is the chat shorthand for 万 only where the text is Chinese
+    read = values(text)
+    assert read and not {"600000", "650000"} & read  # a value of its own, not 万

@@ -40,3 +40,27 @@ def test_a_bisection_of_a_recording_is_no_spiral() -> None:
         )  # fmt: skip
         halted.append(decision.halt)
     assert not any(halted)
+
+
+@given(
+    st.integers(min_value=1, max_value=999),
+    st.integers(min_value=1, max_value=99),
+    st.sampled_from(["took around", "took about", "finished in roughly", "took just over"]),
+)
+def test_a_duration_said_to_be_rounded_is_still_a_duration(
+    whole: int, hundredth: int, words: str
+) -> None:
+    # "around" before a number marks a position ("around 2640.8 s") only when no word saying
+    # how long something took comes first
+    assert not values(f"the export {words} {whole}.{hundredth:02d} s")
+
+
+@given(
+    st.integers(min_value=10, max_value=99_999),
+    st.integers(min_value=1, max_value=9),
+    st.sampled_from(["@ ", "@", "t=", "t = "]),
+)
+def test_a_position_written_with_at_sign_or_t_is_a_value(whole: int, tenth: int, mark: str) -> None:
+    for unit in (" s", "s"):
+        read = values(f"spike {mark}{whole}.{tenth}{unit} in the trace")
+        assert any(f"{whole}.{tenth}" in v for v in read), read  # kept, as written or bare

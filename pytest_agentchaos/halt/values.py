@@ -235,10 +235,14 @@ _VOLATILE = re.compile(
     # or after "took" / "elapsed" / "in" / 耗时; a whole wait ("waiting 60 s") is a value,
     # and so is a position on a timeline ("the 5 s around 2640.8 s", "at 12.5 s": where in a
     # recording or a log, not how long something took)
-    r"|(?<![\w.])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )"
+    # (and "@ 12.5 s", "t=12.5 s"); a duration said to be rounded ("took around 2.37 s") is
+    # still a duration: the word before it is read first
+    r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}"
+    r"(?:(?:about|around|roughly|approximately|nearly|almost|just over|just under|over|under)\s+)?"
+    r"\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?)\b"
+    r"|(?<![\w.@])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )(?<!@ )(?<!\bt=)(?<!\bt = )"
     r"\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
     r"|(?<![\w.])\d+\s?(?:ms|µs|us|ns)\b"
-    r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}\d+\s?(?:s|secs?|seconds?|mins?|minutes?)\b"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?毫秒|耗时\W{0,3}\d+(?:\.\d+)?\s?(?:秒钟?|分钟|s)"  # durations
     r"|(?<![\w.])1\d{9}(?:\d{3})?(?:\.\d+)?(?![\d])"  # epoch
     r"|(?:/private)?/(?:tmp|var/tmp|var/folders)/\S*",  # temp paths
@@ -300,7 +304,8 @@ def read(text: str) -> Reading:
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     plain = _GROUPED.sub(_grouped, plain)
-    plain = _SCALED.sub(_scaled, plain)
+    chinese = _HAS_CJK.search(plain) is not None  # "w" is 万 only in Chinese text
+    plain = _SCALED.sub(lambda m: _scaled(m, chinese), plain)
     plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
     quantities: list[Quantity] = []
@@ -387,19 +392,22 @@ _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b
 
 #: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿", and the other
 #: Chinese magnitudes after digits ("1.2 千元", "0.6 百万", "3千万") with the chat shorthand
-#: "w" for 万 ("60w"); not 千 of a unit (千米, 千克, 千瓦: quantities reads those), nor "W"
-#: (watts).
+#: "w" for 万 ("60w", in Chinese text only: "a 60w charger" is watts); not 千 of a unit
+#: (千米, 千克, 千瓦: quantities reads those), nor "W" (watts).
 _SCALED = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)"
     r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
 )
+_HAS_CJK = re.compile(f"[{_CJK}]")
 _MULTIPLIER = {
     "k": 1000, "w": 10**4, "万": 10**4, "十万": 10**5, "百万": 10**6, "千万": 10**7,
     "亿": 10**8, "千": 1000,
 }  # fmt: skip
 
 
-def _scaled(match: re.Match[str]) -> str:
+def _scaled(match: re.Match[str], chinese: bool = True) -> str:
+    if match[2] == "w" and not chinese:  # "a 60w charger": watts in English text
+        return match[0]
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
     return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
 
