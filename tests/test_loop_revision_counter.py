@@ -55,13 +55,19 @@ def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
     assert len(set(keys)) == 3
 
 
-@pytest.mark.parametrize("name", ["checkpoint_v", "state_version", "draftRev", "save_ver"])
+@pytest.mark.parametrize(
+    "name",
+    ["checkpoint_v", "state_version", "draftRev", "save_ver", "ckpt_v", "草稿版本", "快照版本号"],
+)
 def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
     assert _counts_rounds(name)
     assert not _counts_rounds("processed") and not _counts_rounds("v")  # a bare "v": no name
 
 
-@pytest.mark.parametrize("field", ["schema_version", "firmware_v", "api_ver", "target_version"])
+@pytest.mark.parametrize(
+    "field",
+    ["schema_version", "firmware_v", "api_ver", "target_version", "数据库版本", "固件版本号"],
+)
 def test_the_version_of_the_thing_worked_on_is_progress(field: str) -> None:
     """A migration or an upgrade raises the version of what it works on: each step applied
     and verified is progress, not a save counted."""

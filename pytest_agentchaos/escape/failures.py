@@ -95,7 +95,10 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or result.get("success") is False
             or result.get("ok") is False
             or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-            or _text_of(result.get("status")).lower() in ("error", "failed", "failure")
+            or (
+                _text_of(result.get("status")).lower() in ("error", "failed", "failure")
+                and not _describes_a_record(result)
+            )
             or _holds_error(result.get("error"))
         )
         named = None if failed else _named_failure(result)
@@ -111,6 +114,33 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
     if not failed:
         return None
     return result if isinstance(result, str) else as_text(result)
+
+
+def _describes_a_record(result: dict[Any, Any]) -> bool:
+    """Whether a ``status`` "failed" is the state of a record the call fetched (a failed job
+    being triaged: ``{"job": "etl-7", "status": "failed", "reason": "OOM"}``), not the call's
+    own failure: no error text says what went wrong with the call, and the result carries data
+    of its own beside its status (a bare ``{"status": "failed"}`` or one with a ``message`` is
+    the call's)."""
+    if any(result.get(field) for field in _ERROR_TEXT):
+        return False
+    return any(
+        type(k) is str and k not in FAILURE_FIELDS and _squeezed(k) not in _CALL_METADATA
+        for k in list(result)[:64]
+    )
+
+
+#: Fields that describe the call, not a record (lowercased, without ``_`` / ``-``): its
+#: request's ids and timing, its HTTP code, the caller's attempt.
+_CALL_METADATA = frozenset(
+    {"requestid", "traceid", "spanid", "correlationid", "timestamp", "time", "ts", "took",
+     "duration", "elapsed", "elapsedms", "latencyms", "code", "statuscode", "httpstatus",
+     "attempt", "retry", "retries"}
+)  # fmt: skip
+
+
+def _squeezed(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
 
 
 #: A field's name, lowercased without ``_`` / ``-``, that holds an error's code or message

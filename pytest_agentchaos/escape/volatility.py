@@ -288,11 +288,16 @@ _VERSION_WORDS = frozenset({"version", "revision", "rev", "v", "ver"})
 #: What such a version numbers: the agent's own saved state, not the thing it works on (a
 #: ``schema_version`` or ``firmware_v`` rising is a migration's or an upgrade's progress).
 _SAVED_WORDS = frozenset(
-    {"checkpoint", "state", "save", "saved", "snapshot", "draft", "plan", "memory", "scratchpad"}
-)
+    {"checkpoint", "ckpt", "chkpt", "state", "save", "saved", "snapshot", "snap", "draft",
+     "plan", "memory", "scratchpad"}
+)  # fmt: skip
 #: The same in Chinese, where a name is one run of characters: its ending says it.
-_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
-               "版本号", "修订", "修订号")  # fmt: skip
+_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数")
+#: A Chinese version's name: alone (``版本``) it numbers the rounds of revising, as
+#: ``version`` does; after other words, only a save's (``草稿版本``, ``快照版本号``), not
+#: the thing worked on (``数据库版本`` rising through a migration).
+_CJK_VERSIONS = ("版本号", "版本", "修订号", "修订")
+_CJK_SAVED = ("草稿", "快照", "检查点", "存档", "状态", "计划", "记忆", "保存")
 
 
 def _named_rounds(split_rest: list[str], changed: tuple[int, ...], before: list[str]) -> bool:
@@ -321,11 +326,20 @@ def _counts_rounds(name: str) -> bool:
     count (``step``, ``loop_count``, ``numTurns``); not a position in something else
     (``current_step``, ``step_index``: where a plan is, which moves as it progresses)."""
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
-    words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
+    words = ["step" if w.endswith(_CJK_ROUNDS) or _cjk_saved_version(w) else w for w in words]
     if len(words) > 1 and words[-1] in _VERSION_WORDS and not _SAVED_WORDS.isdisjoint(words):
         return True  # the version of a save (``checkpoint_v``, ``draftRevision``)
     rounds = [w for w in words if w in _ROUND_WORDS]
     return bool(rounds) and all(w in _ROUND_WORDS or w in _COUNT_WORDS for w in words)
+
+
+def _cjk_saved_version(word: str) -> bool:
+    """Whether a Chinese name is a version alone (``版本号``) or a save's version (``草稿版本``)."""
+    for ending in _CJK_VERSIONS:
+        if word.endswith(ending):
+            head = word[: -len(ending)]
+            return not head or head.endswith(_CJK_SAVED)
+    return False
 
 
 #: Words of a field's name that make its number the size of the conversation itself
