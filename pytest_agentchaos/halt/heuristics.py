@@ -29,7 +29,9 @@ these.
 
 from __future__ import annotations
 
+import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,7 +155,12 @@ class Watch:
         # a counter that rises while the output says the same again (in any words) is no
         # progress; a tool call that worked and neither repeats nor redoes an earlier step
         # did something
-        acted = step.ok is True and not similar and not redone and not _confirms(step, close)
+        acted = (
+            step.ok is True
+            and not similar
+            and not redone
+            and not _confirms(step, close, self.history)
+        )
         # a rising counter excuses a bare status line said again ("still importing"), not a
         # step that says the same about the same items (an item counted again) nor the very
         # same text; a call on an item not called before (the next day, class or file of a
@@ -560,10 +567,21 @@ class Watch:
 _TRANSIENT = ErrorClassifier()
 
 
-def _confirms(step: Observation, close: list[Match]) -> bool:
+def _confirms(step: Observation, close: list[Match], earlier: Iterable[Observation]) -> bool:
     """Whether a call that worked only confirms what an earlier step said: it states values,
-    all known to the run (none new, no new name), and its words are at least close to an
-    earlier step stating them all (the same finding, checked through another tool)."""
+    all known to the run (none new, no new name), all stated by one earlier step, and either
+    its words are at least close to that step's (the same finding, checked through another
+    tool) or the values are all measurements (numbers), not names of things: the same reading
+    taken again through another tool, in whatever words, is no news, while an action on a
+    known item (closing ticket T-6116, named before) is work."""
     if not step.info or step.new_info or step.new_names:
         return False
-    return any(step.info <= old.info for old, _, _ in close)
+    if any(step.info <= old.info for old, _, _ in close):
+        return True
+    if not all(_MEASUREMENT.fullmatch(value) for value in step.info):
+        return False
+    return any(step.info <= old.info for old in earlier)
+
+
+#: A value that is a number: a reading, a count, an amount (not an id such as ``T-6116``).
+_MEASUREMENT = re.compile(r"[~-]?\d+(?:\.\d+)?%?")
