@@ -62,8 +62,8 @@ _FAILURE_SCAN = 4096
 def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str | None:
     """The error a call's result reports, for tools that return failures as data: an HTTP
     status >= 400, ``is_error``/``isError`` true, ``success``/``ok`` false, a non-zero exit
-    code, ``status`` "error"/"failed", or a non-empty ``error`` field; in a JSON text, the
-    same fields of the data it holds; in prose, the same as ``name=value`` pairs
+    code, ``status`` "error" (or "failed" with a reason), or a non-empty ``error`` field; in
+    a JSON text, the same fields of the data it holds; in prose, the same as ``name=value`` pairs
     (``exit_code=1``, ``success: false``, ``[exit code 1]``); inside an envelope, the
     failure of what it wraps (MCP text content, ``data``, ``result``). An error object is
     told by its type and message (``ValueError: bad id``), not as its JSON. None for a
@@ -95,7 +95,7 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or result.get("success") is False
             or result.get("ok") is False
             or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-            or _text_of(result.get("status")).lower() in ("error", "failed", "failure")
+            or _failed_status(result)
             or _holds_error(result.get("error"))
         )
         named = None if failed else _named_failure(result)
@@ -149,6 +149,23 @@ def _name_kind(name: Any) -> str:
             _NAMES.clear()
         _NAMES[name] = known
     return known
+
+
+#: Fields that say why a call failed, next to a ``status`` "failed" that is then the call's.
+_REASONS = ("error", "message", "detail", "reason", "stderr")
+
+
+def _failed_status(result: dict[Any, Any]) -> bool:
+    """Whether a result's ``status`` reports the call's failure: "error" (JSend's: the call's
+    own status); "failed" / "failure" only with a field saying why (``{"status": "failed",
+    "message": "timeout"}``). Alone among a record's fields (``{"id": 7, "status":
+    "failed"}``) it is the state of the record fetched: a failed job being triaged."""
+    said = _text_of(result.get("status")).lower()
+    if said == "error":
+        return True
+    if said not in ("failed", "failure"):
+        return False
+    return any(_holds_error(result.get(k)) for k in _REASONS)
 
 
 def _text_of(value: Any) -> str:
