@@ -55,13 +55,19 @@ def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
     assert len(set(keys)) == 3
 
 
-@pytest.mark.parametrize("name", ["checkpoint_v", "state_version", "draftRev", "save_ver"])
+@pytest.mark.parametrize(
+    "name",
+    ["checkpoint_v", "state_version", "draftRev", "save_ver", "ckpt_v", "草稿版本", "检查点版本号"],
+)
 def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
     assert _counts_rounds(name)
     assert not _counts_rounds("processed") and not _counts_rounds("v")  # a bare "v": no name
 
 
-@pytest.mark.parametrize("field", ["schema_version", "firmware_v", "api_ver", "target_version"])
+@pytest.mark.parametrize(
+    "field",
+    ["schema_version", "firmware_v", "api_ver", "target_version", "数据库版本", "固件版本号"],
+)
 def test_the_version_of_the_thing_worked_on_is_progress(field: str) -> None:
     """A migration or an upgrade raises the version of what it works on: each step applied
     and verified is progress, not a save counted."""
@@ -80,6 +86,15 @@ def test_a_waiting_state_saved_again_under_a_rising_checkpoint_version_is_a_loop
          "dt": 60}
         for n in range(6)
     ]  # fmt: skip
+    assert alarms(actions)
+
+
+def test_a_waiting_draft_saved_again_under_a_rising_cjk_draft_version_is_a_loop() -> None:
+    report = {"任务": "周报", "状态说明": "等待审批", "审批人": "张三"}
+    actions = [
+        {"state": {**report, "更新时间": f"2026-03-01T10:0{n}:12Z", "草稿版本": 40 + n}, "dt": 60}
+        for n in range(6)
+    ]
     assert alarms(actions)
 
 

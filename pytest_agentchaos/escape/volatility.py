@@ -288,11 +288,35 @@ _VERSION_WORDS = frozenset({"version", "revision", "rev", "v", "ver"})
 #: What such a version numbers: the agent's own saved state, not the thing it works on (a
 #: ``schema_version`` or ``firmware_v`` rising is a migration's or an upgrade's progress).
 _SAVED_WORDS = frozenset(
-    {"checkpoint", "state", "save", "saved", "snapshot", "draft", "plan", "memory", "scratchpad"}
-)
+    {"checkpoint", "ckpt", "chkpt", "state", "save", "saved", "snapshot", "snap", "draft",
+     "plan", "memory", "scratchpad"}
+)  # fmt: skip
 #: The same in Chinese, where a name is one run of characters: its ending says it.
-_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数", "版本",
-               "版本号", "修订", "修订号")  # fmt: skip
+_CJK_ROUNDS = ("轮", "轮次", "轮数", "回合", "回合数", "迭代", "迭代次数", "次数", "步数")
+#: A Chinese name's ending that makes it a version (``草稿版本``); what comes before it names
+#: what it numbers, as the words before ``_version`` do (``数据库版本``: a database's).
+_CJK_VERSIONS = ("版本号", "版本", "修订号", "修订")
+#: A Chinese name's ending that names the agent's own saved state (``草稿``, ``检查点``).
+_CJK_SAVED = ("检查点", "存档", "快照", "草稿", "状态", "计划", "记忆", "保存")
+
+
+def _name_words(name: str) -> list[str]:
+    """A field's name as lowercase words (``draftRev`` -> draft, rev); a Chinese run ending in
+    a version (``草稿版本``) as what it numbers and ``version``, a saved state's name read as
+    ``save`` and a round's as ``step``."""
+    words: list[str] = []
+    for word in _NAME_WORDS.findall(name):
+        word = word.lower()
+        head = next((word[: -len(v)] for v in _CJK_VERSIONS if word.endswith(v)), None)
+        if head is not None:
+            if head:
+                words.append("save" if head.endswith(_CJK_SAVED) else head)
+            words.append("version")
+        elif word.endswith(_CJK_ROUNDS):
+            words.append("step")
+        else:
+            words.append("save" if word.endswith(_CJK_SAVED) and not word.isascii() else word)
+    return words
 
 
 def _named_rounds(split_rest: list[str], changed: tuple[int, ...], before: list[str]) -> bool:
@@ -320,8 +344,7 @@ def _counts_rounds(name: str) -> bool:
     """Whether a field's name says it counts rounds: a round word, at most qualified as a
     count (``step``, ``loop_count``, ``numTurns``); not a position in something else
     (``current_step``, ``step_index``: where a plan is, which moves as it progresses)."""
-    words = [w.lower() for w in _NAME_WORDS.findall(name)]
-    words = ["step" if w.endswith(_CJK_ROUNDS) else w for w in words]
+    words = _name_words(name)
     if len(words) > 1 and words[-1] in _VERSION_WORDS and not _SAVED_WORDS.isdisjoint(words):
         return True  # the version of a save (``checkpoint_v``, ``draftRevision``)
     rounds = [w for w in words if w in _ROUND_WORDS]
