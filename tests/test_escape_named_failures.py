@@ -94,9 +94,15 @@ def _triage(field: str) -> list[dict[str, Any]]:
 
 
 def test_records_whose_state_says_failed_are_data_not_failed_calls() -> None:
-    for field in ("buildStatus", "paymentState", "build_state", "estate"):
+    for field in ("buildStatus", "paymentState", "build_state", "estate", "status"):
         assert failure_text({"id": 7, field: "failed"}) is None, field
         assert not alarms(_triage(field)), field
+
+
+def test_a_failed_status_with_error_text_or_only_call_metadata_is_a_failed_call() -> None:
+    assert failure_text({"status": "failed", "message": "timeout after 30s"}) is not None
+    assert failure_text({"status": "error", "message": "quota", "id": 7}) is not None  # JSend
+    assert failure_text({"status": "failed", "request_id": "r-9"}) is not None
 
 
 def test_a_message_saying_there_is_no_error_is_no_failure() -> None:

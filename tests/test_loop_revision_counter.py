@@ -57,7 +57,7 @@ def test_a_round_counter_is_one_from_its_first_rise(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["checkpoint_v", "state_version", "draftRev", "save_ver", "ckpt_v", "草稿版本", "快照版本号"],
+    ["checkpoint_v", "state_version", "draftRev", "save_ver", "ckpt_v", "草稿版本", "检查点版本号"],
 )
 def test_the_version_of_a_named_thing_counts_saves(name: str) -> None:
     assert _counts_rounds(name)
@@ -86,6 +86,15 @@ def test_a_waiting_state_saved_again_under_a_rising_checkpoint_version_is_a_loop
          "dt": 60}
         for n in range(6)
     ]  # fmt: skip
+    assert alarms(actions)
+
+
+def test_a_waiting_draft_saved_again_under_a_rising_cjk_draft_version_is_a_loop() -> None:
+    report = {"任务": "周报", "状态说明": "等待审批", "审批人": "张三"}
+    actions = [
+        {"state": {**report, "更新时间": f"2026-03-01T10:0{n}:12Z", "草稿版本": 40 + n}, "dt": 60}
+        for n in range(6)
+    ]
     assert alarms(actions)
 
 

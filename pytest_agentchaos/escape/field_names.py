@@ -101,8 +101,14 @@ def _volatile_field(name: str) -> bool:
     )
 
 
-#: Endings of argument names that identify the call (``X-Request-Id``, ``client_trace_id``).
+#: Endings of argument names that identify the call (``X-Request-Id``, ``client_trace_id``),
+#: among them the id a client makes up for each message or mutation it sends so a resend is
+#: not applied twice (Slack's and Intercom's ``client_msg_id``, Relay's ``clientMutationId``);
+#: a message's own id (``reply_to_msg_id``) says which message the call is about.
 _CALL_SUFFIXES = (
+    "clientmsgid",
+    "clientmessageid",
+    "mutationid",
     "requestid",
     "traceid",
     "spanid",
