@@ -65,3 +65,22 @@ def test_a_refused_parameter_the_error_does_not_name_is_declined_not_a_crash(err
     assert not result.ok
     assert result.args is None
     assert result.reason
+
+
+def test_a_fragment_pointer_is_percent_decoded_then_unescaped() -> None:
+    # RFC 6901 section 6: a pointer in a URI fragment is percent-encoded; decode, then ~1 / ~0
+    schema = {"type": "object", "properties": {"a b/c~": {"type": "integer"}}}
+    error = _problem({"pointer": "#/a%20b~1c~0", "detail": "Input should be a valid integer"})
+    result = ParamRepairer(ToolSpec.from_schema("t", schema)).repair({"a b/c~": "7"}, error)
+    assert result.ok, result.reason
+    assert result.args == {"a b/c~": 7}
+
+
+@pytest.mark.parametrize("pointer", ["#", "#anchor"])
+def test_a_bare_fragment_names_no_field(pointer: str) -> None:
+    from pytest_agentchaos.repair.error_bodies import json_problems
+
+    spec = ToolSpec.from_schema("ev_start_session", SCHEMA)
+    error = _problem({"pointer": pointer, "detail": "Extra inputs are not permitted"})
+    problems = list(json_problems(error, spec, SENT))
+    assert problems and all(p.path == () for p in problems), problems

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from .paths import has, path_of
 from .reading import json_body, prose_of, pydantic_issues, strip_location
@@ -145,12 +146,7 @@ def _issues(
         if not where and isinstance(issue.get("name"), str):  # RFC 7807 invalid-params
             where = issue["name"]
         if isinstance(where, str):
-            if where.startswith("#/"):  # a JSON pointer as a URI fragment (RFC 9457's example)
-                where = where[1:]
-            if where.startswith("/"):  # a JSON pointer (RFC 6901): ~1 is "/", ~0 is "~"
-                where = [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
-            else:
-                where = where.split(".")
+            where = _location_parts(where)
         parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
         yield _problem_for(
             parts,
@@ -159,6 +155,20 @@ def _issues(
             spec,
             issue,
         )
+
+
+def _location_parts(where: str) -> list[str]:
+    """An issue's location written as text -> its parts. A JSON pointer (RFC 6901:
+    ``/a~1b`` is the member ``a/b``, ``~0`` is ``~``) or one written as a URI fragment (RFC
+    6901 section 6, RFC 9457's example: ``#/a%20b``, percent-decoded first); a bare ``#`` or
+    ``/`` is the whole body, no field; else a dotted path."""
+    if where.startswith("#"):  # a URI fragment: percent-encoded, "#" alone is the document
+        where = unquote(where[1:])
+        if not where.startswith("/"):
+            return []  # "#" (the root) or "#name" (an anchor, no member's name): no field
+    if where.startswith("/"):  # ~1 first, then ~0: "~01" is the member "~1"
+        return [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
+    return where.split(".")
 
 
 def _rebased(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any]:
