@@ -71,18 +71,41 @@ def _places(part: str, value: str) -> list[int]:
 
 def _inflected(part: str, item: str) -> bool:
     """Whether ``part`` and ``item`` are one word, one of them with an inflection's ending
-    the other lacks (``genre``/``genres``, ``opened``/``open``); at least three letters."""
+    the other lacks, spelled as English spells it: ``genre``/``genres``, ``open``/``opened``,
+    ``create``/``created``, ``category``/``categories`` (``y`` -> ``ies``), ``tag``/``tagged``
+    (a one-syllable word ending consonant-vowel-consonant doubles its last letter: ``star``
+    -> ``starred``, never ``stared``); at least three letters."""
     a, b = part.lower(), item.lower()
     if a == b or min(len(a), len(b)) < 3:
         return False
     short, long = (a, b) if len(a) < len(b) else (b, a)
-    ending = long[len(short) :]
+    if short.endswith("y") and len(short) > 3 and short[-2] not in _VOWELS:
+        return long in (short[:-1] + "ies", short[:-1] + "ied", short + "ing")
     if not long.startswith(short):
         return False
+    ending = long[len(short) :]
     if ending == "es":
         return short.endswith(_SIBILANT)
     if ending == "s":
         return not short.endswith(_SIBILANT)
     if ending == "d":
         return short.endswith("e")  # create/created, not car/card
+    if _doubles(short):  # tag -> tagged, star -> starred: the doubled letter, then the ending
+        return ending in (short[-1] + "ed", short[-1] + "ing")
     return ending in ("ed", "ing") and not short.endswith("e")
+
+
+_VOWELS = "aeiou"
+
+
+def _doubles(word: str) -> bool:
+    """Whether ``word`` doubles its last letter before ``ed`` / ``ing``: one syllable (one
+    group of vowels) ending consonant-vowel-consonant, the last not ``w``, ``x`` or ``y``."""
+    groups = re.findall(f"[{_VOWELS}]+", word)
+    return (
+        len(groups) == 1
+        and len(word) >= 3
+        and word[-1] not in _VOWELS + "wxy"
+        and word[-2] in _VOWELS
+        and word[-3] not in _VOWELS
+    )
