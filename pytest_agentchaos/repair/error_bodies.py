@@ -5,13 +5,14 @@ MCP servers return them, JSON:API ``errors`` with their ``source``, OpenAI-style
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from .paths import has, path_of
+from .paths import get, has, path_of
 from .reading import json_body, prose_of, pydantic_issues, strip_location
 from .spec import Problem, ToolSpec
 
@@ -147,14 +148,19 @@ def _issues(
             where = issue["name"]
         if isinstance(where, str):
             where = _location_parts(where)
-        parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
-        yield _problem_for(
+        parts = strip_location([p for p in where if p != ""], spec)
+        union = _union_at(parts, spec, args)
+        parts = _rebased(parts if union is None else union, spec, args)
+        problem = _problem_for(
             parts,
             _issue_text(issue, msg),
             str(issue.get(code) or issue.get("code") or issue.get("type") or ""),
             spec,
             issue,
         )
+        if union is not None:  # no member of the union there took the value: that value
+            problem = dataclasses.replace(problem, kind="union", expected=None)
+        yield problem
 
 
 def _location_parts(where: str) -> list[str]:
@@ -169,6 +175,46 @@ def _location_parts(where: str) -> list[str]:
     if where.startswith("/"):  # ~1 first, then ~0: "~01" is the member "~1"
         return [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
     return where.split(".")
+
+
+#: How pydantic tags the member of a union an issue is in (``feature.geometry.coordinates.
+#: Position2D``, ``filter.must.`list[union[...]]`.0.FieldCondition.match``, ``value.bool``): a
+#: model's class name, a validator's name with brackets, a backticked type, a scalar type.
+_TAG = re.compile(
+    r"`[^`]*`|[\w-]+\[.*\]|[A-Z]\w*|str|int|float|bool|bytes|decimal|none|dict|list"
+    r"|constrained-\w+|literal\[.*\]"
+)
+
+
+def _union_at(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any] | None:
+    """Where a union failed, when pydantic's location names a union member (a part shaped
+    as a tag that is no key of the call's object there nor a property its schema names): the
+    location up to that tag. Every member's issues (one member's missing field, another's
+    type) are then one problem, the value no member took, not fields to add. None when the
+    location names no member."""
+    if spec is None or not isinstance(args, Mapping) or len(parts) < 2:
+        return None
+    for at, part in enumerate(parts):
+        tag = at > 0 and isinstance(part, str) and _TAG.fullmatch(part) is not None
+        if tag and not _key_at(part, tuple(parts[:at]), spec, args):
+            return parts[:at]
+    return None
+
+
+def _key_at(name: str, at: tuple[Any, ...], spec: ToolSpec, args: Mapping[str, Any]) -> bool:
+    """Whether ``name`` is a key of the call's object at ``at``, or a property the schema
+    there (or one of its union's branches) names."""
+    value = get(args, at) if has(args, at) else None
+    if isinstance(value, Mapping) and name in value:
+        return True
+    schema = spec.schema_at(at)
+    branches = [schema, *(b for k in ("anyOf", "oneOf", "allOf") for b in schema.get(k) or [])]
+    return any(
+        isinstance(b, Mapping)
+        and isinstance(b.get("properties"), Mapping)
+        and name in b["properties"]
+        for b in branches
+    )
 
 
 def _rebased(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any]:
