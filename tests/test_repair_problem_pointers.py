@@ -67,21 +67,20 @@ def test_a_refused_parameter_the_error_does_not_name_is_declined_not_a_crash(err
     assert result.reason
 
 
-def test_a_pointer_as_a_uri_fragment_is_percent_decoded() -> None:
-    # RFC 6901 section 6: a pointer in a URI fragment is percent-encoded ("#/party%20size")
-    schema = {"type": "object", "properties": {"party size": {"type": "integer"}}}
-    error = _problem({"pointer": "#/party%20size", "detail": "Input should be a valid integer"})
-    result = ParamRepairer(ToolSpec.from_schema("t", schema)).repair({"party size": "4"}, error)
+def test_a_fragment_pointer_is_percent_decoded_then_unescaped() -> None:
+    # RFC 6901 section 6: a pointer in a URI fragment is percent-encoded; decode, then ~1 / ~0
+    schema = {"type": "object", "properties": {"a b/c~": {"type": "integer"}}}
+    error = _problem({"pointer": "#/a%20b~1c~0", "detail": "Input should be a valid integer"})
+    result = ParamRepairer(ToolSpec.from_schema("t", schema)).repair({"a b/c~": "7"}, error)
     assert result.ok, result.reason
-    assert result.args == {"party size": 4}
+    assert result.args == {"a b/c~": 7}
 
 
-@pytest.mark.parametrize("pointer", ["#", ""])
-def test_a_pointer_to_the_whole_document_names_no_field(pointer: str) -> None:
-    # "#" is the root, not a parameter named "#": read as the same error naming no field
-    repairer = ParamRepairer(ToolSpec.from_schema("ev_start_session", SCHEMA))
-    unnamed = repairer.repair(SENT, _problem({"detail": "Extra inputs are not permitted"}))
+@pytest.mark.parametrize("pointer", ["#", "#anchor"])
+def test_a_bare_fragment_names_no_field(pointer: str) -> None:
+    from pytest_agentchaos.repair.error_bodies import json_problems
+
+    spec = ToolSpec.from_schema("ev_start_session", SCHEMA)
     error = _problem({"pointer": pointer, "detail": "Extra inputs are not permitted"})
-    result = repairer.repair(SENT, error)
-    assert (result.ok, result.args) == (unnamed.ok, unnamed.args) == (False, None)
-    assert "'#'" not in (result.reason or "")
+    problems = list(json_problems(error, spec, SENT))
+    assert problems and all(p.path == () for p in problems), problems

@@ -25,7 +25,7 @@ from ..escape.classify import ErrorClass, ErrorClassifier
 from ..saferepr import safe_str
 from .error_bodies import MESSAGE_KINDS, listed_values, structured_problems
 from .error_patterns import ERROR_PATTERNS, ErrorPattern, error_problems
-from .paths import get
+from .paths import get, has
 from .reading import (
     ERROR_POLICY,
     ErrorReading,
@@ -186,6 +186,13 @@ def read_error(
     missing = not_found(words.replace("_", " "))  # "channel_not_found" too
     values = quoted_values(words, args)
     named = named_fields(words, spec, args)
+    # "new_address must not be empty when reason is '地址错误'", "closedate is required when
+    # dealstage is closedlost": the value quoted is the condition; the field the error names
+    # and the call lacks is what is wrong
+    absent = [e for e in named if not has(args, e.path)] if values else []
+    if absent:
+        problems = [_prose_problem("missing", e, words, spec) for e in _best(absent)]
+        return _reading("parameter", problems, False)
     if values:
         kind = "not_found" if missing else "parameter"
         problems = [_prose_problem("rejected", e, words, spec) for e in _best(values)]

@@ -89,7 +89,7 @@ def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decli
         return _fix(synonym, 0.95, f"{shown(text)} is a synonym of {synonym!r}")
     polar = _bare_polarity(wanted, choices)
     if polar is not None:
-        return _fix(polar, 0.9, f"{shown(text)} for a field whose {wanted!r} is {polar!r}")
+        return _fix(polar, 0.9, f"{shown(text)} for a field whose {wanted!r} is {polar!r}", "cue")
     if _NEGATED.search(wanted):  # "not business": what is not wanted, not what is
         return Decline(
             "enum_value_correction", f"{shown(text)} says what is not wanted, not what is"
@@ -98,7 +98,7 @@ def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decli
     if isinstance(near, Decline):
         return near
     if near is not None:
-        return _fix(near, 0.9, f"{shown(text)} is {near!r} with a typo")
+        return _fix(near, 0.9, f"{shown(text)} is {near!r} with a typo", "similarity")
     common = _common_synonym(wanted, choices)
     if common is not None:
         return _fix(common, 0.9, f"{shown(text)} is what {common!r} is commonly called")
@@ -115,7 +115,7 @@ def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decli
                 f"{shown(text)} holds {inside[0]!r}, but {' '.join(extra)!r} modifies it: "
                 "that is another value than the one allowed",
             )
-        return _fix(inside[0], 0.9, f"{shown(text)} names {inside[0]!r}")
+        return _fix(inside[0], 0.9, f"{shown(text)} names {inside[0]!r}", "containment")
     if len(inside) > 1:
         return Decline(
             "enum_value_correction", f"{shown(text)} names several values: {_listed(inside)}"
@@ -127,7 +127,8 @@ def _match_enum(value: Any, allowed: Sequence[Any], ctx: Context) -> Fix | Decli
         and normal(c).replace(" ", "") == "".join(w[0] for w in wanted.split())
     ]
     if len(initials) == 1:
-        return _fix(initials[0], 0.9, f"{shown(text)} has the initials {initials[0]!r}")
+        why = f"{shown(text)} has the initials {initials[0]!r}"
+        return _fix(initials[0], 0.9, why, "similarity")
     measured = _same_quantity(text, choices)
     if measured is not None:
         return _fix(measured, 0.9, f"{shown(text)} is the same amount as {measured!r}")
@@ -331,8 +332,8 @@ def _same_quantity(text: str, choices: list[str]) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
-def _fix(value: Any, confidence: float, reason: str) -> Fix:
-    return Fix("enum_value_correction", value, confidence, reason)
+def _fix(value: Any, confidence: float, reason: str, evidence: str = "") -> Fix:
+    return Fix("enum_value_correction", value, confidence, reason, evidence)
 
 
 def _synonym(wanted: str, choices: list[str], ctx: Context) -> str | None:

@@ -5,13 +5,14 @@ MCP servers return them, JSON:API ``errors`` with their ``source``, OpenAI-style
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from .paths import has, path_of
+from .paths import get, has, path_of
 from .reading import json_body, prose_of, pydantic_issues, strip_location
 from .spec import Problem, ToolSpec
 
@@ -146,28 +147,74 @@ def _issues(
         if not where and isinstance(issue.get("name"), str):  # RFC 7807 invalid-params
             where = issue["name"]
         if isinstance(where, str):
-            where = _location(where)
-        parts = _rebased(strip_location([p for p in where if p != ""], spec), spec, args)
-        yield _problem_for(
+            where = _location_parts(where)
+        parts = strip_location([p for p in where if p != ""], spec)
+        union = _union_at(parts, spec, args)
+        parts = _rebased(parts if union is None else union, spec, args)
+        problem = _problem_for(
             parts,
             _issue_text(issue, msg),
             str(issue.get(code) or issue.get("code") or issue.get("type") or ""),
             spec,
             issue,
         )
+        if union is not None:  # no member of the union there took the value: that value
+            problem = dataclasses.replace(problem, kind="union", expected=None)
+        yield problem
 
 
-def _location(where: str) -> list[str]:
-    """A location written as text: a JSON pointer (RFC 6901: ``/a/b``, ``~1`` is ``/`` and
-    ``~0`` is ``~``), the same as a URI fragment (``#/a%20b``: percent-encoded, RFC 6901
-    section 6; a bare ``#`` or ``""`` is the whole document, no field), or a dotted path."""
-    if where.startswith("#"):
+def _location_parts(where: str) -> list[str]:
+    """An issue's location written as text -> its parts. A JSON pointer (RFC 6901:
+    ``/a~1b`` is the member ``a/b``, ``~0`` is ``~``) or one written as a URI fragment (RFC
+    6901 section 6, RFC 9457's example: ``#/a%20b``, percent-decoded first); a bare ``#`` or
+    ``/`` is the whole body, no field; else a dotted path."""
+    if where.startswith("#"):  # a URI fragment: percent-encoded, "#" alone is the document
         where = unquote(where[1:])
-        if not where:
-            return []
-    if where.startswith("/"):
+        if not where.startswith("/"):
+            return []  # "#" (the root) or "#name" (an anchor, no member's name): no field
+    if where.startswith("/"):  # ~1 first, then ~0: "~01" is the member "~1"
         return [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")]
     return where.split(".")
+
+
+#: How pydantic tags the member of a union an issue is in (``feature.geometry.coordinates.
+#: Position2D``, ``filter.must.`list[union[...]]`.0.FieldCondition.match``, ``value.bool``): a
+#: model's class name, a validator's name with brackets, a backticked type, a scalar type.
+_TAG = re.compile(
+    r"`[^`]*`|[\w-]+\[.*\]|[A-Z]\w*|str|int|float|bool|bytes|decimal|none|dict|list"
+    r"|constrained-\w+|literal\[.*\]"
+)
+
+
+def _union_at(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any] | None:
+    """Where a union failed, when pydantic's location names a union member (a part shaped
+    as a tag that is no key of the call's object there nor a property its schema names): the
+    location up to that tag. Every member's issues (one member's missing field, another's
+    type) are then one problem, the value no member took, not fields to add. None when the
+    location names no member."""
+    if spec is None or not isinstance(args, Mapping) or len(parts) < 2:
+        return None
+    for at, part in enumerate(parts):
+        tag = at > 0 and isinstance(part, str) and _TAG.fullmatch(part) is not None
+        if tag and not _key_at(part, tuple(parts[:at]), spec, args):
+            return parts[:at]
+    return None
+
+
+def _key_at(name: str, at: tuple[Any, ...], spec: ToolSpec, args: Mapping[str, Any]) -> bool:
+    """Whether ``name`` is a key of the call's object at ``at``, or a property the schema
+    there (or one of its union's branches) names."""
+    value = get(args, at) if has(args, at) else None
+    if isinstance(value, Mapping) and name in value:
+        return True
+    schema = spec.schema_at(at)
+    branches = [schema, *(b for k in ("anyOf", "oneOf", "allOf") for b in schema.get(k) or [])]
+    return any(
+        isinstance(b, Mapping)
+        and isinstance(b.get("properties"), Mapping)
+        and name in b["properties"]
+        for b in branches
+    )
 
 
 def _rebased(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any]:

@@ -8,7 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DROP", "Context", "Decline", "Fix", "matches_pattern", "schema_types", "shown"]
+__all__ = [
+    "DROP",
+    "WEAK_EVIDENCE",
+    "Context",
+    "Decline",
+    "Fix",
+    "matches_pattern",
+    "schema_types",
+    "shown",
+]
 
 
 class _Drop:
@@ -17,6 +26,10 @@ class _Drop:
     def __repr__(self) -> str:
         return "DROP"
 
+
+#: The evidence a rule may choose a value from that is a guess among plausible values: with
+#: a model proposer, the problem is the model's to answer first (see :attr:`Fix.evidence`).
+WEAK_EVIDENCE = frozenset({"similarity", "containment", "cue"})
 
 #: A :class:`Fix` whose value is ``DROP`` removes the key.
 DROP: Any = _Drop()
@@ -31,6 +44,11 @@ class Fix:
     value: Any
     confidence: float
     reason: str
+    #: Where the value came from, when a rule chose it from weak evidence: ``similarity``
+    #: (a near spelling), ``containment`` (the value holds an allowed one), ``cue`` (a word
+    #: such as "off" read as a polarity). ``""``: from the schema, the error's or the task's
+    #: own span, or standard data. A weak fix is offered to a model proposer first.
+    evidence: str = ""
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,8 @@ _PYDANTIC_ISSUE = re.compile(
     re.MULTILINE,
 )
 
+_LOC_PART = re.compile(r"`[^`\n]*`|[^.]+")
+
 
 def pydantic_issues(text: str) -> list[dict[str, Any]]:
     """The issues of a pydantic ``ValidationError`` printed as text (``str(e)``), as the
@@ -210,7 +212,8 @@ def pydantic_issues(text: str) -> list[dict[str, Any]]:
         loc_text = match["loc"].strip()
         if loc_text.startswith(("For further", "http")):
             continue
-        loc = [int(p) if p.isdigit() else p for p in loc_text.split(".") if p]
+        # a union member's tag is one part though it holds dots: `list[union[...,...]]`
+        loc = [int(p) if p.isdigit() else p for p in _LOC_PART.findall(loc_text)]
         issue: dict[str, Any] = {"loc": loc, "msg": match["msg"], "type": match["type"]}
         value = re.search(r"input_value=(.*?)(?:, input_type=|$)", match["rest"])
         if value:

@@ -320,11 +320,16 @@ class ParamRepairer(StrategyRounds):
         for _ in range(_ROUNDS):
             if not problems:
                 break
+            done = len(steps)
             declined = self._round(current, problems, steps, task, now, error)
             if declined is not None:
                 return RepairResult(
                     False, None, declined.strategy, 0.0, declined.reason, tuple(steps), diagnosis
                 )
+            if not any(_changed(step) for step in steps[done:]):
+                # the call is as it was: the next round would see the same problems and ask
+                # the same questions (a model proposer, once per round, for nothing)
+                break
             problems = self._problems(current) + [
                 p for p in checks if not gone(p, current, first, moves)
             ]
@@ -390,6 +395,17 @@ class ParamRepairer(StrategyRounds):
 
 
 _JSON_TEXT_LIMIT = 200_000
+
+
+def _changed(step: RepairStep) -> bool:
+    """Whether a step changed the call: applied, and its value after is not the one before
+    (a value that cannot be compared counts as changed)."""
+    if not step.ok:
+        return False
+    try:
+        return not (type(step.before) is type(step.after) and bool(step.before == step.after))
+    except Exception:
+        return True
 
 
 def _ignored_but_stated(

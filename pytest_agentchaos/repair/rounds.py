@@ -16,7 +16,7 @@ from .calls import ToolCalls
 from .choose import as_missing, confidence_ok, for_value, kind_of, rename_or_drop, satisfied
 from .effective import effective_problems, gloss, rules_for
 from .examples import error_example, like_example
-from .fixes import DROP, Context, Decline, Fix, shown
+from .fixes import DROP, WEAK_EVIDENCE, Context, Decline, Fix, shown
 from .listed_parts import listed_part
 from .lists import expand_wildcard
 from .mechanical import cron_without_seconds
@@ -115,8 +115,17 @@ class StrategyRounds(MissingValues):
                 before = get(current, problem.path)
                 ctx = self._context(problem, current, task, now)
                 outcome = self._strategy(problem, before, ctx, current, missing)
+            weak = isinstance(outcome, Fix) and outcome.evidence in WEAK_EVIDENCE
+            if weak:
+                # a rule's guess among plausible values: a model proposer answers first; the
+                # rule's fix stands where there is none or it has no usable answer
+                outcome = self._ask_model(problem, current, task, now, steps) or outcome
             coupled = isinstance(outcome, Decline) and bool(outcome.beside)
-            if not coupled and (not isinstance(outcome, Fix) or not self._usable(outcome)):
+            if (
+                not weak
+                and not coupled
+                and (not isinstance(outcome, Fix) or not self._usable(outcome))
+            ):
                 # a decision that involves fields beside this one is no model's to take for
                 # this field alone ("set -3" made "set 3" reverses what was asked)
                 outcome = self._ask_model(problem, current, task, now, steps) or outcome
