@@ -58,8 +58,16 @@ def test_units_keep_their_thousand(text: str, not_value: str) -> None:
     assert not_value not in values(text)
 
 
-@pytest.mark.parametrize("text", ["Plug in the 60w charger.", "A 65w USB-C brick is enough."])
+@pytest.mark.parametrize(
+    "text",
+    ["Plug in the 60w charger.", "A 65w USB-C brick is enough.", "a 60w charger, 型号 A2 ok"],
+)
 def test_w_is_watts_in_english_text(text: str) -> None:
     # "w" is the chat shorthand for 万 only where the text is Chinese
     read = values(text)
     assert read and not {"600000", "650000"} & read  # a value of its own, not 万
+
+
+@pytest.mark.parametrize("text", ["预算 60w", "年薪 60w 左右", "也就是 60w"])
+def test_w_is_wan_beside_chinese(text: str) -> None:
+    assert "600000" in values(text)

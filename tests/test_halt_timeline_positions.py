@@ -58,7 +58,7 @@ def test_a_duration_said_to_be_rounded_is_still_a_duration(
 @given(
     st.integers(min_value=10, max_value=99_999),
     st.integers(min_value=1, max_value=9),
-    st.sampled_from(["@ ", "@", "t=", "t = "]),
+    st.sampled_from(["@ ", "@", "t=", "t = ", "t= ", "t ="]),
 )
 def test_a_position_written_with_at_sign_or_t_is_a_value(whole: int, tenth: int, mark: str) -> None:
     for unit in (" s", "s"):

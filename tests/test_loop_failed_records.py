@@ -34,6 +34,10 @@ def test_a_call_failing_with_only_call_metadata_is_still_a_failure() -> None:
     assert failure_text({"status": "error", "message": "quota exceeded", "job": "x"})
     assert failure_text({"status": "failed"}) is not None
     assert failure_text({"job": "etl-7", "status": "failed", "reason": "OOM"}) is None
+    # "error" is the call's own status (JSend), beside data or not; an empty message or
+    # output is no record's data
+    assert failure_text({"status": "error", "job": "x"}) is not None
+    assert failure_text({"status": "failure", "output": ""}) is not None
 
 
 def test_the_same_failing_call_with_fresh_request_ids_is_a_loop() -> None:

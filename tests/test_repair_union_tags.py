@@ -5,6 +5,10 @@ problem, not each member's fields to add), and a model proposer is asked about t
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from pytest_agentchaos.repair import ParamRepairer, ToolSpec
 from pytest_agentchaos.repair.error_bodies import structured_problems
 from pytest_agentchaos.repair.proposers import scripted_model
@@ -79,3 +83,18 @@ def test_the_model_is_asked_for_the_value_no_member_took() -> None:
     assert result.ok, result.reason
     assert result.args == want
     assert all(path == ("where",) for path in asked)
+
+
+@pytest.mark.parametrize("key", ["Authorization", "ID", "list"])
+def test_a_missing_capitalised_key_of_a_free_form_object_is_a_missing_key(key: str) -> None:
+    # a last location part is a union member's tag only where the schema there is a union
+    from pytest_agentchaos.repair.error_bodies import json_problems
+
+    spec = ToolSpec.from_schema(
+        "t", {"type": "object", "properties": {"headers": {"type": "object"}}}
+    )
+    body = {
+        "detail": [{"loc": ["body", "headers", key], "msg": "Field required", "type": "missing"}]
+    }
+    found = list(json_problems(json.dumps(body), spec, {"headers": {"accept": "x"}}))
+    assert [(p.kind, p.path) for p in found] == [("missing", ("headers", key))]

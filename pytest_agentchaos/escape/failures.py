@@ -95,8 +95,9 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or result.get("success") is False
             or result.get("ok") is False
             or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+            or _text_of(result.get("status")).lower() == "error"  # JSend: the call's own
             or (
-                _text_of(result.get("status")).lower() in ("error", "failed", "failure")
+                _text_of(result.get("status")).lower() in ("failed", "failure")
                 and not _describes_a_record(result)
             )
             or _holds_error(result.get("error"))
@@ -125,7 +126,10 @@ def _describes_a_record(result: dict[Any, Any]) -> bool:
     if any(result.get(field) for field in _ERROR_TEXT):
         return False
     return any(
-        type(k) is str and k not in FAILURE_FIELDS and _squeezed(k) not in _CALL_METADATA
+        type(k) is str
+        and k not in FAILURE_FIELDS
+        and k not in _ERROR_TEXT  # an empty message or output is no record's data
+        and _squeezed(k) not in _CALL_METADATA
         for k in list(result)[:64]
     )
 

@@ -240,7 +240,8 @@ _VOLATILE = re.compile(
     r"|\b(?:took|elapsed|in|after|duration|latency)\W{0,3}"
     r"(?:(?:about|around|roughly|approximately|nearly|almost|just over|just under|over|under)\s+)?"
     r"\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?)\b"
-    r"|(?<![\w.@])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )(?<!@ )(?<!\bt=)(?<!\bt = )"
+    r"|(?<![\w.@])(?<!\bat )(?<!\baround )(?<!\bnear )(?<!\bpast )(?<!@ )"
+    r"(?<!\bt=)(?<!\bt= )(?<!\bt =)(?<!\bt = )"
     r"\d+\.\d+\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
     r"|(?<![\w.])\d+\s?(?:ms|µs|us|ns)\b"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?毫秒|耗时\W{0,3}\d+(?:\.\d+)?\s?(?:秒钟?|分钟|s)"  # durations
@@ -304,8 +305,7 @@ def read(text: str) -> Reading:
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     plain = _GROUPED.sub(_grouped, plain)
-    chinese = _HAS_CJK.search(plain) is not None  # "w" is 万 only in Chinese text
-    plain = _SCALED.sub(lambda m: _scaled(m, chinese), plain)
+    plain = _SCALED.sub(_scaled, plain)
     plain = _GLUED.sub(r"\1 \2", plain)
     numbers: list[tuple[str, str, bool]] = []
     quantities: list[Quantity] = []
@@ -399,15 +399,23 @@ _SCALED = re.compile(
     r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
 )
 _HAS_CJK = re.compile(f"[{_CJK}]")
+
+
+def _near(match: re.Match[str]) -> str:
+    """The few characters around a match (is the number said in Chinese, where it stands?)."""
+    text = match.string
+    return text[max(0, match.start() - 4) : match.start()] + text[match.end() : match.end() + 3]
+
+
 _MULTIPLIER = {
     "k": 1000, "w": 10**4, "万": 10**4, "十万": 10**5, "百万": 10**6, "千万": 10**7,
     "亿": 10**8, "千": 1000,
 }  # fmt: skip
 
 
-def _scaled(match: re.Match[str], chinese: bool = True) -> str:
-    if match[2] == "w" and not chinese:  # "a 60w charger": watts in English text
-        return match[0]
+def _scaled(match: re.Match[str]) -> str:
+    if match[2] == "w" and not _HAS_CJK.search(_near(match)):
+        return match[0]  # "a 60w charger, 型号 A2": watts beside English words
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
     return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
 

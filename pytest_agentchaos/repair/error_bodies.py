@@ -196,9 +196,27 @@ def _union_at(parts: list[Any], spec: ToolSpec | None, args: Any) -> list[Any] |
         return None
     for at, part in enumerate(parts):
         tag = at > 0 and isinstance(part, str) and _TAG.fullmatch(part) is not None
-        if tag and not _key_at(part, tuple(parts[:at]), spec, args):
+        # a last part is a tag only where the schema there is a union: a missing key of a
+        # free-form object ("headers" -> "Authorization") is a key, whatever its case
+        if (
+            tag
+            and not _key_at(part, tuple(parts[:at]), spec, args)
+            and (at < len(parts) - 1 or _is_union(spec.schema_at(tuple(parts[:at]))))
+        ):
             return parts[:at]
     return None
+
+
+def _is_union(schema: Any) -> bool:
+    """Whether a schema (or its items') is a union: ``anyOf`` / ``oneOf`` or several types."""
+    if not isinstance(schema, Mapping):
+        return False
+    items = schema.get("items")
+    return (
+        bool(schema.get("anyOf") or schema.get("oneOf"))
+        or (isinstance(schema.get("type"), list) and len(schema["type"]) > 1)
+        or (isinstance(items, Mapping) and bool(items.get("anyOf") or items.get("oneOf")))
+    )
 
 
 def _key_at(name: str, at: tuple[Any, ...], spec: ToolSpec, args: Mapping[str, Any]) -> bool:
