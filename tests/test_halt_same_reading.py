@@ -39,3 +39,16 @@ def test_closing_tickets_named_before_is_work() -> None:
     steps += [("ticket_close", f"Follow-up on {t}: customer confirmed, closed.", {"ticket": t})
               for t in ids]  # fmt: skip
     assert _halt_step(monitor, steps) is None
+
+
+def test_acting_on_an_amount_read_before_is_work() -> None:
+    # a guard (review): writes that carry only a number read earlier (refund it, post it,
+    # report it) each do something new; the run must not halt
+    monitor = HaltMonitor(task="Refund order 88123 in full and close the case", embedder="lexical")
+    steps = [("get_order", "Order 88123: balance due 249.99 USD, paid by card."),
+             ("refund", "Refunded 249.99 to the card on file."),
+             ("send_email", "Receipt for the 249.99 refund emailed to the customer."),
+             ("update_ledger", "Ledger entry posted: -249.99."),
+             ("close_case", "Case closed; 249.99 returned."),
+             ("notify", "Slack note to #billing: 249.99 refunded.")]  # fmt: skip
+    assert _halt_step(monitor, [(t, x, {}) for t, x in steps]) is None
