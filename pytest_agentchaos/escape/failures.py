@@ -14,6 +14,7 @@ from itertools import islice
 from typing import Any
 
 from ..saferepr import safe_repr, safe_str
+from .field_names import flat_name
 from .normalize import parse_json_text
 
 __all__ = ["FAILURE_FIELDS", "as_text", "failure_text", "has_failure_field"]
@@ -95,11 +96,7 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
             or result.get("success") is False
             or result.get("ok") is False
             or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-            or _text_of(result.get("status")).lower() == "error"  # JSend: the call's own
-            or (
-                _text_of(result.get("status")).lower() in ("failed", "failure")
-                and not _describes_a_record(result)
-            )
+            or _failed_status(result)
             or _holds_error(result.get("error"))
         )
         named = None if failed else _named_failure(result)
@@ -117,6 +114,15 @@ def failure_text(result: Any, status: int | None = None, _depth: int = 0) -> str
     return result if isinstance(result, str) else as_text(result)
 
 
+def _failed_status(result: dict[Any, Any]) -> bool:
+    """Whether a result's ``status`` reports the call's failure: "error" (JSend: the call's
+    own) always; "failed" / "failure" unless it is a record's state."""
+    said = _text_of(result.get("status")).lower()
+    if said == "error":
+        return True
+    return said in ("failed", "failure") and not _describes_a_record(result)
+
+
 def _describes_a_record(result: dict[Any, Any]) -> bool:
     """Whether a ``status`` "failed" is the state of a record the call fetched (a failed job
     being triaged: ``{"job": "etl-7", "status": "failed", "reason": "OOM"}``), not the call's
@@ -129,7 +135,7 @@ def _describes_a_record(result: dict[Any, Any]) -> bool:
         type(k) is str
         and k not in FAILURE_FIELDS
         and k not in _ERROR_TEXT  # an empty message or output is no record's data
-        and _squeezed(k) not in _CALL_METADATA
+        and flat_name(k) not in _CALL_METADATA
         for k in list(result)[:64]
     )
 
@@ -141,10 +147,6 @@ _CALL_METADATA = frozenset(
      "duration", "elapsed", "elapsedms", "latencyms", "code", "statuscode", "httpstatus",
      "attempt", "retry", "retries"}
 )  # fmt: skip
-
-
-def _squeezed(name: str) -> str:
-    return name.lower().replace("_", "").replace("-", "")
 
 
 #: A field's name, lowercased without ``_`` / ``-``, that holds an error's code or message
@@ -170,7 +172,7 @@ def _name_kind(name: Any) -> str:
         return ""
     known = _NAMES.get(name)
     if known is None:
-        flat = name.lower().replace("_", "").replace("-", "")
+        flat = flat_name(name)
         if flat == "errors":
             known = "errors"
         elif _ERROR_CODE_NAME.fullmatch(flat):

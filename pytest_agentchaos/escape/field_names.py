@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CALL_FIELDS", "VOLATILE_FIELDS", "commentary_field"]
+__all__ = ["CALL_FIELDS", "VOLATILE_FIELDS", "commentary_field", "flat_name"]
 
 #: Field names (compared lowercased, without ``_``/``-``) whose values identify or count the
 #: call itself, on whichever side they appear: masked whole, whatever they hold.
@@ -70,13 +70,14 @@ _NUMBER_WORDS = frozenset({"number", "num", "no", "count"})
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_A-Za-z]+")
 
 
-def _field(name: str) -> str:
+def flat_name(name: str) -> str:
+    """A field's name as its conventions compare it: lowercased, without ``_`` / ``-``."""
     return name.lower().replace("_", "").replace("-", "")
 
 
 def _volatile_field(name: str) -> bool:
     """Whether a field of a result, state or model output holds a volatile value."""
-    if _field(name) in VOLATILE_FIELDS or _call_field(name):
+    if flat_name(name) in VOLATILE_FIELDS or _call_field(name):
         return True
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
     if not words:
@@ -122,7 +123,7 @@ _CALL_SUFFIXES = (
 
 def _call_field(name: str) -> bool:
     """Whether an argument names the call itself rather than what it is about."""
-    field = _field(name)
+    field = flat_name(name)
     if field in CALL_FIELDS or field.endswith(_CALL_SUFFIXES):
         return True
     return _counter_field([w.lower() for w in _NAME_WORDS.findall(name)])
@@ -132,7 +133,7 @@ def _arg_field(name: str) -> bool:
     """Whether an argument's value never matters: it names the call or is a credential."""
     if _call_field(name):
         return True
-    return _field(name) in _CREDENTIAL_WORDS or _credential_field(
+    return flat_name(name) in _CREDENTIAL_WORDS or _credential_field(
         [w.lower() for w in _NAME_WORDS.findall(name)]
     )
 

@@ -363,7 +363,7 @@ class Keyer:
                 # another time is another reply however alike its words (the text's numbers
                 # are compared by shape alone)
                 key = digest([key, values])
-        if prompt is not None and calls is not None and observation(_newest_turn(input)):
+        if prompt is not None and calls is not None and observation(input):
             # a reply that calls a tool reads the result of the call before it (its turn, an
             # observation) and is keyed with it, as a tool call is with its result: the same
             # call on the same result repeats (two calls alternating on the same results are
@@ -544,14 +544,6 @@ def _values(value: Any) -> list[str]:
 
 #: How much of a model's input text is its newest turn, when the input is one text.
 _PROMPT_TAIL = 500
-
-
-def _newest_turn(value: Any) -> Any:
-    """The newest turn of a model's input as given: the last message of a list, else the
-    input (a text, a message)."""
-    if isinstance(value, list):
-        return value[-1] if value else None
-    return value
 
 
 def _latest(value: Any) -> Any:
