@@ -30,6 +30,7 @@ from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
 from .audit import audit
+from .choose import confidence_ok
 from .compound import flatten_wrapper, reshape
 from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
@@ -44,11 +45,13 @@ from .person_names import person_names
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .progress import gone, moved, renames
+from .proposers import candidates_of
 from .reading import leaf_values
 from .refused import narrow_refused
 from .results import RepairError, RepairResult, RepairStep
 from .rounds import StrategyRounds
 from .spec import Problem, ToolSpec
+from .whole_call import call_problem, call_steps, refused_answer
 
 __all__ = [
     "STRATEGIES",
@@ -263,7 +266,11 @@ class ParamRepairer(StrategyRounds):
         problems = self._problems(args) + live
         if diagnosis.kind == "unknown" and not _broke_its_schema(steps, problems):
             # the error points at nothing, and the call broke nothing its schema or its
-            # descriptions state: nothing the passes could have fixed
+            # descriptions state: nothing the passes could have fixed, unless a model proposer
+            # reads the refusal as asking for another call
+            asked = self._ask_for_call(original, diagnosis, error, task, now)
+            if asked is not None:
+                return asked
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
@@ -349,6 +356,44 @@ class ParamRepairer(StrategyRounds):
         strategy = used[0].strategy if used else "none"
         reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
         return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _ask_for_call(
+        self,
+        original: dict[str, Any],
+        diagnosis: Diagnosis,
+        error: BaseException | str | int | None,
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> RepairResult | None:
+        """A supplied model proposer's whole call for an error that names no parameter
+        (:mod:`.whole_call`): taken when it fits the schema, keeps the call's keys, replaces
+        no value the task writes that the error does not refuse, and passes the intent
+        audit; None (the rules' decline stands) otherwise."""
+        if self.model is None or error is None or not self.policy.allows("model_proposal"):
+            return None
+        text = error if isinstance(error, str) else safe_str(error, 4000)
+        problem = call_problem(self.spec, text)
+        ctx = self._context(problem, original, task, now)
+        try:
+            candidates = candidates_of(self.model, problem, copy.deepcopy(original), ctx)
+        except Exception:
+            return None
+        for fix in candidates:
+            if not confidence_ok(fix.confidence):
+                continue
+            candidate = fix.value
+            if refused_answer(original, candidate, task, text) is not None:
+                continue
+            repaired = copy.deepcopy(dict(candidate))
+            if self._problems(repaired) or not_json(repaired) is not None:
+                continue
+            steps = call_steps(original, repaired, fix.confidence)
+            if self._audit(original, repaired, task, steps) is not None:
+                continue
+            reason = "; ".join(f"{s.field}: {s.reason}" for s in steps)
+            return RepairResult(True, repaired, "model_proposal", fix.confidence, reason,
+                                tuple(steps), diagnosis)  # fmt: skip
+        return None
 
     def _audit(
         self,

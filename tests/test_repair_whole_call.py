@@ -1,0 +1,132 @@
+"""An error that names no parameter goes to a supplied model proposer as a problem of the
+whole call (issue 30): the model may answer the call the refusal asks for, audited strictly
+(fits the schema, keeps the call's keys, replaces no value the task writes as sent unless
+the error quotes it back); with no model the decline stands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_agentchaos.repair import ParamRepairer, ToolSpec
+from pytest_agentchaos.repair.proposers import scripted_model
+
+ISSUES = {
+    "type": "object",
+    "properties": {
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "title": {"type": "string"},
+    },
+    "required": ["owner", "repo", "title"],
+}
+NOT_FOUND = '{"message": "Not Found", "status": "404"}'
+SENT = {"owner": "acme", "repo": "widget", "title": "Typo"}
+TASK = "Open 'Typo' in acme/widgets."
+
+
+def _repair(model: Any, sent: Any = SENT, error: str = NOT_FOUND, task: str = TASK) -> Any:
+    return ParamRepairer(ToolSpec.from_schema("create_issue", ISSUES), model=model).repair(
+        sent, error, task
+    )
+
+
+def test_without_a_model_an_error_naming_nothing_is_declined() -> None:
+    result = _repair(None)
+    assert not result.ok
+    assert "names no parameter" in result.reason
+
+
+def test_the_model_is_asked_for_the_whole_call_and_its_answer_taken() -> None:
+    asked: list[Any] = []
+    want = {"owner": "acme", "repo": "widgets", "title": "Typo"}
+    script = scripted_model(want)
+
+    def model(problem: Any, call: Any, context: Any) -> Any:
+        asked.append((problem.path, problem.kind))
+        return script(problem, call, context)
+
+    result = _repair(model)
+    assert result.ok, result.reason
+    assert result.args == want
+    assert result.strategy == "model_proposal"
+    assert asked == [((), "refused")]
+    assert [s.field for s in result.steps] == ["repo"]
+
+
+def test_a_translation_of_a_value_the_error_quotes_is_taken() -> None:
+    # the task writes the carrier's name as sent; the error quotes it back as refused
+    schema = {
+        "type": "object",
+        "properties": {"company": {"type": "string"}, "number": {"type": "string"}},
+        "required": ["company", "number"],
+    }
+    sent = {"company": "中通", "number": "78612345678901"}
+    want = {"company": "zhongtong", "number": "78612345678901"}
+    error = '{"result": false, "message": "快递公司编码不正确：中通"}'
+    result = ParamRepairer(
+        ToolSpec.from_schema("track", schema), model=scripted_model(want)
+    ).repair(sent, error, "查一下中通快递 78612345678901 到哪了")
+    assert result.ok, result.reason
+    assert result.args == want
+
+
+def test_a_value_the_task_states_and_the_error_does_not_refuse_is_kept() -> None:
+    # "acme" is the user's; a model that changes it is not taken
+    answer = {"owner": "acme-inc", "repo": "widgets", "title": "Typo"}
+    result = _repair(scripted_model(answer))
+    assert not result.ok
+
+
+def test_an_answer_that_drops_a_key_is_not_taken() -> None:
+    # the title is optional here: the schema alone would let the answer through
+    schema = {**ISSUES, "required": ["owner", "repo"]}
+
+    def model(problem: Any, call: Any, context: Any) -> Any:
+        return [{"owner": "acme", "repo": "widgets"}]
+
+    result = ParamRepairer(ToolSpec.from_schema("create_issue", schema), model=model).repair(
+        SENT, NOT_FOUND, TASK
+    )
+    assert not result.ok
+
+
+def test_an_answer_that_breaks_the_schema_is_not_taken() -> None:
+    def model(problem: Any, call: Any, context: Any) -> Any:
+        return [{"owner": "acme", "repo": 7, "title": "Typo"}]
+
+    assert not _repair(model).ok
+
+
+def test_an_answer_that_is_the_call_again_or_no_object_is_not_taken() -> None:
+    for answer in ([dict(SENT)], ["widgets"], [None]):
+        assert not _repair(lambda p, c, x, a=answer: a).ok
+
+
+def test_a_model_that_raises_leaves_the_decline() -> None:
+    def model(problem: Any, call: Any, context: Any) -> Any:
+        raise RuntimeError("down")
+
+    result = _repair(model)
+    assert not result.ok
+    assert "names no parameter" in result.reason
+
+
+_WORD = st.text(alphabet="abcdefghij", min_size=3, max_size=8)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(owner=_WORD, repo=_WORD, other=_WORD, new_owner=_WORD)
+def test_a_value_the_task_states_is_never_replaced_when_the_error_quotes_nothing(
+    owner: str, repo: str, other: str, new_owner: str
+) -> None:
+    sent = {"owner": owner, "repo": repo, "title": "Typo"}
+    task = f"Open 'Typo' in {owner}/{repo}."
+    answer = {"owner": new_owner, "repo": other, "title": "Typo"}
+    result = _repair(scripted_model(answer), sent, NOT_FOUND, task)
+    if result.ok:
+        assert result.args is not None
+        assert result.args["owner"] == owner
+        assert result.args["repo"] == repo
