@@ -130,3 +130,52 @@ def test_a_value_the_task_states_is_never_replaced_when_the_error_quotes_nothing
         assert result.args is not None
         assert result.args["owner"] == owner
         assert result.args["repo"] == repo
+
+
+WRITE = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "content": {"type": "string"},
+        "mode": {"type": "string", "enum": ["create", "append", "overwrite"]},
+        "create_dirs": {"type": "boolean", "default": False},
+    },
+    "required": ["path", "content"],
+}
+WRITE_SENT = {"path": "reports/q1.md", "content": "Q1", "mode": "create"}
+WRITE_ERROR = "FileNotFoundError: [Errno 2] No such file or directory: 'reports/q1.md'"
+WRITE_TASK = "Write 'Q1' to reports/q1.md, create the folders if they don't exist."
+
+
+def _write(model: Any) -> Any:
+    return ParamRepairer(ToolSpec.from_schema("write_file", WRITE), model=model).repair(
+        WRITE_SENT, WRITE_ERROR, WRITE_TASK
+    )
+
+
+def test_an_error_pinning_a_valid_field_offers_the_model_the_call() -> None:
+    # the error names the path, whose value is right; what the call lacks is another field
+    want = {**WRITE_SENT, "create_dirs": True}
+    asked: list[Any] = []
+    script = scripted_model(want)
+
+    def model(problem: Any, call: Any, context: Any) -> Any:
+        asked.append(problem.path)
+        return script(problem, call, context)
+
+    result = _write(model)
+    assert result.ok, result.reason
+    assert result.args == want
+    assert asked[-1] == ()
+    assert len(asked) == len(set(asked))
+
+
+def test_a_call_offered_for_a_pinned_field_keeps_what_the_task_states() -> None:
+    answer = {**WRITE_SENT, "content": "Q2", "create_dirs": True}
+    assert not _write(scripted_model(answer)).ok
+
+
+def test_without_a_model_a_pinned_valid_field_is_still_declined() -> None:
+    result = _write(None)
+    assert not result.ok
+    assert not any(s.strategy == "model_proposal" for s in result.steps)

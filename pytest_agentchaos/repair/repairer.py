@@ -341,6 +341,13 @@ class ParamRepairer(StrategyRounds):
                 p for p in checks if not gone(p, current, first, moves)
             ]
         left = self._problems(current) + [p for p in checks if not gone(p, current, first, moves)]
+        if left and error is not None and all(p.source == "error" for p in left):
+            # the schema is met and the error still pins a field whose value the rounds kept
+            # (the model, asked there, kept it too): the refusal may be about another field
+            # or one the call lacks; a model proposer is offered the whole call
+            asked = self._ask_for_call(first, diagnosis, error, task, now)
+            if asked is not None:
+                return asked
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]

@@ -74,11 +74,13 @@ def refused_answer(
     if not changes:
         return "the model's answer is the call as it was refused"
     text = (task or "")[:8000]
-    said = error[:8000].casefold()
+    said = error[:8000]
     for path, sent, _ in changes:
         if sent is None or not text or not task_states(sent, text):
             continue
-        if find_word(said, str(sent).casefold()) < 0:
+        # quoted as a value of its own, as sent: not a piece of a path or a name the error
+        # quotes ('Q1' is not quoted by "reports/q1.md")
+        if find_word(said, str(sent), joined="/.-") < 0:
             where = Problem("refused", path, "").field
             return f"the task states {sent!r} ({where}), and the error does not refuse it"
     return None
