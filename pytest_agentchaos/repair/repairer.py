@@ -30,7 +30,7 @@ from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
 from .audit import audit
-from .choose import confidence_ok
+from .choose import Renamed, confidence_ok
 from .compound import flatten_wrapper, reshape
 from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
@@ -244,6 +244,8 @@ class ParamRepairer(StrategyRounds):
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
+        if self.model is not None and _ignored_but_stated(args, self.spec.resolved, task):
+            renamed.update(self._rename_ignored(args, task, now, steps))
         ignored = _ignored_but_stated(args, self.spec.resolved, task) or (
             amount_in_other_currency(args, self.spec.resolved, task)
             or measure_in_other_unit(args, self.spec.resolved, task)
@@ -363,6 +365,34 @@ class ParamRepairer(StrategyRounds):
         strategy = used[0].strategy if used else "none"
         reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
         return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _rename_ignored(
+        self,
+        args: dict[str, Any],
+        task: str | None,
+        now: _dt.datetime | None,
+        steps: list[RepairStep],
+    ) -> dict[tuple[str | int, ...], tuple[str | int, ...]]:
+        """Keys the tool does not have (and would ignore) whose values the task states, put
+        to a supplied model proposer: a rename it proposes to a parameter the call lacks is
+        applied in place (``client_reference`` sent for ``client_ref``); any other answer
+        leaves the key, and the decline for it stands. Returns the moves made."""
+        props = self.spec.resolved.get("properties")
+        moves: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
+        if not isinstance(props, Mapping):
+            return moves
+        for key in [k for k in args if k not in props]:
+            problem = Problem(
+                "unknown", (key,), f"{key!r} is not a parameter of this tool, which ignores it"
+            )
+            fix = self._ask_model(problem, args, task, now, steps)
+            if fix is None or not isinstance(fix.value, Renamed) or fix.value.target in args:
+                continue
+            args[fix.value.target] = args.pop(key)
+            steps.append(RepairStep(key, "unknown", "rename_key", key, fix.value.target,
+                                    fix.confidence, fix.reason, True))  # fmt: skip
+            moves[(key,)] = (fix.value.target,)
+        return moves
 
     def _ask_for_call(
         self,
