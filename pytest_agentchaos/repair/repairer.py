@@ -35,7 +35,7 @@ from .compound import flatten_wrapper, reshape
 from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
-from .json_text import about_the_syntax
+from .json_text import about_the_syntax, closing_brackets
 from .lint import lint, rename_all
 from .ordered import STRATEGY as ORDER_STRATEGY
 from .ordered import split_spans, unswap_ranges
@@ -177,6 +177,9 @@ class ParamRepairer(StrategyRounds):
                 reason = f"the arguments are {len(args)} characters of text: too long to read"
                 return RepairResult(False, None, "json_repair", 0.0, reason)
             parsed = loads_lenient(args)
+            closed = closing_brackets(args) if parsed is None else None
+            if closed is not None:  # the text stops after a whole value, its brackets unclosed
+                parsed = loads_lenient(closed)
             if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
                 reason = "the arguments are text that holds no JSON object"
                 return RepairResult(False, None, "json_repair", 0.0, reason)
