@@ -179,3 +179,19 @@ def test_without_a_model_a_pinned_valid_field_is_still_declined() -> None:
     result = _write(None)
     assert not result.ok
     assert not any(s.strategy == "model_proposal" for s in result.steps)
+
+
+def test_a_language_model_proposer_answers_the_whole_call_through_its_prompt() -> None:
+    from pytest_agentchaos.repair.proposers import ModelProposer
+
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return '{"value": {"owner": "acme", "repo": "widgets", "title": "Typo"}}'
+
+    result = _repair(ModelProposer(llm, tool="create_issue"))
+    assert result.ok, result.reason
+    assert result.args == {"owner": "acme", "repo": "widgets", "title": "Typo"}
+    assert len(prompts) == 1
+    assert "(arguments)" in prompts[0] and "Not Found" in prompts[0]
