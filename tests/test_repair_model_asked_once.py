@@ -27,7 +27,9 @@ def test_a_model_that_keeps_the_value_is_asked_once_per_problem() -> None:
         SENT, ERROR, "Block 3 to 4pm tomorrow"
     )
     assert not result.ok
-    assert len(asked) == len(set(asked)) <= 2, asked
+    # each field once, and the whole call (path ()) once when the fields' answers leave
+    # the error unanswered
+    assert len(asked) == len(set(asked)) <= 3, asked
 
 
 def test_a_model_that_declines_is_asked_once_per_problem() -> None:
@@ -41,4 +43,6 @@ def test_a_model_that_declines_is_asked_once_per_problem() -> None:
         SENT, ERROR, "Block 3 to 4pm tomorrow"
     )
     assert not result.ok
-    assert len(asked) == len(set(asked)) <= 2, asked
+    # each field once, and the whole call (path ()) once when the fields' answers leave
+    # the error unanswered
+    assert len(asked) == len(set(asked)) <= 3, asked

@@ -192,6 +192,7 @@ def rename_or_drop(
             Renamed(target[0], value),
             confidence,
             f"{name!r} is the parameter {target[0]!r} {how}",
+            "similarity" if how == _MISSPELT else "",
         )
     if name in siblings:  # the tool's error refuses a parameter its schema declares
         return Decline(
@@ -206,7 +207,13 @@ def rename_or_drop(
             f"{name!r} is no parameter, and {', '.join(map(repr, wanted))} is missing: "
             "dropping it may lose what was meant",
         )
-    return Fix("drop_unknown_key", DROP, 0.9, f"{name!r} is not a parameter of this tool")
+    # with parameters of its object left unsent, the key may be one of them under another
+    # name no spelling rule links (a model proposer may name it): dropping it is a guess
+    return Fix("drop_unknown_key", DROP, 0.9, f"{name!r} is not a parameter of this tool",
+               "similarity" if free else "")  # fmt: skip
+
+
+_MISSPELT = "misspelt"
 
 
 def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
@@ -225,7 +232,7 @@ def _closest_name(name: str, free: list[str]) -> tuple[str, float, str] | None:
 
     scored = process.extract(normal(name), {k: normal(k) for k in free}, scorer=fuzz.ratio, limit=2)
     if scored and scored[0][1] >= 85 and (len(scored) < 2 or scored[0][1] - scored[1][1] >= 8):
-        return scored[0][2], 0.85, "misspelt"
+        return scored[0][2], 0.85, _MISSPELT
     return None
 
 

@@ -9,7 +9,7 @@ import re
 
 from ..saferepr import safe_str
 
-__all__ = ["about_the_syntax", "ascii_delimiters"]
+__all__ = ["about_the_syntax", "ascii_delimiters", "closing_brackets"]
 
 #: Words of a parser's message about JSON syntax (Python's json, pydantic's ``json_invalid``,
 #: JavaScript's ``JSON.parse``, Go's and Java's decoders).
@@ -58,3 +58,39 @@ def ascii_delimiters(text: str) -> str:
         at = match.end()
     out.append(text[at:].translate(_FULL_WIDTH))
     return "".join(out)
+
+
+_CLOSER = {"{": "}", "[": "]"}
+
+
+def closing_brackets(text: str) -> str | None:
+    """``text`` with the closing brackets it lacks at its end (``{"a": [1, 2]`` ->
+    ``{"a": [1, 2]}``), for an object whose text stops right after a complete value: a closing
+    bracket or a closed string. None when nothing is missing, when the text stops inside a
+    string, or after a number or a literal (``"limit": 1`` may be ``10`` cut short)."""
+    body = text.strip()
+    if not body.startswith("{") or body[-1:] not in ('"', "}", "]"):
+        return None
+    stack: list[str] = []
+    quoted = False
+    escaped = False
+    for char in body:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in _CLOSER:
+            stack.append(_CLOSER[char])
+        elif char in "}]":
+            if not stack or stack.pop() != char:
+                return None
+            if not stack:
+                return None  # the object closed before the text ends: not a cut-off text
+    if quoted or not stack:
+        return None
+    return body + "".join(reversed(stack))

@@ -12,7 +12,7 @@ from typing import Any
 from ..escape.classify import ErrorClassifier
 from ..saferepr import safe_str
 from .calls import ToolCalls
-from .choose import confidence_ok, sound
+from .choose import Renamed, confidence_ok, sound
 from .effective import rules_for
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer
@@ -183,6 +183,11 @@ class MissingValues(ToolCalls):
         for fix in candidates:
             if not confidence_ok(fix.confidence):
                 continue
+            if isinstance(fix.value, Renamed):
+                renamed = self._model_rename(problem, fix, current)
+                if renamed is not None:
+                    return renamed
+                continue
             if fix.value is DROP:
                 if problem.kind != "missing" and not required(self.spec, problem.path):
                     return Fix("model_proposal", DROP, fix.confidence, fix.reason)
@@ -195,6 +200,33 @@ class MissingValues(ToolCalls):
                 strategy = "model_proposal" if fix.strategy not in STRATEGIES else fix.strategy
                 return Fix(strategy, copy.deepcopy(fix.value), fix.confidence, fix.reason)
         return None
+
+    def _model_rename(self, problem: Problem, fix: Fix, current: dict[str, Any]) -> Fix | None:
+        """A model's rename of a key the tool does not have, taken when the problem is that
+        key, the target is a parameter its object declares and lacks, and the value (the one
+        sent, unchanged) fits the target's schema."""
+        if problem.kind != "unknown" or not problem.path or not has(current, problem.path):
+            return None
+        target, value = fix.value.target, get(current, problem.path)
+        parent = problem.path[:-1]
+        declared = self.spec.schema_at(parent).get("properties")
+        holder = get(current, parent) if parent else current
+        if (
+            not isinstance(declared, dict)
+            or target not in declared
+            or not isinstance(holder, dict)
+            or target in holder
+            or fix.value.value != value
+        ):
+            return None
+        try:
+            fits = checker_for(declared[target]).is_valid(value)
+        except Exception:
+            fits = False
+        if not fits or not self.policy.allows("rename_key"):
+            return None
+        why = f"the model proposes {problem.path[-1]!r} is the parameter {target!r}"
+        return Fix("rename_key", Renamed(target, copy.deepcopy(value)), fix.confidence, why)
 
     def _context(
         self, problem: Problem, current: dict[str, Any], task: str | None, now: _dt.datetime | None

@@ -3,7 +3,9 @@
 The repairer asks its rule proposers first (the strategies for each problem kind, the rule
 inferer for missing values) and an optional model proposer last, for any problem the rules
 decline: a missing value at any depth, a refused value, a misnamed key. A candidate is a
-value for the problem's path (:data:`~.fixes.DROP` to remove the key) or a :class:`~.fixes.Fix`;
+value for the problem's path (:data:`~.fixes.DROP` to remove the key, a
+:class:`~.choose.Renamed` to move a key the tool does not have to a parameter it has) or a
+:class:`~.fixes.Fix`;
 whatever proposes it, it must fit the schema at that path and pass the intent audit before it
 is used, so a model cannot make the repairer return what the schema or the task rules out.
 
@@ -19,12 +21,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ..saferepr import safe_str
+from .choose import Renamed
 from .fixes import DROP, Context, Fix
 from .infer import loads_lenient
 from .paths import get, has
 from .spec import Problem
 
-__all__ = ["ModelProposer", "Proposer", "candidates_of", "scripted_model"]
+__all__ = ["ModelProposer", "Proposer", "Renamed", "candidates_of", "scripted_model"]
 
 
 @runtime_checkable
@@ -46,7 +49,7 @@ def candidates_of(
     answer = proposer(problem, call, context)
     if (
         answer is None
-        or isinstance(answer, (str, bytes, Mapping))
+        or isinstance(answer, (str, bytes, Mapping, Renamed))
         or not isinstance(answer, Iterable)
     ):
         answer = [] if answer is None else [answer]
@@ -66,6 +69,20 @@ def scripted_model(answer: Mapping[str, Any]) -> Callable[..., list[Any]]:
     def propose(problem: Problem, call: Mapping[str, Any], context: Context) -> list[Any]:
         if has(answer, problem.path):
             return [get(answer, problem.path)]
+        if problem.kind == "unknown" and problem.path and has(call, problem.path):
+            # a key the tool does not have: the answer's key beside it, absent from the call,
+            # that holds the same value is where it belongs
+            value = get(call, problem.path)
+            parent = problem.path[:-1]
+            held = get(answer, parent) if has(answer, parent) else None
+            sent = get(call, parent) if has(call, parent) else None
+            if isinstance(held, Mapping) and isinstance(sent, Mapping):
+                moved = [
+                    k for k, v in held.items()
+                    if k not in sent and isinstance(k, str) and v == value
+                ]  # fmt: skip
+                if len(moved) == 1:
+                    return [Renamed(moved[0], value)]
         return [DROP]
 
     return propose
@@ -93,6 +110,9 @@ class ModelProposer:
             return []
         if parsed.get("drop") is True:
             return [DROP]
+        target = parsed.get("rename")
+        if isinstance(target, str) and problem.path and has(call, problem.path):
+            return [Renamed(target, get(call, problem.path))]
         return [parsed["value"]] if "value" in parsed else []
 
     def prompt(self, problem: Problem, call: Mapping[str, Any], context: Context) -> str:
@@ -105,5 +125,6 @@ class ModelProposer:
             f"The value there must fit this JSON Schema: {schema}\n"
             f"The call: {shown}\nThe user's request: {safe_str(context.task or '', 4000)}\n"
             'Answer with JSON only: {"value": <the value the user meant>}, or {"drop": true} '
-            'to remove the key, or {"decline": "<why>"} when the request does not say.'
+            'to remove the key, or {"rename": "<parameter>"} to send the key\'s value under '
+            'a parameter the tool has, or {"decline": "<why>"} when the request does not say.'
         )

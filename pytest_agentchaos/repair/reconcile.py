@@ -396,7 +396,9 @@ def reconcile(value: Any, schema: Mapping[str, Any], ctx: Context) -> Fix | Decl
                 f"{shown(value)} is a character away from {span!r}, and the task also writes "
                 f"{rival!r} of the same shape: nearness does not tell which is meant",
             )
-        return Fix(_STRATEGY, span, 0.85, f"{shown(value)} {related[span]}: {span!r}")
+        # a span one edit away is chosen by nearness alone: weak evidence, a model's first
+        near = "similarity" if related[span] in _NEAR else ""
+        return Fix(_STRATEGY, span, 0.85, f"{shown(value)} {related[span]}: {span!r}", near)
     if len(spans) > 1:
         return Decline(_STRATEGY, f"{shown(value)} could be {spans[0]!r} or {spans[1]!r}")
     return None

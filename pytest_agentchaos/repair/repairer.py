@@ -30,11 +30,12 @@ from ..saferepr import safe_str
 from ..trace.events import Repair
 from ..trace.values import capture
 from .audit import audit
+from .choose import Renamed, confidence_ok
 from .compound import flatten_wrapper, reshape
 from .currencies import amount_in_other_currency, measure_in_other_unit
 from .diagnose import ERROR_PATTERNS, Diagnosis, diagnose
 from .infer import Inferer, RuleInferer, loads_lenient
-from .json_text import about_the_syntax
+from .json_text import about_the_syntax, closing_brackets
 from .lint import lint, rename_all
 from .ordered import STRATEGY as ORDER_STRATEGY
 from .ordered import split_spans, unswap_ranges
@@ -44,11 +45,13 @@ from .person_names import person_names
 from .plain import not_json
 from .policy import STRATEGIES, RepairPolicy
 from .progress import gone, moved, renames
+from .proposers import candidates_of
 from .reading import leaf_values
 from .refused import narrow_refused
 from .results import RepairError, RepairResult, RepairStep
 from .rounds import StrategyRounds
 from .spec import Problem, ToolSpec
+from .whole_call import call_problem, call_steps, refused_answer
 
 __all__ = [
     "STRATEGIES",
@@ -174,6 +177,9 @@ class ParamRepairer(StrategyRounds):
                 reason = f"the arguments are {len(args)} characters of text: too long to read"
                 return RepairResult(False, None, "json_repair", 0.0, reason)
             parsed = loads_lenient(args)
+            closed = closing_brackets(args) if parsed is None else None
+            if closed is not None:  # the text stops after a whole value, its brackets unclosed
+                parsed = loads_lenient(closed)
             if not isinstance(parsed, dict) or not self.policy.allows("json_repair"):
                 reason = "the arguments are text that holds no JSON object"
                 return RepairResult(False, None, "json_repair", 0.0, reason)
@@ -241,6 +247,8 @@ class ParamRepairer(StrategyRounds):
         reshaped = reshape(args, self.spec.resolved, self.policy, steps)
         if reshaped is not None:
             return RepairResult(False, None, reshaped.strategy, 0.0, reshaped.reason, tuple(steps))
+        if self.model is not None and _ignored_but_stated(args, self.spec.resolved, task):
+            renamed.update(self._rename_ignored(args, task, now, steps))
         ignored = _ignored_but_stated(args, self.spec.resolved, task) or (
             amount_in_other_currency(args, self.spec.resolved, task)
             or measure_in_other_unit(args, self.spec.resolved, task)
@@ -263,7 +271,11 @@ class ParamRepairer(StrategyRounds):
         problems = self._problems(args) + live
         if diagnosis.kind == "unknown" and not _broke_its_schema(steps, problems):
             # the error points at nothing, and the call broke nothing its schema or its
-            # descriptions state: nothing the passes could have fixed
+            # descriptions state: nothing the passes could have fixed, unless a model proposer
+            # reads the refusal as asking for another call
+            asked = self._ask_for_call(original, diagnosis, error, task, now)
+            if asked is not None:
+                return asked
             return RepairResult(
                 False, None, "report_unrecoverable", 0.0, diagnosis.reason, (), diagnosis
             )
@@ -334,6 +346,13 @@ class ParamRepairer(StrategyRounds):
                 p for p in checks if not gone(p, current, first, moves)
             ]
         left = self._problems(current) + [p for p in checks if not gone(p, current, first, moves)]
+        if left and error is not None and all(p.source == "error" for p in left):
+            # the schema is met and the error still pins a field whose value the rounds kept
+            # (the model, asked there, kept it too): the refusal may be about another field
+            # or one the call lacks; a model proposer is offered the whole call
+            asked = self._ask_for_call(first, diagnosis, error, task, now)
+            if asked is not None:
+                return asked
         if left:
             reason = "still invalid after repair: " + "; ".join(
                 f"{p.field}: {p.message}" for p in left[:3]
@@ -349,6 +368,72 @@ class ParamRepairer(StrategyRounds):
         strategy = used[0].strategy if used else "none"
         reason = "; ".join(f"{s.field}: {s.reason}" for s in used) or "nothing to repair"
         return RepairResult(True, current, strategy, confidence, reason, tuple(steps), diagnosis)
+
+    def _rename_ignored(
+        self,
+        args: dict[str, Any],
+        task: str | None,
+        now: _dt.datetime | None,
+        steps: list[RepairStep],
+    ) -> dict[tuple[str | int, ...], tuple[str | int, ...]]:
+        """Keys the tool does not have (and would ignore) whose values the task states, put
+        to a supplied model proposer: a rename it proposes to a parameter the call lacks is
+        applied in place (``client_reference`` sent for ``client_ref``); any other answer
+        leaves the key, and the decline for it stands. Returns the moves made."""
+        props = self.spec.resolved.get("properties")
+        moves: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
+        if not isinstance(props, Mapping):
+            return moves
+        for key in [k for k in args if k not in props]:
+            problem = Problem(
+                "unknown", (key,), f"{key!r} is not a parameter of this tool, which ignores it"
+            )
+            fix = self._ask_model(problem, args, task, now, steps)
+            if fix is None or not isinstance(fix.value, Renamed) or fix.value.target in args:
+                continue
+            args[fix.value.target] = args.pop(key)
+            steps.append(RepairStep(key, "unknown", "rename_key", key, fix.value.target,
+                                    fix.confidence, fix.reason, True))  # fmt: skip
+            moves[(key,)] = (fix.value.target,)
+        return moves
+
+    def _ask_for_call(
+        self,
+        original: dict[str, Any],
+        diagnosis: Diagnosis,
+        error: BaseException | str | int | None,
+        task: str | None,
+        now: _dt.datetime | None,
+    ) -> RepairResult | None:
+        """A supplied model proposer's whole call for an error that names no parameter
+        (:mod:`.whole_call`): taken when it fits the schema, keeps the call's keys, replaces
+        no value the task writes that the error does not refuse, and passes the intent
+        audit; None (the rules' decline stands) otherwise."""
+        if self.model is None or error is None or not self.policy.allows("model_proposal"):
+            return None
+        text = error if isinstance(error, str) else safe_str(error, 4000)
+        problem = call_problem(self.spec, text)
+        ctx = self._context(problem, original, task, now)
+        try:
+            candidates = candidates_of(self.model, problem, copy.deepcopy(original), ctx)
+        except Exception:
+            return None
+        for fix in candidates:
+            if not confidence_ok(fix.confidence):
+                continue
+            candidate = fix.value
+            if refused_answer(original, candidate, task, text) is not None:
+                continue
+            repaired = copy.deepcopy(dict(candidate))
+            if self._problems(repaired) or not_json(repaired) is not None:
+                continue
+            steps = call_steps(original, repaired, fix.confidence)
+            if self._audit(original, repaired, task, steps) is not None:
+                continue
+            reason = "; ".join(f"{s.field}: {s.reason}" for s in steps)
+            return RepairResult(True, repaired, "model_proposal", fix.confidence, reason,
+                                tuple(steps), diagnosis)  # fmt: skip
+        return None
 
     def _audit(
         self,
