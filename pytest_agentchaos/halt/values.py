@@ -19,6 +19,7 @@ value, and a counter that only counts the agent's own attempts is no value at al
 from __future__ import annotations
 
 import calendar
+import functools
 import math
 import re
 import unicodedata
@@ -249,6 +250,24 @@ _VOLATILE = re.compile(
     r"|(?:/private)?/(?:tmp|var/tmp|var/folders)/\S*",  # temp paths
     re.IGNORECASE,
 )
+#: A stretch of a timeline given by its two ends ("between 12.5 s and 14.2 s", "from 3.5 s to
+#: 7.25 s"): two positions, values like "at 12.5 s", not two measured durations.
+_TIME_UNIT = r"\s?(?:s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
+_RANGE = re.compile(
+    rf"\b(?:between\s+\d+\.\d+{_TIME_UNIT}\s+and\s+"
+    rf"|from\s+\d+\.\d+{_TIME_UNIT}(?:\s+to\s+|\s*[-–]\s*))\d+\.\d+{_TIME_UNIT}",
+    re.IGNORECASE,
+)
+_TIMED = re.compile(rf"\d+\.\d+{_TIME_UNIT}", re.IGNORECASE)
+
+
+def _volatile(ranges: list[tuple[int, int]], match: re.Match[str]) -> str:
+    """A volatile token as a space, unless it is one end of a stretch of a timeline."""
+    if _TIMED.fullmatch(match[0]) and any(a <= match.start() < b for a, b in ranges):
+        return match[0]
+    return " "
+
+
 #: An enumeration's marker: ``1.`` / ``2)`` / ``(3)`` / ``4、`` opening a line or clause, a
 #: circled number, ``第N步`` style ordinals are read by :func:`read` (runs 1..k dropped).
 _LIST_MARKER = re.compile(
@@ -301,7 +320,8 @@ def read(text: str) -> Reading:
     plain = _DATES.sub(_date, plain)
     plain = _MONTH_DAY.sub(_month_day, plain)
     plain = _YUAN.sub(_yuan, plain)
-    plain = _VOLATILE.sub(" ", plain)
+    ranges = [m.span() for m in _RANGE.finditer(plain)]
+    plain = _VOLATILE.sub(functools.partial(_volatile, ranges), plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     plain = _GROUPED.sub(_grouped, plain)
@@ -395,7 +415,7 @@ _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b
 #: "w" for 万 ("60w", in Chinese text only: "a 60w charger" is watts); not 千 of a unit
 #: (千米, 千克, 千瓦: quantities reads those), nor "W" (watts).
 _SCALED = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)"
+    r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)"
     r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
 )
 _HAS_CJK = re.compile(f"[{_CJK}]")
@@ -417,7 +437,10 @@ def _scaled(match: re.Match[str]) -> str:
     if match[2] == "w" and not _HAS_CJK.search(_near(match)):
         return match[0]  # "a 60w charger, 型号 A2": watts beside English words
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
-    return f"~{number(str(round(float(match[1]) * factor, 6)))} "  # "1.2k": rounded
+    amount = number(str(round(float(match[1]) * factor, 6)))
+    # the chat shorthands ("1.2k", "60w") round; a Chinese magnitude is how the amount is
+    # written ("1.2千元" is 1,200 yuan, not about 1,200)
+    return f"~{amount} " if match[2] else f" {amount} "
 
 
 #: A number in the writing of most of Europe: thousands grouped by "." or a space, a decimal
