@@ -11,6 +11,7 @@ something over. A text found to say again two earlier keys merges them.
 from __future__ import annotations
 
 import math
+import re
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 
@@ -68,7 +69,7 @@ class ReplyTexts:
             self._texts.move_to_end(text)
             self._last_text = known
             return self._resolve(known[2])
-        words, plain = text_shingles(text)
+        words, plain = _said(text)
         fenced_text = fenced_code(text)
         fenced = _code_value(fenced_text)
         values = plain | fenced
@@ -96,7 +97,7 @@ class ReplyTexts:
                 if code is not None:
                     key, cores = digest(["artefact", code]), []
                     break
-        shingled = [_with_code(core, text_shingles(core)) for core in cores]
+        shingled = [_with_code(core, _said(core)) for core in cores]
         if shingled and not plain:
             # a short reply behind framing that made it long: its numbers and names are
             # still what it says ("Attempt 2: as of 20:10, GMV 13.77M")
@@ -208,6 +209,37 @@ class ReplyTexts:
                 return key
             key = merged
         return key
+
+
+#: English words that only carry tense, number or definiteness: "All tasks complete.", "All
+#: tasks are complete." and "All tasks have been completed." say one thing. Negations and
+#: quantifiers (``not``, ``no``, ``all``) are not among them: they change what is said.
+_GRAMMAR_WORDS = frozenset(
+    {"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have",
+     "had"}
+)  # fmt: skip
+#: A regular English inflection at a word's end (``completed``, ``tasks``, ``merging``): the
+#: stem before it is the word compared. Stems keep at least three letters.
+_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s|e)$")
+
+
+def _said(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a model's text says, as :func:`text_shingles` reads it, with its English words
+    folded: grammar words dropped and regular inflections taken off (see
+    :data:`_GRAMMAR_WORDS`); a question keeps a mark of its own ("Is the build green?" does
+    not say "The build is green."). Numbers, names, placeholders and other scripts stay as
+    they are, and a text of grammar words alone keeps them."""
+    words, values = text_shingles(text)
+    folded = {
+        w if w in values or not w.isascii() or not w.isalpha() else _INFLECTION.sub("", w)
+        for w in words
+        if w not in _GRAMMAR_WORDS
+    }
+    if not folded:
+        return words, values
+    if text.rstrip()[-1:] in ("?", "？"):
+        folded.add("<question>")
+    return frozenset(folded), values
 
 
 def _counted_up(values: frozenset[str], before: frozenset[str]) -> bool:
