@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import shlex
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ChaosConfigError
+from ..harness.options import parse_explore
 
 if TYPE_CHECKING:
     from ..harness.run import Run
@@ -27,17 +27,6 @@ __all__ = ["SEARCH_OPTIONS", "SearchHooks", "parse_explore"]
 _PREFIX = "pytest-agentchaos"
 #: Where found schedules are kept (relative to the rootdir) unless ``--chaos-schedule-dir``.
 DEFAULT_DIR = ".agentchaos/schedules"
-
-
-def parse_explore(raw: str, flag: str = "--chaos-explore") -> int:
-    """``--chaos-explore=N``: N schedules, a whole number written in digits; a bad one is a
-    ``ChaosConfigError`` naming the option and what is allowed."""
-    from ..harness.spec import MAX_EXPLORE
-
-    found = int(raw) if re.fullmatch(r"[0-9]{1,7}", raw, re.ASCII) else -1
-    if not 1 <= found <= MAX_EXPLORE:
-        raise ChaosConfigError(f"{flag}: expected 1 to {MAX_EXPLORE} schedules, got {raw!r}")
-    return found
 
 
 #: Seeds each probed value of a breaking point runs under.
