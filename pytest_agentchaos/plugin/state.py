@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..harness.auto import AutoTally
 from ..profiles.profile import ProfileRegistry
 
 if TYPE_CHECKING:
@@ -33,10 +34,8 @@ class PluginState:
     #: dir (``harness.replay.ReplayPlace``); ``placed``: decided (after collection)
     replay_place: Any = None
     placed: bool = False
-    #: ``--chaos-runs=auto:MAX``: each case's run outcomes in this process (passed or not),
-    #: by (case id, matrix profile), and the decision that stops its remaining runs
-    auto_outcomes: dict[tuple[str, str | None], list[bool]] = field(default_factory=dict)
-    auto_stops: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    #: ``--chaos-runs=auto:MAX``: each case's judged runs and the decisions that stop them
+    auto: AutoTally = field(default_factory=AutoTally)
 
 
 STATE = pytest.StashKey[PluginState]()
