@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -239,22 +238,14 @@ class SearchHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print each test's breaking point (from the summary rows: under xdist the
         controller has them from every worker)."""
+        from ..report.notes import search_sections
         from .state import STATE
 
         state = self.config.stash.get(STATE, None)
-        rows = state.rows if state is not None else []
-        found = [(r.get("test"), r["breaking_point"]) for r in rows if r.get("breaking_point")]
-        if found:
-            terminalreporter.write_sep("-", "agentchaos: breaking points")
-            for node_id, point in sorted(found, key=lambda f: str(f[0])):
-                terminalreporter.write_line(f"{node_id}: {point.get('description', point)}")
-        kept = sorted(
-            {(str(r.get("test")), r["not_searched"]) for r in rows if r.get("not_searched")}
-        )
-        if kept:
-            terminalreporter.write_sep("-", f"agentchaos: {len(kept)} chaos test(s) not searched")
-            for node_id, why in kept:
-                terminalreporter.write_line(f"{node_id}: ran once, not searched: {why}")
+        for title, lines in search_sections(state.rows if state is not None else []):
+            terminalreporter.write_sep("-", title)
+            for line in lines:
+                terminalreporter.write_line(line)
 
     def _search(
         self,
@@ -301,35 +292,20 @@ class SearchHooks:
 
 
 def _replay(item: pytest.Item, state: Any, path: str) -> str:
-    """The command that runs ``item`` under the schedule file at ``path``: the session's own
-    replay command (its seed, profile option and ``--chaos-runs``, which the ids of a test's
-    runs need) with ``--chaos-schedule``."""
-    from ..report.terminal import replay_command
+    """The command that runs ``item`` under the schedule file at ``path``."""
+    from ..harness.search_plan import schedule_replay
     from .state import cwd_relative
 
-    settings = state.settings
-    command = replay_command(
-        cwd_relative(item.config, item.nodeid), settings.seed, settings.profile_option,
-        settings.runs,
-    )  # fmt: skip
-    command += f" --chaos-schedule={shlex.quote(path)}"
-    return command.replace(" --chaos-", " " + settings.flag_prefix)
+    return schedule_replay(cwd_relative(item.config, item.nodeid), state.settings, path)
 
 
 def _budget(
     item: pytest.Item, spec: RunSpec | None, session: int | None
 ) -> tuple[int | None, str | None]:
-    """How many schedules to search for ``item`` (None: none), and why not when it is not
-    searched though a search was asked for (None: nothing to say)."""
-    own = spec.explore if spec is not None else None
-    asked = bool(own or session)
-    if own is False:
-        return None, "its chaos marker says explore=False" if session else None
-    if spec is not None and spec.schedule is not None:
-        return None, "its schedule is pinned (schedule=...)" if asked else None
-    if _expected_to_fail(item):
-        return None, "it is marked xfail (its failure is expected)" if asked else None
-    return own or session, None
+    """How many schedules to search for ``item``, and why none (:mod:`..harness.search_plan`)."""
+    from ..harness.search_plan import search_budget
+
+    return search_budget(spec, session, expected_to_fail=_expected_to_fail(item))
 
 
 def _expected_to_fail(item: pytest.Item) -> bool:
@@ -349,9 +325,7 @@ def _fired_or_fail(item: pytest.Item, run: Run, schedule: Any) -> None:
 
     missed = unfired(schedule, run.trace.schedule(), run.session.calls_seen())
     if missed:
-        pytest.fail(
-            f"{_PREFIX}: {item.nodeid}: {len(missed)} of the {len(schedule)} faults its schedule "
-            f"pins never fired: {'; '.join(missed)}; a regression test whose faults do not "
-            "fire tests nothing: fix the schedule or the test",
-            pytrace=False,
-        )
+        from ..harness.search_plan import unfired_message
+
+        message = unfired_message(item.nodeid, missed, len(schedule))
+        pytest.fail(f"{_PREFIX}: {message}", pytrace=False)
