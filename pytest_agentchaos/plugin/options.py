@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ChaosConfigError
-from ..harness.options import AutoRuns, parse_runs, parse_seed
+from ..harness.option_table import INI, OPTIONS
+from ..harness.options import AutoRuns, parse_runs
 from ..profiles.profile import ProfileRegistry
 
 if TYPE_CHECKING:
@@ -32,110 +33,6 @@ PREFIX = "pytest-agentchaos"
 #: The name the plugin that handles other chaos plugins' names is registered under.
 PEERS = "agentchaos-peers"
 _PREFIX = PREFIX
-
-
-def _search_options() -> tuple[tuple[str, dict[str, Any]], ...]:
-    from .search import SEARCH_OPTIONS
-
-    return SEARCH_OPTIONS
-
-
-#: Every option, by its name after ``--agentchaos-`` / ``--chaos-``: ``addoption``'s arguments.
-OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "profile",
-        {
-            "metavar": "NAME",
-            "default": None,
-            "help": "chaos profile for tests that use the chaos fixture or markers; several "
-            "separated by commas run each test under each (default: ini chaos_profile, else "
-            "'none')",
-        },
-    ),
-    (
-        "seed",
-        {
-            "metavar": "N",
-            "type": parse_seed,
-            "default": None,
-            "help": "session seed for every fault decision (default: random, shown in the header)",
-        },
-    ),
-    (
-        "runs",
-        {
-            "metavar": "K",
-            "default": None,
-            "help": "run each chaos test under K seeds derived from the session seed, each its "
-            "own test; a test passes if all K do (pass^k; default: 1); auto:MAX runs up to MAX "
-            "and skips the rest once the pass rate is decided",
-        },
-    ),
-    (
-        "html",
-        {
-            "metavar": "FILE",
-            "default": None,
-            "help": "write a self-contained HTML report of the chaos tests to FILE: a filterable "
-            "table, and per test its verdicts, replay command and timeline (default: none)",
-        },
-    ),
-    (
-        "baseline",
-        {
-            "metavar": "FILE",
-            "default": None,
-            "help": "compare each chaos test's metrics with the baseline FILE; regressions "
-            "beyond the tolerances fail the session (default: ini chaos_baseline, or none)",
-        },
-    ),
-    (
-        "baseline-save",
-        {
-            "action": "store_true",
-            "default": False,
-            "help": "write this session's metrics into the baseline file instead of comparing "
-            "(tests not run keep their entries)",
-        },
-    ),
-    (
-        "replay",
-        {
-            "metavar": "PATH",
-            "default": None,
-            "help": "re-run the tests recorded in PATH (a trace file, or a report dir / its "
-            "index.json) with the fault decisions their traces recorded; other tests are "
-            "deselected",
-        },
-    ),
-    (
-        "list-profiles",
-        {
-            "action": "store_true",
-            "default": False,
-            "help": "list the chaos profiles available here and exit",
-        },
-    ),
-    (
-        "trace-dir",
-        {
-            "metavar": "DIR",
-            "default": None,
-            "help": "write each chaos test's trace as JSON into DIR (default: not written)",
-        },
-    ),
-    (
-        "report-dir",
-        {
-            "metavar": "DIR",
-            "default": None,
-            "help": "write report artifacts into DIR: each chaos test's trace (DIR/traces/) and "
-            "DIR/index.json (default: ini chaos_report_dir, or none)",
-        },
-    ),
-)
-
-OPTIONS = (*OPTIONS, *_search_options())
 
 
 def dest(name: str) -> str:
@@ -171,60 +68,9 @@ def add_options(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager
     for name, attrs in OPTIONS:
         group.addoption(f"--agentchaos-{name}", dest=dest(name), **attrs)
     pluginmanager.register(Peers(group, OPTIONS), PEERS)
-    parser.addini("chaos_profile", "default chaos profile (default: none)", default="none")
-    parser.addini(
-        "chaos_profiles_dir",
-        "directory of user chaos profiles, relative to the rootdir (default: chaos_profiles)",
-        default="chaos_profiles",
-    )
-    parser.addini(
-        "chaos_virtual_sleep",
-        "make the agent's time virtual in chaos tests: time.sleep and asyncio.sleep advance "
-        "the virtual clock, and time.time/monotonic/datetime.now follow it (default: false)",
-        default="false",
-    )
-    parser.addini(
-        "chaos_freeze_time",
-        "only make time.time/monotonic/datetime.now follow the virtual clock, leaving sleeps "
-        "real (default: false; a loop that sleeps until the clock moves would never end)",
-        default="false",
-    )
-    parser.addini(
-        "chaos_allow_hosts",
-        "hosts a chaos test may reach over the network (host names, addresses, networks such "
-        "as 10.0.0.0/8, 'localhost' for loopback, '*' for any; default: none)",
-        type="linelist",
-        default=[],
-    )
-    parser.addini(
-        "chaos_wall_timeout",
-        "real seconds a chaos test may run before the watchdog stops its agent "
-        "(default: 300; 0 turns the watchdog off)",
-        default="300",
-    )
-    parser.addini(
-        "chaos_report_dir",
-        "directory for report artifacts (traces, index.json), relative to the rootdir",
-        default="",
-    )
-    parser.addini(
-        "chaos_baseline",
-        "baseline file of the chaos tests' metrics, relative to the rootdir",
-        default="",
-    )
-    parser.addini(
-        "chaos_baseline_tolerances",
-        "how far a metric may regress from the baseline, one per line: 'steps = +20%', "
-        "'pass_rate = -5pt', 'tokens = off' (default: pass_rate -5pt, counts and time +20%)",
-        type="linelist",
-        default=[],
-    )
-    parser.addini(
-        "chaos_trace_max_value",
-        "largest value (characters of JSON) a trace keeps of one argument or output; larger "
-        "ones keep a head, their size and a digest (default: 65536)",
-        default="65536",
-    )
+    for key in INI:
+        default = list(key.default) if isinstance(key.default, list) else key.default
+        parser.addini(key.name, key.help, type=key.type, default=default)
 
 
 def registry_of(config: pytest.Config) -> ProfileRegistry:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ChaosConfigError
+from ..harness.option_table import BREAKING_RUNS, SEARCH_OPTIONS
+from ..harness.option_table import DEFAULT_SCHEDULE_DIR as DEFAULT_DIR
 from ..harness.options import parse_explore
 
 if TYPE_CHECKING:
@@ -24,64 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["SEARCH_OPTIONS", "SearchHooks", "parse_explore"]
 
 _PREFIX = "pytest-agentchaos"
-#: Where found schedules are kept (relative to the rootdir) unless ``--chaos-schedule-dir``.
-DEFAULT_DIR = ".agentchaos/schedules"
 
-
-#: Seeds each probed value of a breaking point runs under.
-BREAKING_RUNS = 10
 #: A test's breaking point, as its summary row carries it.
 BREAKING = pytest.StashKey[dict[str, Any]]()
 #: Why a chaos test was not searched though a search was asked for (its summary row's
 #: ``not_searched``).
 NOT_SEARCHED = pytest.StashKey[str]()
-
-#: The search's options, by their name after ``--agentchaos-`` / ``--chaos-``.
-SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "explore",
-        {
-            "metavar": "N",
-            "default": None,
-            "help": "search up to N fault schedules per chaos test, re-running its body "
-            "in-process on virtual time, and shrink the first that fails to a minimal one, "
-            "printed as a marker and written to a schedule file; a failing test's own faults "
-            "are shrunk too; each re-run gets fresh function-scoped fixtures, and a test "
-            "marked xfail is not searched (default: off; chaos(explore=N) asks for one test, "
-            "chaos(explore=False) keeps one out: it runs once, and the summary says so)",
-        },
-    ),
-    (
-        "schedule",
-        {
-            "metavar": "FILE",
-            "default": None,
-            "help": "run the test a schedule file names (written by --chaos-explore) under "
-            "exactly its faults (default: none)",
-        },
-    ),
-    (
-        "breaking-point",
-        {
-            "metavar": "FAULT.PARAM",
-            "default": None,
-            "help": "after each chaos test, bisect one severity parameter (latency.seconds, "
-            "rate_limit.retry_after, timeout.probability, timeout.first ...) to the least value "
-            f"where the test's pass rate over {BREAKING_RUNS} seeds falls below its "
-            "min_pass_rate (1 by default), and report it with the pass rate's interval there "
-            "(default: off)",
-        },
-    ),
-    (
-        "schedule-dir",
-        {
-            "metavar": "DIR",
-            "default": None,
-            "help": "where --chaos-explore writes the schedules it finds and reads them back "
-            f"to try first next time (default: {DEFAULT_DIR} under the rootdir)",
-        },
-    ),
-)
 
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
 _INTERRUPTS = (KeyboardInterrupt, pytest.exit.Exception, SystemExit)
