@@ -13,24 +13,22 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..patching import sweep
+from .fixtures import _variant, chaos, chaos_mcp_proxy  # noqa: F401 - pytest reads fixtures here
 from .options import PREFIX, add_options, option, registry_of, settings_of
 from .peers import has_own_marker, own_marks
-from .state import ATTEMPT, CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState, cwd_relative
+from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState, variant_of
 from .summary import Summary, XdistSeed
 
-if TYPE_CHECKING:
-    from ..inject.chaos import Chaos
-
-__all__ = ["chaos"]
+__all__ = ["chaos", "chaos_mcp_proxy"]
 
 _PREFIX = PREFIX
 
@@ -133,12 +131,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(VARIANT, found, ids=[v.id for v in found], indirect=True)
 
 
-@pytest.fixture(name=VARIANT)
-def _variant(request: pytest.FixtureRequest) -> Any:
-    """The run of a chaos test this item is (see ``harness.variants``)."""
-    return request.param
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     """Validate the chaos markers of the items collected: a bad one fails the collection."""
@@ -175,7 +167,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             except ChaosConfigError as exc:
                 item.stash[SPEC] = RunSpec(error=f"{_PREFIX}: bad chaos marker: {exc}")
             else:
-                variant = _variant_of(item)
+                variant = variant_of(item)
                 made = variant.runs if variant is not None else 1
                 asked = {m.kwargs.get("runs") for m in own_marks(item, "chaos")} - {None}
                 if spec is not None and spec.seed is None and asked - {made}:
@@ -250,98 +242,6 @@ def _replay_only(config: pytest.Config, items: list[pytest.Item], source: Any) -
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-
-
-def _last_resort(config: pytest.Config) -> Any:
-    """What the watchdog writes before it ends the process: past pytest's output capture."""
-
-    def write(text: str) -> None:
-        capman = config.pluginmanager.getplugin("capturemanager")
-        try:
-            if capman is not None:
-                capman.suspend_global_capture(in_=True)
-        finally:
-            sys.stderr.write("\n" + "+" * 30 + " agentchaos watchdog " + "+" * 30 + "\n")
-            sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-
-    return write
-
-
-@pytest.fixture
-def chaos_mcp_proxy(agentchaos: Chaos, tmp_path: Path) -> Iterator[Any]:
-    """Start the chaos MCP proxy around a test for an agent in any language:
-    ``proxy = chaos_mcp_proxy(["python", "-m", "my_server"])`` gives ``proxy.argv``, the
-    command the agent starts as its MCP server (the proxy with this test's profile and seed),
-    and after the agent ended its session ``proxy.trace()``, the proxy's trace;
-    ``chaos_mcp_proxy.serve([...])`` starts the proxy serving MCP over streamable HTTP on
-    127.0.0.1 (give the agent ``served.url``; ``served.stop()``, then ``served.trace()``;
-    a test whose own code connects to it allows the address: ``allow_hosts=["127.0.0.1"]``).
-    A proxy still serving at the test's end is stopped."""
-    from ..adapters.mcp_client.fixture import ProxyFactory
-
-    factory = ProxyFactory(agentchaos, tmp_path)
-    try:
-        yield factory
-    finally:
-        factory.close()
-
-
-@pytest.fixture(name="agentchaos")  # also ``chaos``, unless another plugin has it: .peers
-def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
-    """Inject the test's chaos profile into tools, HTTP and model calls, on virtual time.
-
-    ``chaos.wrap(fn)`` / ``chaos.wrap_tools(...)`` / ``chaos.http`` / ``chaos.model(fn)`` /
-    ``chaos.step()``; ``chaos.trace``, ``chaos.seed``, ``chaos.profile``, ``chaos.clock``.
-    """
-    from ..harness.run import build_run
-
-    item = request.node
-    if ATTEMPT in item.stash:  # a re-run of the body (plugin.body): its own run's chaos
-        yield item.stash[ATTEMPT]
-        return
-    state = request.config.stash[STATE]
-    spec: RunSpec = item.stash.get(SPEC, None) or RunSpec()
-    if spec.error is not None:
-        pytest.fail(spec.error, pytrace=False)
-    variant = _variant_of(item)
-    if variant is not None:
-        if variant.auto:
-            _skip_if_decided(item, state, variant, spec)
-        spec = variant.apply(spec)
-    replay = state.settings.replay
-    try:
-        recorded = replay.recorded(item.nodeid) if replay is not None else None
-        with build_run(
-            state.settings,
-            spec,
-            item.nodeid,
-            state.registry,
-            replay_id=cwd_relative(request.config, item.nodeid),
-            last_resort=_last_resort(request.config),
-            recorded=recorded,
-        ) as run:
-            item.stash[RUN] = run
-            state.live[item.nodeid] = item
-            yield run.chaos
-            return
-    except ChaosConfigError as exc:
-        message = f"{_PREFIX}: {exc}"
-    pytest.fail(message, pytrace=False)  # outside the except: one message, not a chain
-
-
-def _skip_if_decided(item: pytest.Item, state: PluginState, variant: Any, spec: RunSpec) -> None:
-    """``--chaos-runs=auto:MAX``: skip a run of a case whose pass rate is decided already."""
-    from ..harness.auto import case_key
-
-    reason = state.auto.skip_reason(case_key(item.nodeid, variant), spec.min_pass_rate)
-    if reason is not None:
-        pytest.skip(reason)
-
-
-def _variant_of(item: pytest.Item) -> Any:
-    callspec = getattr(item, "callspec", None)
-    return callspec.params.get(VARIANT) if callspec is not None else None
 
 
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
@@ -465,7 +365,7 @@ def pytest_runtest_makereport(
         return report
     from ..report.terminal import failure_section
 
-    variant = _variant_of(item)
+    variant = variant_of(item)
     spec = item.stash.get(SPEC, None)
     min_rate = spec.min_pass_rate if spec is not None else None
     if report.when == "call":
@@ -517,6 +417,6 @@ def _row(item: pytest.Item, run: Any, outcome: str) -> dict[str, Any]:
         outcome,
         item.nodeid,
         report_dir=item.config.stash[STATE].settings.report_dir,
-        variant=_variant_of(item),
+        variant=variant_of(item),
         min_pass_rate=spec.min_pass_rate if spec is not None else None,
     )

@@ -58,6 +58,7 @@ __all__ = [
     "VARIANT",
     "PluginState",
     "cwd_relative",
+    "variant_of",
 ]
 
 
@@ -68,3 +69,9 @@ def cwd_relative(config: pytest.Config, nodeid: str) -> str:
         return nodeid
     path, sep, rest = nodeid.partition("::")
     return os.path.relpath(config.rootpath / path, invoked) + sep + rest
+
+
+def variant_of(item: pytest.Item) -> Any:
+    """The variant (run, profile) a parametrized chaos test item is; None: not one."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(VARIANT) if callspec is not None else None
