@@ -13,24 +13,22 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from ..errors import ChaosConfigError
 from ..harness.spec import MARKERS, RunSpec, parse_marks
 from ..patching import sweep
+from .fixtures import _variant, chaos, chaos_mcp_proxy  # noqa: F401 - pytest reads fixtures here
 from .options import PREFIX, add_options, option, registry_of, settings_of
 from .peers import has_own_marker, own_marks
-from .state import ATTEMPT, CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState, cwd_relative
+from .state import CALL_OUTCOME, RUN, SPEC, STATE, VARIANT, PluginState, variant_of
 from .summary import Summary, XdistSeed
 
-if TYPE_CHECKING:
-    from ..inject.chaos import Chaos
-
-__all__ = ["chaos"]
+__all__ = ["chaos", "chaos_mcp_proxy"]
 
 _PREFIX = PREFIX
 
@@ -92,14 +90,9 @@ def _register_search(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Show the default profile and the session seed, and how to replay with that seed."""
-    settings = config.stash[STATE].settings
-    profiles = ",".join(settings.profiles) or settings.default_profile
-    runs = f" runs={'auto:' * settings.auto_runs}{settings.runs}" if settings.runs > 1 else ""
-    line = f"agentchaos: profile={profiles} seed={settings.seed}{runs}"
-    if settings.replay is None:
-        return [f"{line} (replay with {settings.flag_prefix}seed={settings.seed})"]
-    # --chaos-seed would draw the faults from today's plan, not the recorded ones
-    return [line, f"agentchaos: replaying the fault decisions recorded in {settings.replay.path}"]
+    from ..report.notes import header_lines
+
+    return header_lines(config.stash[STATE].settings)
 
 
 def _spec(item: pytest.Item, state: PluginState) -> RunSpec | None:
@@ -138,12 +131,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(VARIANT, found, ids=[v.id for v in found], indirect=True)
 
 
-@pytest.fixture(name=VARIANT)
-def _variant(request: pytest.FixtureRequest) -> Any:
-    """The run of a chaos test this item is (see ``harness.variants``)."""
-    return request.param
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     """Validate the chaos markers of the items collected: a bad one fails the collection."""
@@ -180,7 +167,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             except ChaosConfigError as exc:
                 item.stash[SPEC] = RunSpec(error=f"{_PREFIX}: bad chaos marker: {exc}")
             else:
-                variant = _variant_of(item)
+                variant = variant_of(item)
                 made = variant.runs if variant is not None else 1
                 asked = {m.kwargs.get("runs") for m in own_marks(item, "chaos")} - {None}
                 if spec is not None and spec.seed is None and asked - {made}:
@@ -212,29 +199,11 @@ def _place_report(config: pytest.Config, ids: list[str]) -> None:
     if state is None or state.placed:
         return
     state.placed = True
-    settings = state.settings
-    if settings.report_dir is None or settings.replay is not None:
-        return
-    from ..harness.replay import replay_place
+    from ..harness.placement import place_report
 
-    place = replay_place(settings.report_dir, settings.seed, ids)
-    if place is None:
-        return
-    own: Path | None = place.report_dir
-    try:
-        (place.report_dir / "traces").mkdir(parents=True, exist_ok=True)
-    except OSError:
-        own = None  # nowhere of its own: write nothing rather than over the recording
-    html = settings.html
-    if html is not None:
-        html = own / html.name if own is not None else None
-    state.settings = dataclasses.replace(
-        settings,
-        report_dir=own,
-        trace_dir=own / "traces" if own is not None else None,
-        html=html,
-    )
-    state.replay_place = place
+    placed = place_report(state.settings, ids)
+    if placed is not None:
+        state.settings, state.replay_place = placed
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -242,30 +211,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(STATE, None)
     if state is None:
         return
-    place, settings = state.replay_place, state.settings
-    if place is not None:
-        where = (
-            f"its report is in {settings.report_dir}"
-            if settings.report_dir is not None
-            else "its report was not written (its folder cannot be made)"
-        )
-        terminalreporter.write_line(
-            f"agentchaos: this session ran {place.rerun} of the {place.recorded} runs recorded "
-            f"in {place.recording / 'index.json'} again under their seed: {where}; the "
-            "recording is left as it was"
-        )
-    elif settings.replay is not None and not hasattr(config, "workerinput"):
-        where = (
-            f"its report is in {settings.report_dir}"
-            if settings.report_dir is not None
-            else "no report written (it would overwrite what it replays)"
-        )
-        if settings.report_dir is not None or _asked_for_report(config):
-            terminalreporter.write_line(f"agentchaos: replaying {settings.replay.path}: {where}")
+    from ..report.notes import replay_note
 
-
-def _asked_for_report(config: pytest.Config) -> bool:
-    return bool(option(config, "report-dir") or str(config.getini("chaos_report_dir")))
+    settings = state.settings
+    worker = hasattr(config, "workerinput")
+    note = replay_note(
+        state.replay_place,
+        settings.report_dir,
+        settings.replay.path if settings.replay is not None and not worker else None,
+        asked_for_report=bool(option(config, "report-dir") or config.getini("chaos_report_dir")),
+    )
+    if note is not None:
+        terminalreporter.write_line(note)
 
 
 _UNPARAMETRIZED = (
@@ -278,131 +235,13 @@ def _replay_only(config: pytest.Config, items: list[pytest.Item], source: Any) -
     """Deselect the tests ``--chaos-replay`` has no recorded run of."""
     kept = [item for item in items if item.nodeid in source]
     if not kept and items:
-        known = ", ".join(sorted(source.traces)[:3])
-        raise pytest.UsageError(
-            f"{_PREFIX}: --chaos-replay: {source.path}: none of the tests collected here has a "
-            f"recorded run in it (it has {len(source.traces)}: {known}"
-            f"{', ...' if len(source.traces) > 3 else ''}); run pytest from the rootdir the "
-            "recording ran from"
-        )
+        from ..report.notes import no_recorded_test
+
+        raise pytest.UsageError(f"{_PREFIX}: {no_recorded_test(source.path, list(source.traces))}")
     dropped = [item for item in items if item.nodeid not in source]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-
-
-def _last_resort(config: pytest.Config) -> Any:
-    """What the watchdog writes before it ends the process: past pytest's output capture."""
-
-    def write(text: str) -> None:
-        capman = config.pluginmanager.getplugin("capturemanager")
-        try:
-            if capman is not None:
-                capman.suspend_global_capture(in_=True)
-        finally:
-            sys.stderr.write("\n" + "+" * 30 + " agentchaos watchdog " + "+" * 30 + "\n")
-            sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-
-    return write
-
-
-@pytest.fixture
-def chaos_mcp_proxy(agentchaos: Chaos, tmp_path: Path) -> Iterator[Any]:
-    """Start the chaos MCP proxy around a test for an agent in any language:
-    ``proxy = chaos_mcp_proxy(["python", "-m", "my_server"])`` gives ``proxy.argv``, the
-    command the agent starts as its MCP server (the proxy with this test's profile and seed),
-    and after the agent ended its session ``proxy.trace()``, the proxy's trace;
-    ``chaos_mcp_proxy.serve([...])`` starts the proxy serving MCP over streamable HTTP on
-    127.0.0.1 (give the agent ``served.url``; ``served.stop()``, then ``served.trace()``;
-    a test whose own code connects to it allows the address: ``allow_hosts=["127.0.0.1"]``).
-    A proxy still serving at the test's end is stopped."""
-    from ..adapters.mcp_client.fixture import ProxyFactory
-
-    factory = ProxyFactory(agentchaos, tmp_path)
-    try:
-        yield factory
-    finally:
-        factory.close()
-
-
-@pytest.fixture(name="agentchaos")  # also ``chaos``, unless another plugin has it: .peers
-def chaos(request: pytest.FixtureRequest) -> Iterator[Chaos]:
-    """Inject the test's chaos profile into tools, HTTP and model calls, on virtual time.
-
-    ``chaos.wrap(fn)`` / ``chaos.wrap_tools(...)`` / ``chaos.http`` / ``chaos.model(fn)`` /
-    ``chaos.step()``; ``chaos.trace``, ``chaos.seed``, ``chaos.profile``, ``chaos.clock``.
-    """
-    from ..harness.run import build_run
-
-    item = request.node
-    if ATTEMPT in item.stash:  # a re-run of the body (plugin.body): its own run's chaos
-        yield item.stash[ATTEMPT]
-        return
-    state = request.config.stash[STATE]
-    spec: RunSpec = item.stash.get(SPEC, None) or RunSpec()
-    if spec.error is not None:
-        pytest.fail(spec.error, pytrace=False)
-    variant = _variant_of(item)
-    if variant is not None:
-        if variant.auto:
-            _skip_if_decided(item, state, variant, spec)
-        spec = variant.apply(spec)
-    replay = state.settings.replay
-    try:
-        recorded = replay.recorded(item.nodeid) if replay is not None else None
-        with build_run(
-            state.settings,
-            spec,
-            item.nodeid,
-            state.registry,
-            replay_id=cwd_relative(request.config, item.nodeid),
-            last_resort=_last_resort(request.config),
-            recorded=recorded,
-        ) as run:
-            item.stash[RUN] = run
-            state.live[item.nodeid] = item
-            yield run.chaos
-            return
-    except ChaosConfigError as exc:
-        message = f"{_PREFIX}: {exc}"
-    pytest.fail(message, pytrace=False)  # outside the except: one message, not a chain
-
-
-def _auto_key(item: pytest.Item, variant: Any) -> tuple[str, str | None]:
-    from ..harness.variants import case_id
-
-    return case_id(item.nodeid, variant.id), variant.profile
-
-
-def _skip_if_decided(item: pytest.Item, state: PluginState, variant: Any, spec: RunSpec) -> None:
-    """``--chaos-runs=auto:MAX``: skip a run of a case whose pass rate is decided already."""
-    stop = state.auto_stops.get(_auto_key(item, variant))
-    if stop is not None:
-        case = _auto_key(item, variant)[0]
-        pytest.skip(f"agentchaos: {case}: {stop.reason(spec.min_pass_rate)}")
-
-
-def _record_auto(item: pytest.Item, variant: Any, min_rate: float | None, outcome: str) -> None:
-    """Count a judged run of an auto case, and decide the case if it now is."""
-    from ..report.gate import stop_at
-    from ..report.passk import JUDGED
-
-    if outcome not in JUDGED:
-        return
-    state = item.config.stash[STATE]
-    key = _auto_key(item, variant)
-    outcomes = state.auto_outcomes.setdefault(key, [])
-    outcomes.append(outcome == "passed")
-    if key not in state.auto_stops:
-        stop = stop_at(sum(outcomes), len(outcomes), min_rate, variant.runs)
-        if stop is not None:
-            state.auto_stops[key] = stop
-
-
-def _variant_of(item: pytest.Item) -> Any:
-    callspec = getattr(item, "callspec", None)
-    return callspec.params.get(VARIANT) if callspec is not None else None
 
 
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
@@ -526,7 +365,7 @@ def pytest_runtest_makereport(
         return report
     from ..report.terminal import failure_section
 
-    variant = _variant_of(item)
+    variant = variant_of(item)
     spec = item.stash.get(SPEC, None)
     min_rate = spec.min_pass_rate if spec is not None else None
     if report.when == "call":
@@ -550,7 +389,10 @@ def pytest_runtest_makereport(
         outcome = item.stash[CALL_OUTCOME] if report.passed else "error"
         row = _row(item, run, outcome)
         if variant is not None and variant.auto:
-            _record_auto(item, variant, min_rate, outcome)
+            from ..harness.auto import case_key
+
+            state = item.config.stash[STATE]
+            state.auto.record(case_key(item.nodeid, variant), outcome, min_rate, variant.runs)
         report.agentchaos = row  # type: ignore[attr-defined]
         from ..report.junit import junit_properties  # --junitxml writes them once, here
 
@@ -566,33 +408,15 @@ def pytest_runtest_makereport(
 
 
 def _row(item: pytest.Item, run: Any, outcome: str) -> dict[str, Any]:
-    """The test's summary row (and index entry) as the report code reads it."""
-    from ..report.artifacts import trace_file
-    from ..report.terminal import summary_row
+    """The test's summary row (and index entry): :func:`..harness.rows.run_row`."""
+    from ..harness.rows import run_row
 
-    verdicts = run.outcome.verdicts if run.outcome is not None else ()
-    row = summary_row(
-        run.trace,
-        verdicts,
+    spec = item.stash.get(SPEC, None)
+    return run_row(
+        run,
         outcome,
-        unmatched=run.unmatched_faults(),
-        threads_left=run.threads_left,
+        item.nodeid,
+        report_dir=item.config.stash[STATE].settings.report_dir,
+        variant=variant_of(item),
+        min_pass_rate=spec.min_pass_rate if spec is not None else None,
     )
-    state = item.config.stash[STATE]
-    row.update(
-        replay=run.replay,
-        explanations={v.name: v.explanation for v in verdicts},
-        trace_file=trace_file(run.plan.trace_path, state.settings.report_dir),
-    )
-    variant = _variant_of(item)
-    if variant is not None:
-        from ..harness.variants import case_id
-
-        row.update(case=case_id(item.nodeid, variant.id), run=variant.run)
-        if variant.auto:
-            row["auto_runs"] = variant.runs
-        spec = item.stash.get(SPEC, None)
-        min_rate = spec.min_pass_rate if spec is not None else None
-        if min_rate is not None:
-            row["min_pass_rate"] = min_rate
-    return row

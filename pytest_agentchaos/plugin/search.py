@@ -6,14 +6,15 @@
 from __future__ import annotations
 
 import dataclasses
-import re
-import shlex
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import ChaosConfigError
+from ..harness.option_table import BREAKING_RUNS, SEARCH_OPTIONS
+from ..harness.option_table import DEFAULT_SCHEDULE_DIR as DEFAULT_DIR
+from ..harness.options import parse_explore
 
 if TYPE_CHECKING:
     from ..harness.run import Run
@@ -25,75 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["SEARCH_OPTIONS", "SearchHooks", "parse_explore"]
 
 _PREFIX = "pytest-agentchaos"
-#: Where found schedules are kept (relative to the rootdir) unless ``--chaos-schedule-dir``.
-DEFAULT_DIR = ".agentchaos/schedules"
 
-
-def parse_explore(raw: str, flag: str = "--chaos-explore") -> int:
-    """``--chaos-explore=N``: N schedules, a whole number written in digits; a bad one is a
-    ``ChaosConfigError`` naming the option and what is allowed."""
-    from ..harness.spec import MAX_EXPLORE
-
-    found = int(raw) if re.fullmatch(r"[0-9]{1,7}", raw, re.ASCII) else -1
-    if not 1 <= found <= MAX_EXPLORE:
-        raise ChaosConfigError(f"{flag}: expected 1 to {MAX_EXPLORE} schedules, got {raw!r}")
-    return found
-
-
-#: Seeds each probed value of a breaking point runs under.
-BREAKING_RUNS = 10
 #: A test's breaking point, as its summary row carries it.
 BREAKING = pytest.StashKey[dict[str, Any]]()
 #: Why a chaos test was not searched though a search was asked for (its summary row's
 #: ``not_searched``).
 NOT_SEARCHED = pytest.StashKey[str]()
-
-#: The search's options, by their name after ``--agentchaos-`` / ``--chaos-``.
-SEARCH_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "explore",
-        {
-            "metavar": "N",
-            "default": None,
-            "help": "search up to N fault schedules per chaos test, re-running its body "
-            "in-process on virtual time, and shrink the first that fails to a minimal one, "
-            "printed as a marker and written to a schedule file; a failing test's own faults "
-            "are shrunk too; each re-run gets fresh function-scoped fixtures, and a test "
-            "marked xfail is not searched (default: off; chaos(explore=N) asks for one test, "
-            "chaos(explore=False) keeps one out: it runs once, and the summary says so)",
-        },
-    ),
-    (
-        "schedule",
-        {
-            "metavar": "FILE",
-            "default": None,
-            "help": "run the test a schedule file names (written by --chaos-explore) under "
-            "exactly its faults (default: none)",
-        },
-    ),
-    (
-        "breaking-point",
-        {
-            "metavar": "FAULT.PARAM",
-            "default": None,
-            "help": "after each chaos test, bisect one severity parameter (latency.seconds, "
-            "rate_limit.retry_after, timeout.probability, timeout.first ...) to the least value "
-            f"where the test's pass rate over {BREAKING_RUNS} seeds falls below its "
-            "min_pass_rate (1 by default), and report it with the pass rate's interval there "
-            "(default: off)",
-        },
-    ),
-    (
-        "schedule-dir",
-        {
-            "metavar": "DIR",
-            "default": None,
-            "help": "where --chaos-explore writes the schedules it finds and reads them back "
-            f"to try first next time (default: {DEFAULT_DIR} under the rootdir)",
-        },
-    ),
-)
 
 _PASS_THROUGH = (pytest.skip.Exception, pytest.xfail.Exception)
 _INTERRUPTS = (KeyboardInterrupt, pytest.exit.Exception, SystemExit)
@@ -250,22 +188,14 @@ class SearchHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print each test's breaking point (from the summary rows: under xdist the
         controller has them from every worker)."""
+        from ..report.notes import search_sections
         from .state import STATE
 
         state = self.config.stash.get(STATE, None)
-        rows = state.rows if state is not None else []
-        found = [(r.get("test"), r["breaking_point"]) for r in rows if r.get("breaking_point")]
-        if found:
-            terminalreporter.write_sep("-", "agentchaos: breaking points")
-            for node_id, point in sorted(found, key=lambda f: str(f[0])):
-                terminalreporter.write_line(f"{node_id}: {point.get('description', point)}")
-        kept = sorted(
-            {(str(r.get("test")), r["not_searched"]) for r in rows if r.get("not_searched")}
-        )
-        if kept:
-            terminalreporter.write_sep("-", f"agentchaos: {len(kept)} chaos test(s) not searched")
-            for node_id, why in kept:
-                terminalreporter.write_line(f"{node_id}: ran once, not searched: {why}")
+        for title, lines in search_sections(state.rows if state is not None else []):
+            terminalreporter.write_sep("-", title)
+            for line in lines:
+                terminalreporter.write_line(line)
 
     def _search(
         self,
@@ -312,35 +242,20 @@ class SearchHooks:
 
 
 def _replay(item: pytest.Item, state: Any, path: str) -> str:
-    """The command that runs ``item`` under the schedule file at ``path``: the session's own
-    replay command (its seed, profile option and ``--chaos-runs``, which the ids of a test's
-    runs need) with ``--chaos-schedule``."""
-    from ..report.terminal import replay_command
+    """The command that runs ``item`` under the schedule file at ``path``."""
+    from ..harness.search_plan import schedule_replay
     from .state import cwd_relative
 
-    settings = state.settings
-    command = replay_command(
-        cwd_relative(item.config, item.nodeid), settings.seed, settings.profile_option,
-        settings.runs,
-    )  # fmt: skip
-    command += f" --chaos-schedule={shlex.quote(path)}"
-    return command.replace(" --chaos-", " " + settings.flag_prefix)
+    return schedule_replay(cwd_relative(item.config, item.nodeid), state.settings, path)
 
 
 def _budget(
     item: pytest.Item, spec: RunSpec | None, session: int | None
 ) -> tuple[int | None, str | None]:
-    """How many schedules to search for ``item`` (None: none), and why not when it is not
-    searched though a search was asked for (None: nothing to say)."""
-    own = spec.explore if spec is not None else None
-    asked = bool(own or session)
-    if own is False:
-        return None, "its chaos marker says explore=False" if session else None
-    if spec is not None and spec.schedule is not None:
-        return None, "its schedule is pinned (schedule=...)" if asked else None
-    if _expected_to_fail(item):
-        return None, "it is marked xfail (its failure is expected)" if asked else None
-    return own or session, None
+    """How many schedules to search for ``item``, and why none (:mod:`..harness.search_plan`)."""
+    from ..harness.search_plan import search_budget
+
+    return search_budget(spec, session, expected_to_fail=_expected_to_fail(item))
 
 
 def _expected_to_fail(item: pytest.Item) -> bool:
@@ -360,9 +275,7 @@ def _fired_or_fail(item: pytest.Item, run: Run, schedule: Any) -> None:
 
     missed = unfired(schedule, run.trace.schedule(), run.session.calls_seen())
     if missed:
-        pytest.fail(
-            f"{_PREFIX}: {item.nodeid}: {len(missed)} of the {len(schedule)} faults its schedule "
-            f"pins never fired: {'; '.join(missed)}; a regression test whose faults do not "
-            "fire tests nothing: fix the schedule or the test",
-            pytrace=False,
-        )
+        from ..harness.search_plan import unfired_message
+
+        message = unfired_message(item.nodeid, missed, len(schedule))
+        pytest.fail(f"{_PREFIX}: {message}", pytrace=False)

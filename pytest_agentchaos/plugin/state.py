@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..harness.auto import AutoTally
 from ..profiles.profile import ProfileRegistry
 
 if TYPE_CHECKING:
@@ -33,10 +34,8 @@ class PluginState:
     #: dir (``harness.replay.ReplayPlace``); ``placed``: decided (after collection)
     replay_place: Any = None
     placed: bool = False
-    #: ``--chaos-runs=auto:MAX``: each case's run outcomes in this process (passed or not),
-    #: by (case id, matrix profile), and the decision that stops its remaining runs
-    auto_outcomes: dict[tuple[str, str | None], list[bool]] = field(default_factory=dict)
-    auto_stops: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    #: ``--chaos-runs=auto:MAX``: each case's judged runs and the decisions that stop them
+    auto: AutoTally = field(default_factory=AutoTally)
 
 
 STATE = pytest.StashKey[PluginState]()
@@ -59,6 +58,7 @@ __all__ = [
     "VARIANT",
     "PluginState",
     "cwd_relative",
+    "variant_of",
 ]
 
 
@@ -69,3 +69,9 @@ def cwd_relative(config: pytest.Config, nodeid: str) -> str:
         return nodeid
     path, sep, rest = nodeid.partition("::")
     return os.path.relpath(config.rootpath / path, invoked) + sep + rest
+
+
+def variant_of(item: pytest.Item) -> Any:
+    """The variant (run, profile) a parametrized chaos test item is; None: not one."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(VARIANT) if callspec is not None else None

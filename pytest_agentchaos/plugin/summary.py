@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..harness.options import SEED_KEY, TRACES_KEY
 from .state import PluginState
 
 if TYPE_CHECKING:
@@ -20,14 +21,11 @@ __all__ = ["NO_CHAOS_TEST", "SEED_KEY", "TRACES_KEY", "Summary", "XdistSeed"]
 #: or the line that says the session fails by them.
 _FAILING = re.compile(r": (?:pass\^\d+|min_pass_rate \d+%) FAIL(?:;|$)|the session fails$")
 
-SEED_KEY = "agentchaos_seed"
 #: what a session asked for chaos says when none of its tests was a chaos test
 NO_CHAOS_TEST = (
     "agentchaos: no chaos test ran (only tests using the chaos fixture or a chaos marker are "
     "put under chaos)"
 )
-#: the controller's temporary trace dir (``--chaos-html`` without a report dir)
-TRACES_KEY = "agentchaos_traces"
 
 
 class Summary:
