@@ -71,3 +71,13 @@ def test_closing_a_cut_text_gives_back_the_object_or_nothing(
         assert set(closed[len(head.strip()) :]) <= {"}", "]"}
     if text.endswith(('"}', "]}", "}}")):  # the last brace dropped after a whole value
         assert closing_brackets(text[:-1]) == text
+
+
+def test_a_text_cut_inside_a_list_is_not_closed() -> None:
+    # review: '"tags": ["a", "b"' may have lost items past the cut; closing it would send a
+    # shorter list than the model wrote
+    assert closing_brackets('{"query": "cats", "tags": ["a", "b"') is None
+    assert closing_brackets('{"query": "cats", "tags": [{"k": "a"}') is None
+    assert closing_brackets('{"query": "cats", "tags": ["a", "b"]') == (
+        '{"query": "cats", "tags": ["a", "b"]}'
+    )

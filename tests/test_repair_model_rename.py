@@ -103,3 +103,24 @@ def test_dropping_an_unknown_key_beside_unsent_parameters_is_weak_evidence() -> 
     sure = rename_or_drop(problem, "a", full, spec, [])
     assert isinstance(guess, Fix) and guess.evidence in WEAK_EVIDENCE
     assert isinstance(sure, Fix) and sure.evidence == ""
+
+
+def test_a_rename_into_a_parameter_nothing_ties_to_the_key_is_not_taken() -> None:
+    # review: "lable" -> "assignee" fits by type alone; neither the names nor the task tie them
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "title": {"type": "string"},
+            "assignee": {"type": "string"},
+            "label": {"type": "string"},
+        },
+        "required": ["title"],
+    }
+    sent = {"title": "Crash on start", "lable": "bug"}
+    spec = ToolSpec.from_schema("create_issue", schema)
+    task = "File 'Crash on start' and label it bug"
+    for target, taken in (("assignee", False), ("label", True)):
+        model = ModelProposer(lambda prompt, t=target: f'{{"rename": "{t}"}}')
+        result = ParamRepairer(spec, model=model).repair(sent, None, task)
+        assert (result.ok and target in (result.args or {})) is taken, (target, result.reason)

@@ -195,3 +195,48 @@ def test_a_language_model_proposer_answers_the_whole_call_through_its_prompt() -
     assert result.args == {"owner": "acme", "repo": "widgets", "title": "Typo"}
     assert len(prompts) == 1
     assert "(arguments)" in prompts[0] and "Not Found" in prompts[0]
+
+
+def test_a_value_neither_the_task_nor_the_error_gives_is_not_taken() -> None:
+    # review: "Not Found" quotes nothing, so a model moving the issue to another owner and
+    # repository invents both; the decline stands
+    answer = {"owner": "evil-corp", "repo": "secrets", "title": "Typo"}
+    result = _repair(
+        scripted_model(answer), task="Open an issue titled 'Typo' in our widgets repo."
+    )
+    assert not result.ok
+    assert result.args is None
+
+
+def test_values_the_call_sent_swapped_or_retyped_are_grounded() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "date_from": {"type": "string", "format": "date"},
+            "date_to": {"type": "string", "format": "date"},
+            "amount_fen": {"type": "integer"},
+        },
+        "required": ["date_from", "date_to"],
+    }
+    sent = {"date_from": "2026-11-20", "date_to": "2026-11-10", "amount_fen": 20000.0}
+    want = {"date_from": "2026-11-10", "date_to": "2026-11-20", "amount_fen": 20000}
+    result = ParamRepairer(
+        ToolSpec.from_schema("invoices", schema), model=scripted_model(want)
+    ).repair(sent, '{"detail": "起始日期不能晚于结束日期"}', "查 11 月 10 日到 20 日的票")
+    assert result.ok, result.reason
+    assert result.args == want
+
+
+def test_a_number_the_error_states_glued_to_words_is_grounded() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"permit": {"type": "string"}, "amount_fen": {"type": "integer"}},
+        "required": ["permit", "amount_fen"],
+    }
+    sent = {"permit": "C60812345", "amount_fen": 15}
+    error = '{"code":40033,"msg":"缴费金额不符：应缴1500分，实付15分"}'
+    spec = ToolSpec.from_schema("pay", schema)
+    good = ParamRepairer(spec, model=scripted_model({**sent, "amount_fen": 1500}))
+    assert good.repair(sent, error, "通行证C60812345，付15元").args == {**sent, "amount_fen": 1500}
+    made_up = ParamRepairer(spec, model=scripted_model({**sent, "amount_fen": 1600}))
+    assert not made_up.repair(sent, error, "通行证C60812345，付15元").ok

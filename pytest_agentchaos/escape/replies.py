@@ -218,9 +218,10 @@ _GRAMMAR_WORDS = frozenset(
     {"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have",
      "had"}
 )  # fmt: skip
-#: A regular English inflection at a word's end (``completed``, ``tasks``, ``merging``): the
-#: stem before it is the word compared. Stems keep at least three letters.
-_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s|e)$")
+#: A regular English inflection at a word's end (``completed``, ``tasks``): the stem before it
+#: is the word compared. Stems keep at least three letters. ``-ing`` stays: "Deploying the
+#: release" (under way) does not say "Deployed the release" (done).
+_INFLECTION = re.compile(r"(?<=[a-z]{3})(?:ed|es|s|e)$")
 
 
 def _said(text: str) -> tuple[frozenset[str], frozenset[str]]:

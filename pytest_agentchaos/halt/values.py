@@ -19,7 +19,6 @@ value, and a counter that only counts the agent's own attempts is no value at al
 from __future__ import annotations
 
 import calendar
-import functools
 import math
 import re
 import unicodedata
@@ -250,24 +249,6 @@ _VOLATILE = re.compile(
     r"|(?:/private)?/(?:tmp|var/tmp|var/folders)/\S*",  # temp paths
     re.IGNORECASE,
 )
-#: A stretch of a timeline given by its two ends ("between 12.5 s and 14.2 s", "from 3.5 s to
-#: 7.25 s"): two positions, values like "at 12.5 s", not two measured durations.
-_TIME_UNIT = r"\s?(?:s|secs?|seconds?|mins?|minutes?|h|hrs?)\b"
-_RANGE = re.compile(
-    rf"\b(?:between\s+\d+\.\d+{_TIME_UNIT}\s+and\s+"
-    rf"|from\s+\d+\.\d+{_TIME_UNIT}(?:\s+to\s+|\s*[-–]\s*))\d+\.\d+{_TIME_UNIT}",
-    re.IGNORECASE,
-)
-_TIMED = re.compile(rf"\d+\.\d+{_TIME_UNIT}", re.IGNORECASE)
-
-
-def _volatile(ranges: list[tuple[int, int]], match: re.Match[str]) -> str:
-    """A volatile token as a space, unless it is one end of a stretch of a timeline."""
-    if _TIMED.fullmatch(match[0]) and any(a <= match.start() < b for a, b in ranges):
-        return match[0]
-    return " "
-
-
 #: An enumeration's marker: ``1.`` / ``2)`` / ``(3)`` / ``4、`` opening a line or clause, a
 #: circled number, ``第N步`` style ordinals are read by :func:`read` (runs 1..k dropped).
 _LIST_MARKER = re.compile(
@@ -320,8 +301,7 @@ def read(text: str) -> Reading:
     plain = _DATES.sub(_date, plain)
     plain = _MONTH_DAY.sub(_month_day, plain)
     plain = _YUAN.sub(_yuan, plain)
-    ranges = [m.span() for m in _RANGE.finditer(plain)]
-    plain = _VOLATILE.sub(functools.partial(_volatile, ranges), plain)
+    plain = _VOLATILE.sub(" ", plain)
     plain = _SIZE.sub(_size, plain)  # after: a size in bytes may look like an epoch
     plain = _LIST_MARKER.sub(" ", plain)
     plain = _GROUPED.sub(_grouped, plain)
@@ -412,11 +392,12 @@ _ROUGHLY_AFTER = re.compile(r"\s*(?:~|左右|上下|来|多|or so\b|-ish\b|ish\b
 
 #: A number with a multiplier glued to it: "1.2k", "41k", "3.5万", "2亿", and the other
 #: Chinese magnitudes after digits ("1.2 千元", "0.6 百万", "3千万") with the chat shorthand
-#: "w" for 万 ("60w", in Chinese text only: "a 60w charger" is watts); not 千 of a unit
-#: (千米, 千克, 千瓦: quantities reads those), nor "W" (watts).
+#: "w" for 万 ("60w", in Chinese text only, and not glued to a Chinese word: "a 60w charger"
+#: and "功率65w" are watts); not 千 as the SI prefix of a unit (千米, 千克, 千瓦, 千焦, 千卡, 千帕,
+#: 千赫, 千字节: quantities reads those), nor "W" (watts).
 _SCALED = re.compile(
     r"(?<![A-Za-z0-9_.])(\d+(?:\.\d+)?)"
-    r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦])))"
+    r"(?:([kK]|w)(?![A-Za-z])|[^\S\n]?(百万|千万|十万|万|亿|千(?![米克瓦焦卡帕赫伏安升欧牛]|字节|比特)))"
 )
 _HAS_CJK = re.compile(f"[{_CJK}]")
 
@@ -434,8 +415,12 @@ _MULTIPLIER = {
 
 
 def _scaled(match: re.Match[str]) -> str:
-    if match[2] == "w" and not _HAS_CJK.search(_near(match)):
-        return match[0]  # "a 60w charger, 型号 A2": watts beside English words
+    if match[2] == "w" and (
+        not _HAS_CJK.search(_near(match)) or _HAS_CJK.match(match.string, match.start() - 1)
+    ):
+        # "a 60w charger, 型号 A2": watts beside English words; "功率65w" glued to a Chinese
+        # word is as likely watts as 万 ("预算60w"): left as written, not guessed
+        return match[0]
     factor = _MULTIPLIER[(match[2] or match[3]).casefold()]
     amount = number(str(round(float(match[1]) * factor, 6)))
     # the chat shorthands ("1.2k", "60w") round; a Chinese magnitude is how the amount is

@@ -67,7 +67,8 @@ def closing_brackets(text: str) -> str | None:
     """``text`` with the closing brackets it lacks at its end (``{"a": [1, 2]`` ->
     ``{"a": [1, 2]}``), for an object whose text stops right after a complete value: a closing
     bracket or a closed string. None when nothing is missing, when the text stops inside a
-    string, or after a number or a literal (``"limit": 1`` may be ``10`` cut short)."""
+    string, inside a list (``"tags": ["a", "b"`` may have lost items), or after a number or a
+    literal (``"limit": 1`` may be ``10`` cut short)."""
     body = text.strip()
     if not body.startswith("{") or body[-1:] not in ('"', "}", "]"):
         return None
@@ -91,6 +92,6 @@ def closing_brackets(text: str) -> str | None:
                 return None
             if not stack:
                 return None  # the object closed before the text ends: not a cut-off text
-    if quoted or not stack:
-        return None
+    if quoted or not stack or "]" in stack:
+        return None  # a list left open may have lost items past the cut: not ours to end
     return body + "".join(reversed(stack))

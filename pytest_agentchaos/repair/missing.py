@@ -16,6 +16,7 @@ from .choose import Renamed, confidence_ok, sound
 from .effective import rules_for
 from .fixes import DROP, Context, Decline, Fix
 from .infer import InferenceRequest, Inferer, RuleInferer
+from .names import named_for
 from .paths import field_of, get, has
 from .plain import not_json
 from .policy import STRATEGIES
@@ -184,7 +185,7 @@ class MissingValues(ToolCalls):
             if not confidence_ok(fix.confidence):
                 continue
             if isinstance(fix.value, Renamed):
-                renamed = self._model_rename(problem, fix, current)
+                renamed = self._model_rename(problem, fix, current, task)
                 if renamed is not None:
                     return renamed
                 continue
@@ -201,10 +202,13 @@ class MissingValues(ToolCalls):
                 return Fix(strategy, copy.deepcopy(fix.value), fix.confidence, fix.reason)
         return None
 
-    def _model_rename(self, problem: Problem, fix: Fix, current: dict[str, Any]) -> Fix | None:
+    def _model_rename(
+        self, problem: Problem, fix: Fix, current: dict[str, Any], task: str | None
+    ) -> Fix | None:
         """A model's rename of a key the tool does not have, taken when the problem is that
-        key, the target is a parameter its object declares and lacks, and the value (the one
-        sent, unchanged) fits the target's schema."""
+        key, the target is a parameter its object declares and lacks, the value (the one
+        sent, unchanged) fits the target's schema, and something besides the model ties the
+        two: their names, or the task or the error naming the target."""
         if problem.kind != "unknown" or not problem.path or not has(current, problem.path):
             return None
         target, value = fix.value.target, get(current, problem.path)
@@ -225,6 +229,8 @@ class MissingValues(ToolCalls):
             fits = False
         if not fits or not self.policy.allows("rename_key"):
             return None
+        if not named_for(str(problem.path[-1]), target, f"{task or ''}\n{problem.message}"):
+            return None  # "lable" -> "assignee": nothing but the model ties the value there
         why = f"the model proposes {problem.path[-1]!r} is the parameter {target!r}"
         return Fix("rename_key", Renamed(target, copy.deepcopy(value)), fix.confidence, why)
 

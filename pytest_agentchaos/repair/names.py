@@ -31,6 +31,7 @@ parameter is left to the schema (dropped where it forbids unknown keys).
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 from collections.abc import Mapping
@@ -240,6 +241,21 @@ def _task_order(values: list[Any], task: str | None) -> bool:
             return False
         spans.append((min(at), max(at)))
     return all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+def named_for(key: str, target: str, said: str) -> bool:
+    """Whether anything besides a model ties a key the tool does not have to the parameter
+    ``target``: a word of the two names the same (or one abbreviating the other), the names
+    a letter or two apart (``lable`` / ``label``), or a word of the target's name (three
+    letters or more) standing in ``said`` (the task and the error), as itself or written out
+    (``ref`` for "reference")."""
+    a, b = [_singular(w) for w in words(key)], [_singular(w) for w in words(target)]
+    if set(a) & set(b) or any(_abbreviates(x, y) or _abbreviates(y, x) for x in a for y in b):
+        return True
+    if difflib.SequenceMatcher(None, _squash(key), _squash(target)).ratio() >= 0.8:
+        return True
+    told = {_singular(w) for w in words(said[:8000])}
+    return any(len(w) >= 3 and (w in told or any(_abbreviates(w, t) for t in told)) for w in b)
 
 
 def _abbreviates(short: str, long: str) -> bool:

@@ -12,6 +12,7 @@ refused). The repaired call then goes through the intent audit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,11 +62,17 @@ def _keeps_keys(original: Any, candidate: Any) -> bool:
 
 
 def refused_answer(
-    original: Mapping[str, Any], candidate: Any, task: str | None, error: str
+    original: Mapping[str, Any],
+    candidate: Any,
+    task: str | None,
+    error: str,
+    schema: Mapping[str, Any] | None = None,
 ) -> str | None:
     """Why a model's whole call is not taken (None when it may go on to the audit): it is no
-    object, drops a key the call sent, changes nothing, or replaces a value the task writes
-    as sent which the error does not quote back (the user's value, not the one refused)."""
+    object, drops a key the call sent, changes nothing, proposes a value neither the task nor
+    the error states (a choice the schema closes, a flag or an enum member, needs no
+    statement), or replaces a value the task writes as sent which the error does not quote
+    back (the user's value, not the one refused)."""
     if not isinstance(candidate, Mapping):
         return "the model's answer is no object of arguments"
     if not _keeps_keys(original, candidate):
@@ -75,6 +82,13 @@ def refused_answer(
         return "the model's answer is the call as it was refused"
     text = (task or "")[:8000]
     said = error[:8000]
+    sent = [value for _, value in leaf_values(original)]
+    for path, old, proposed in changes:
+        if isinstance(old, str) and _quotes(said, old):
+            continue  # a name or code the tool refused: its translation is the model's to know
+        if not _grounded(proposed, _schema_at(schema, path), text, said, sent):
+            where = Problem("refused", path, "").field
+            return f"the model's {proposed!r} ({where}) is stated by neither the task nor the error"
     for path, sent, _ in changes:
         if sent is None or not text or not task_states(sent, text):
             continue
@@ -84,6 +98,60 @@ def refused_answer(
             where = Problem("refused", path, "").field
             return f"the task states {sent!r} ({where}), and the error does not refuse it"
     return None
+
+
+def _schema_at(schema: Mapping[str, Any] | None, path: tuple[str | int, ...]) -> Any:
+    """The schema a path leads to (properties by key, items by index), or None."""
+    here: Any = schema
+    for part in path:
+        if not isinstance(here, Mapping):
+            return None
+        if isinstance(part, int):
+            here = here.get("items")
+        else:
+            props = here.get("properties")
+            here = props.get(part) if isinstance(props, Mapping) else None
+    return here
+
+
+#: A date, a date-time or a time of day as a tool takes it: what the task says of it in words
+#: ("Monday", "4pm") is the intent audit's to check, not a quotation to find.
+_WHEN = re.compile(
+    r"\d{4}-\d{2}(?:-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)?"
+    r"|\d{2}:\d{2}(?::\d{2})?"
+)
+
+
+def _grounded(value: Any, schema: Any, task: str, error: str, sent: list[Any]) -> bool:
+    """A proposed value something besides the model gives: a flag or a member of the set the
+    schema closes (a choice among the tool's own values), a value the call already sent (two
+    values swapped, ``20000.0`` sent as ``20000``), a date or time (checked by the intent
+    audit), or a value the task or the error writes (``evil-corp`` for a repository the task
+    calls "widgets" is none of these)."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(schema, Mapping) and (
+        value in (schema.get("enum") or ()) or ("const" in schema and schema["const"] == value)
+    ):
+        return True
+    if any(value == old and not isinstance(old, bool) for old in sent):
+        return True
+    if isinstance(value, str) and _WHEN.fullmatch(value):
+        return True
+    if task and task_states(value, task):
+        return True
+    return _quotes(error, value)
+
+
+def _quotes(error: str, value: Any) -> bool:
+    """Whether the error writes ``value`` as a value of its own ("应缴1500分": a number glued
+    to words; "编码不正确：中通")."""
+    if isinstance(value, bool) or value is None:
+        return False
+    text = str(value)
+    if isinstance(value, (int, float)):
+        return re.search(rf"(?<![\d.]){re.escape(text)}(?![\d]|\.\d)", error) is not None
+    return find_word(error, text, joined="/.-") >= 0 or (len(text) >= 3 and text in error)
 
 
 def call_steps(
