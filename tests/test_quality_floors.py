@@ -38,7 +38,7 @@ def test_the_repairer_on_the_test_half(capsys: pytest.CaptureFixture[str]) -> No
     # recorded 1 of 91 (2 on the fourth test batch's arrival; issue 30 is open); the first 62
     # declines of the test half are all declined
     assert got["invented"] <= 1, got
-    assert got["fixed"] >= 0.60, got  # recorded 0.603 (0.612 at best; before the fifth round 0.565)
+    assert got["fixed"] >= 0.60, got  # recorded 0.608 (0.612 at best; before the fifth round 0.565)
 
 
 @pytest.mark.runs_first
