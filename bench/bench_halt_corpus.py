@@ -25,6 +25,7 @@ Goals (issue 29, on the test half): precision >= 0.97, recall >= 0.92, no early 
 Chinese recall >= 0.85, <= 2 encodes per step.
 
 Run: .venv/bin/python bench/bench_halt_corpus.py [-h] [-v] [--lexical] [--split dev|test|all]
+[--hold-out FILE[,FILE]] (files left out: a round's held-out files)
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import hold_out  # noqa: E402
 from spiral_corpus import SPLITS, Run, load  # noqa: E402
 
 from pytest_agentchaos.halt import HaltMonitor, LexicalEmbedder, SentenceEmbedder  # noqa: E402
@@ -164,6 +166,11 @@ KNOWN_FLAGS = ("-v", "--lexical", "--split")
 
 
 def main(argv: list[str]) -> int:
+    try:
+        held, argv = hold_out.parse(argv)
+    except ValueError as exc:
+        print(exc)
+        return 2
     args = argv[1:]
     if "-h" in args or "--help" in args:
         print(__doc__)
@@ -182,7 +189,11 @@ def main(argv: list[str]) -> int:
             print(f"--split must be one of {', '.join((*SPLITS, 'all'))}, not {split!r}")
             return 2
     lexical = "--lexical" in argv or not SentenceEmbedder.available()
-    runs = load(split=split)
+    try:
+        runs = hold_out.drop(load(split=split), held, lambda r: r.file)
+    except ValueError as exc:
+        print(exc)
+        return 2
     total = Tally()
     by: dict[str, Tally] = defaultdict(Tally)
     base: dict[str, dict[str, Tally]] = {name: defaultdict(Tally) for name in BASELINES}

@@ -22,6 +22,7 @@ as prose; failures with and without a message; a state given or not; chat-only r
 calls, no tool); the language (``zh`` when at least a fifth of the case's letters are CJK).
 
 Run: .venv/bin/python bench/bench_loop_corpus.py [--split dev|test|all] [-v]
+[--hold-out FILE[,FILE]] (files left out: a round's held-out files)
 (``-v`` lists every miss and false alarm; without it the test half's are only counted). The
 RESULT line is the **test** half's by default: rules are developed on ``--split dev`` only
 (fixtures/loops/README.md).
@@ -40,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import hold_out  # noqa: E402
 from loop_corpus import Case, Score, load, run, run_actions, slices_of  # noqa: E402
 
 from pytest_agentchaos.escape import detect_loops  # noqa: E402
@@ -154,18 +156,30 @@ def _refused(argv: list[str]) -> int | None:
             continue
         if i > 0 and argv[i - 1] == "--split":
             continue
-        print(f"unknown argument {arg!r}; allowed: -v, --split dev|test|all (see --help)")
+        print(
+            f"unknown argument {arg!r}; allowed: -v, --split dev|test|all, --hold-out FILE "
+            "(see --help)"
+        )
         return 2
     return None
 
 
 def main(argv: list[str]) -> int:
+    try:
+        held, argv = hold_out.parse(argv)
+    except ValueError as exc:
+        print(exc)
+        return 2
     refused = _refused(argv)
     if refused is not None:
         return refused
     verbose = "-v" in argv
     split = _split(argv)
-    cases: list[Case] = load(split=split)
+    try:
+        cases: list[Case] = hold_out.drop(load(split=split), held, lambda c: c.file)
+    except ValueError as exc:
+        print(exc)
+        return 2
     files = sorted({c.file for c in cases})
     loops = sum(len(c.loops) for c in cases)
     looping = sum(c.loop for c in cases)

@@ -18,6 +18,7 @@ after one untimed pass (what is imported or compiled on first use is paid once p
 that pass's total is printed apart).
 
 Run: .venv/bin/python bench/bench_repair_corpus.py [--split dev|test|all] [-v] [--by-file]
+[--hold-out FILE[,FILE]]
 [--model] (default split: test, the half the recorded figures come from; -v lists every miss;
 ``--by-file`` adds a table per corpus file (one writer's cases each);
 ``--model`` adds a scripted model proposer that answers with the label, to measure the
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import hold_out  # noqa: E402
 from repair_corpus import SPLITS, Case, Score, load  # noqa: E402
 
 from pytest_agentchaos.repair import ParamRepairer, ToolSpec  # noqa: E402
@@ -68,8 +70,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-v", action="store_true", dest="verbose")
     parser.add_argument("--model", action="store_true")
     parser.add_argument("--by-file", action="store_true", dest="by_file")
+    parser.add_argument(
+        "--hold-out",
+        action="append",
+        default=[],
+        metavar="FILE[,FILE]",
+        help="leave these corpus files out (a round's held-out files)",
+    )
     opts = parser.parse_args(argv[1:])
-    cases = load(split=opts.split)
+    held = [name for value in opts.hold_out for name in value.split(",") if name]
+    try:
+        cases = hold_out.drop(load(split=opts.split), held, lambda c: c.file)
+    except ValueError as exc:
+        print(exc)
+        return 2
     specs: dict[tuple[str, str], ToolSpec] = {}
     total = Score()
     by_category: dict[str, Score] = defaultdict(Score)

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+# Imported here, before pytester snapshots sys.modules: an inline run that imports the halt
+# package first has it dropped when it ends, while a HaltPolicy made in that run lives on in
+# the session's settings, and the next run's HaltMonitor refuses it as another class. Run
+# alone, this file failed that way (in the whole suite an earlier file imports it first).
+import pytest_agentchaos.halt  # noqa: F401
+
 AGENT = """
 import pytest
 from pytest_agentchaos.halt import HaltMonitor
