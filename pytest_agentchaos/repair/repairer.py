@@ -422,7 +422,7 @@ class ParamRepairer(StrategyRounds):
             if not confidence_ok(fix.confidence):
                 continue
             candidate = fix.value
-            if refused_answer(original, candidate, task, text, self.spec.resolved) is not None:
+            if refused_answer(original, candidate, task, text, self.spec) is not None:
                 continue
             repaired = copy.deepcopy(dict(candidate))
             if self._problems(repaired) or not_json(repaired) is not None:

@@ -66,7 +66,7 @@ def refused_answer(
     candidate: Any,
     task: str | None,
     error: str,
-    schema: Mapping[str, Any] | None = None,
+    spec: ToolSpec | None = None,
 ) -> str | None:
     """Why a model's whole call is not taken (None when it may go on to the audit): it is no
     object, drops a key the call sent, changes nothing, proposes a value neither the task nor
@@ -82,11 +82,12 @@ def refused_answer(
         return "the model's answer is the call as it was refused"
     text = (task or "")[:8000]
     said = error[:8000]
-    sent = [value for _, value in leaf_values(original)]
+    call_values = [value for _, value in leaf_values(original)]
     for path, old, proposed in changes:
         if isinstance(old, str) and _quotes(said, old):
             continue  # a name or code the tool refused: its translation is the model's to know
-        if not _grounded(proposed, _schema_at(schema, path), text, said, sent):
+        schema = spec.schema_at(path) if spec is not None else None
+        if not _grounded(proposed, schema, text, said, call_values):
             where = Problem("refused", path, "").field
             return f"the model's {proposed!r} ({where}) is stated by neither the task nor the error"
     for path, sent, _ in changes:
@@ -98,20 +99,6 @@ def refused_answer(
             where = Problem("refused", path, "").field
             return f"the task states {sent!r} ({where}), and the error does not refuse it"
     return None
-
-
-def _schema_at(schema: Mapping[str, Any] | None, path: tuple[str | int, ...]) -> Any:
-    """The schema a path leads to (properties by key, items by index), or None."""
-    here: Any = schema
-    for part in path:
-        if not isinstance(here, Mapping):
-            return None
-        if isinstance(part, int):
-            here = here.get("items")
-        else:
-            props = here.get("properties")
-            here = props.get(part) if isinstance(props, Mapping) else None
-    return here
 
 
 #: A date, a date-time or a time of day as a tool takes it: what the task says of it in words
